@@ -1,0 +1,1 @@
+"""vfatfuzz Python side: op-scripts, listings, model, drivers."""

@@ -1,0 +1,76 @@
+"""Canonical listing (DESIGN.md): JSON lines sorted by path.
+
+    {"path": "/Dir A/file.txt", "type": "file", "size": 5, "sha256": "..."}
+    {"path": "/Dir A", "type": "dir"}
+
+Only path, type, size and sha256 take part in comparisons; readers may add
+fields (short-entry bytes, clusters) that are kept for reports.
+"""
+import hashlib
+import json
+
+KEYS = ("path", "type", "size", "sha256")
+
+
+def entry(path, type_, data=None, size=None, **extra):
+    e = {"path": path, "type": type_}
+    if type_ == "file":
+        if data is not None:
+            e["size"] = len(data)
+            e["sha256"] = hashlib.sha256(data).hexdigest()
+        else:
+            e["size"] = size
+    e.update(extra)
+    return e
+
+
+def core(e):
+    """The comparable part of an entry."""
+    return {k: e[k] for k in KEYS if k in e}
+
+
+def normalize(entries):
+    return sorted((core(e) for e in entries), key=lambda e: e["path"])
+
+
+def dumps_entry(e):
+    try:
+        return json.dumps(e, ensure_ascii=False)
+    except UnicodeEncodeError:
+        return json.dumps(e)
+
+
+def dumps(entries):
+    return "".join(dumps_entry(e) + "\n" for e in sorted(entries, key=lambda e: e["path"]))
+
+
+def loads(text):
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            out.append(json.loads(line))
+    return out
+
+
+def diff(expected, actual):
+    """Differences between two listings as readable lines ('' = equal).
+
+    Compares only the canonical keys; a path present on one side only is
+    reported as missing/extra, a path on both sides with other fields as
+    changed."""
+    exp = {e["path"]: core(e) for e in expected}
+    act = {e["path"]: core(e) for e in actual}
+    lines = []
+    for p in sorted(set(exp) | set(act)):
+        a, b = exp.get(p), act.get(p)
+        if a == b:
+            continue
+        if b is None:
+            lines.append(f"- {dumps_entry(a)}")
+        elif a is None:
+            lines.append(f"+ {dumps_entry(b)}")
+        else:
+            lines.append(f"- {dumps_entry(a)}")
+            lines.append(f"+ {dumps_entry(b)}")
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""Op-script format (DESIGN.md): one operation a line, JSON-string paths.
+
+    mkdir  "PATH"
+    create "PATH" SIZE SEED      content byte i = (SEED + 31*i) mod 256
+    write  "PATH" OFFSET SIZE SEED
+    rename "FROM" "TO"
+    unlink "PATH"
+    rmdir  "PATH"
+
+The same parser feeds every writer (core, mtools, kernel agent), so the
+rules for what is a valid script live here and only here.
+"""
+import json
+from dataclasses import dataclass, field
+
+# argument kinds per operation: s = JSON string path, n = decimal number
+OPS = {
+    "mkdir": "s",
+    "create": "snn",
+    "write": "snnn",
+    "rename": "ss",
+    "unlink": "s",
+    "rmdir": "s",
+}
+MAX_SIZE = 1 << 26  # 64 MiB per create/write: larger is a script error
+_DECODER = json.JSONDecoder()
+
+
+class OpScriptError(ValueError):
+    """A script line that cannot be parsed; str() is the one-line message."""
+
+
+@dataclass
+class Op:
+    kind: str
+    args: list = field(default_factory=list)
+    line: int = 0
+
+    @property
+    def path(self):
+        return self.args[0]
+
+    def __str__(self):
+        return format_op(self)
+
+
+def content(seed, size):
+    """The bytes a create/write puts down: byte i = (seed + 31*i) mod 256."""
+    seed %= 256
+    pattern = bytes((seed + 31 * i) % 256 for i in range(256))
+    reps, rest = divmod(size, 256)
+    return pattern * reps + pattern[:rest]
+
+
+def _check_path(p, lineno):
+    if not p.startswith("/"):
+        raise OpScriptError(f"line {lineno}: path {json.dumps(p)} is not absolute")
+    if "\x00" in p:
+        raise OpScriptError(f"line {lineno}: path contains a NUL character")
+    try:
+        p.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OpScriptError(f"line {lineno}: path has an unpaired surrogate")
+
+
+def parse_line(text, lineno=0):
+    """Parse one line; returns an Op or None for blank/comment lines."""
+    s = text.strip()
+    if not s or s.startswith("#"):
+        return None
+    word, _, rest = s.partition(" ")
+    if word not in OPS:
+        raise OpScriptError(f"line {lineno}: unknown operation {word!r}")
+    args = []
+    pos = 0
+    rest = rest.strip()
+    for kind in OPS[word]:
+        while pos < len(rest) and rest[pos] in " \t":
+            pos += 1
+        if pos >= len(rest):
+            raise OpScriptError(f"line {lineno}: {word}: missing argument")
+        if kind == "s":
+            if rest[pos] != '"':
+                raise OpScriptError(f"line {lineno}: {word}: expected a JSON string")
+            try:
+                val, end = _DECODER.raw_decode(rest, pos)
+            except json.JSONDecodeError as e:
+                raise OpScriptError(f"line {lineno}: {word}: bad JSON string: {e.msg}")
+            _check_path(val, lineno)
+            args.append(val)
+            pos = end
+        else:
+            end = pos
+            while end < len(rest) and rest[end].isdigit() and rest[end].isascii():
+                end += 1
+            if end == pos or (end < len(rest) and rest[end] not in " \t#"):
+                raise OpScriptError(f"line {lineno}: {word}: expected a decimal number")
+            val = int(rest[pos:end])
+            if val > 0xFFFFFFFF:
+                raise OpScriptError(f"line {lineno}: {word}: number {val} out of range")
+            args.append(val)
+            pos = end
+    tail = rest[pos:].strip()
+    if tail and not tail.startswith("#"):
+        raise OpScriptError(f"line {lineno}: {word}: unexpected text {tail[:20]!r}")
+    op = Op(word, args, lineno)
+    if word == "create" and args[1] > MAX_SIZE:
+        raise OpScriptError(f"line {lineno}: create: size {args[1]} too large")
+    if word == "write" and (args[2] > MAX_SIZE or args[1] + args[2] > (1 << 32) - 1):
+        raise OpScriptError(f"line {lineno}: write: range too large")
+    return op
+
+
+def parse(text):
+    """Parse a whole script; raises OpScriptError naming the line."""
+    ops = []
+    for i, line in enumerate(text.splitlines(), 1):
+        op = parse_line(line, i)
+        if op:
+            ops.append(op)
+    return ops
+
+
+def load(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise OpScriptError(f"op-script is not UTF-8 (byte {e.start})")
+    return parse(text)
+
+
+def format_op(op):
+    parts = [op.kind]
+    for kind, a in zip(OPS[op.kind], op.args):
+        parts.append(json.dumps(a, ensure_ascii=False) if kind == "s" else str(a))
+    return " ".join(parts)
+
+
+def dump(ops):
+    return "".join(format_op(o) + "\n" for o in ops)
