@@ -1,0 +1,427 @@
+"""The Linux kernel (Debian 6.1, stock or with the no-dual-names patch
+ported to fat.ko/vfat.ko) as a reader and a writer, inside ONE persistent
+QEMU TCG guest per module set.
+
+Classes (contract: oracles/__init__.py)
+    KernelReader, KernelWriter                 stock fat.ko/vfat.ko
+    KernelNodualReader, KernelNodualWriter     build/kernel-nodual/v1/*.ko
+    KernelNodualV3Reader, KernelNodualV3Writer build/kernel-nodual/v3/*.ko
+
+cfg keys (all optional)
+    build_dir     guest build (vmlinux, initramfs.cpio); default
+                  $VFAT_BUILD/kernel, else <repo>/build/kernel. Built with
+                  oracles/kernel/build.sh when missing (auto_build=True).
+    nodual_dir    where the ported modules are; default
+                  $VFAT_BUILD/kernel-nodual, else <repo>/build/kernel-nodual
+                  (built by oracles/kernel-nodual/build.sh, never here)
+    modules       explicit module set: [fat.ko path, vfat.ko path]
+                  (overrides the variant)
+    options       mount options; default Debian's
+                  "codepage=437,iocharset=ascii,utf8,shortname=mixed"
+    fstype        default "vfat"
+    read_only     readers mount read-only (default True); writers always rw
+    hash          readers read and hash every file (default True)
+    mem           guest memory (default "256M")
+    seed          writers of nodual variants: value written to
+                  /sys/module/vfat/parameters/nodual_seed before each apply
+                  (reseeds the patch's generator: replayable dummies);
+                  default None = leave the kernel's random numbers
+    boot_timeout  seconds for a boot (default 60)
+    auto_build    run build.sh when the guest build is missing (default True)
+
+Answers
+    ReadResult.listing   canonical entries (vfz.listing) plus, when they
+                         happen: "open_error", "stat_error", "read_error"
+                         (errno names; "SHORT" = fewer bytes than the size),
+                         "path_bytes" (hex, when the name is not UTF-8);
+                         a file the kernel lists but cannot open/stat has
+                         no size/sha256. None when the mount failed.
+    ReadResult.complaints  kernel messages about the filesystem (FAT-fs,
+                         VFS, BUG/Oops/WARNING), "(loopN)" normalised to
+                         "(loop)", plus "mount failed: ERRNO" and walk errors
+    ReadResult.extra     {"kmsg": [...all messages...], "mount": "ok"|errno,
+                         "walk_errors": [...]}
+    ReadResult.error / WriteResult.error   the VM died, hung (timeout) or the
+                         harness could not run; the VM is restarted for the
+                         next request.
+    WriteResult.results  per op "ok" or the errno name the syscall returned;
+                         the image file is rewritten with the unmounted bytes.
+"""
+import atexit
+import os
+import re
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_REPO = os.path.dirname(os.path.dirname(_HERE))
+try:
+    from vfz import listing as _listing  # noqa: F401
+except ImportError:  # pragma: no cover - when run without scripts/ on the path
+    sys.path.insert(0, os.path.join(_REPO, "scripts"))
+if _REPO not in sys.path:
+    sys.path.insert(0, _REPO)
+
+from oracles import Reader, Writer, ReadResult, WriteResult, Timer  # noqa: E402
+from vfz import listing  # noqa: E402
+from oracles.kernel.vm import VM, VMError, encode_image, decode_image, s  # noqa: E402
+
+DEFAULT_OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
+MS_RDONLY = 1
+TYPES = {"f": "file", "d": "dir", "l": "symlink", "o": "other", "?": "unknown"}
+COMPLAINT_RE = re.compile(r"FAT-fs|VFS|BUG|Oops|WARNING|general protection|Call Trace|"
+                          r"corrupt|I/O error|blk_update_request")
+OP_CODES = {"mkdir": "m", "create": "c", "write": "w", "rename": "r", "unlink": "u", "rmdir": "d"}
+
+
+def default_build_dir():
+    b = os.environ.get("VFAT_BUILD")
+    return os.path.join(b, "kernel") if b else os.path.join(_REPO, "build", "kernel")
+
+
+def default_nodual_dir():
+    b = os.environ.get("VFAT_BUILD")
+    return os.path.join(b, "kernel-nodual") if b else os.path.join(_REPO, "build", "kernel-nodual")
+
+
+_build_lock = threading.Lock()
+
+
+def ensure_build(build_dir, auto_build=True):
+    """Run build.sh when the guest build is missing; returns an error string or None."""
+    need = [os.path.join(build_dir, f) for f in ("vmlinux", "initramfs.cpio")]
+    if all(os.path.exists(f) for f in need):
+        return None
+    if not auto_build:
+        return f"{build_dir}: guest build missing (run oracles/kernel/build.sh {build_dir})"
+    with _build_lock:
+        if all(os.path.exists(f) for f in need):
+            return None
+        p = subprocess.run([os.path.join(_HERE, "build.sh"), build_dir],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+        if p.returncode != 0:
+            return "build.sh failed: " + p.stdout.decode("utf-8", "replace")[-500:]
+    return None
+
+
+# ----------------------------------------------------------------- VM pool
+_POOL = {}
+_POOL_LOCK = threading.Lock()
+
+
+def get_vm(build_dir, modules, mem, boot_timeout):
+    """The shared VM for this (build, module set); modules = [(name, path)] or None."""
+    key = (os.path.abspath(build_dir), tuple(modules) if modules else None, mem)
+    with _POOL_LOCK:
+        vm = _POOL.get(key)
+        if vm is None:
+            mods = None
+            if modules:
+                mods = []
+                for name, path in modules:
+                    with open(path, "rb") as f:
+                        mods.append((name, f.read(), ""))
+            vm = VM(build_dir, modules=mods, mem=mem, boot_timeout=boot_timeout)
+            _POOL[key] = vm
+        return vm
+
+
+def shutdown_all():
+    with _POOL_LOCK:
+        vms = list(_POOL.values())
+        _POOL.clear()
+    for vm in vms:
+        vm.close()
+
+
+atexit.register(shutdown_all)
+
+
+# ------------------------------------------------------------------ parsing
+_ESC = re.compile(rb"\\x([0-9a-f]{2})")
+
+
+def unescape(b):
+    return _ESC.sub(lambda m: bytes([int(m.group(1), 16)]), b)
+
+
+def parse_kmsg(raw):
+    """/dev/kmsg records -> message strings (continuation lines dropped)."""
+    out = []
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if not line or line.startswith(" "):
+            continue
+        _, _, msg = line.partition(";")
+        out.append(msg)
+    return out
+
+
+def complaints_of(msgs):
+    return [re.sub(r"\(loop\d+\)", "(loop)", m) for m in msgs if COMPLAINT_RE.search(m)]
+
+
+def parse_listing(raw):
+    """Agent list text -> (entries, walk_errors)."""
+    entries, errors = [], []
+    for line in raw.split(b"\n"):
+        if not line:
+            continue
+        f = line.split(b"\t")
+        if f[0] == b"E" and len(f) >= 4:
+            p = unescape(f[1]).decode("utf-8", "surrogateescape") or "/"
+            errors.append(f"{f[2].decode()} {p}: {f[3].decode()}")
+            continue
+        if f[0] != b"T" or len(f) < 9:
+            errors.append("bad agent line: " + line.decode("utf-8", "replace")[:100])
+            continue
+        pb = unescape(f[1])
+        dtype, stype, size, sha, serr, oerr, rerr = (x.decode() for x in f[2:9])
+        kind = TYPES.get(stype if serr == "-" else dtype, "unknown")
+        try:
+            path = pb.decode("utf-8")
+            extra = {}
+        except UnicodeDecodeError:
+            path = pb.decode("utf-8", "surrogateescape")
+            extra = {"path_bytes": pb.hex()}
+        e = {"path": path, "type": kind}
+        if kind == "file":
+            if serr == "-" and oerr == "ok" and rerr == "-" and sha != "-":
+                e["size"] = int(size)
+                e["sha256"] = sha
+            elif serr == "-" and size != "-":
+                e["size"] = int(size)
+        if serr != "-":
+            e["stat_error"] = serr
+        if oerr not in ("ok", "-"):
+            e["open_error"] = oerr
+        if rerr != "-":
+            e["read_error"] = rerr
+        if dtype != stype and serr == "-" and dtype != "?":
+            e["d_type"] = TYPES.get(dtype, dtype)
+        e.update(extra)
+        entries.append(e)
+    entries.sort(key=lambda e: e["path"])
+    return entries, errors
+
+
+def _txt(b):
+    return b.decode("utf-8", "replace")
+
+
+# ------------------------------------------------------------------ oracles
+class _KernelBase:
+    variant = "stock"      # stock | v1 | v3
+
+    def __init__(self, name, build_dir=None, nodual_dir=None, modules=None,
+                 options=DEFAULT_OPTIONS, fstype="vfat", read_only=True, hash=True,
+                 mem="256M", seed=None, boot_timeout=60.0, auto_build=True, **cfg):
+        self.name = name
+        self.build_dir = build_dir or default_build_dir()
+        self.nodual_dir = nodual_dir or default_nodual_dir()
+        self.options = options
+        self.fstype = fstype
+        self.read_only = read_only
+        self.hash = hash
+        self.mem = mem
+        self.seed = seed
+        self.boot_timeout = boot_timeout
+        self.auto_build = auto_build
+        if modules:
+            self.modules = [("fat", modules[0]), ("vfat", modules[1])]
+        elif self.variant == "stock":
+            self.modules = None
+        else:
+            d = os.path.join(self.nodual_dir, self.variant)
+            self.modules = [("fat", os.path.join(d, "fat.ko")), ("vfat", os.path.join(d, "vfat.ko"))]
+
+    def _vm(self):
+        err = ensure_build(self.build_dir, self.auto_build)
+        if err:
+            raise VMError(err)
+        if self.modules:
+            for _, p in self.modules:
+                if not os.path.exists(p):
+                    raise VMError(f"{p} missing (build it with oracles/kernel-nodual/build.sh)")
+        vm = get_vm(self.build_dir, self.modules, self.mem, self.boot_timeout)
+        vm.ensure()
+        if vm.modules is not None and any(not ln.endswith(": ok")
+                                          for ln in vm.modules_log.splitlines()
+                                          if ln.startswith("insmod")):
+            raise VMError("module load failed: " + vm.modules_log.strip())
+        return vm
+
+    def close(self):
+        # the VM stays in the pool for other instances; shutdown_all() at exit
+        pass
+
+
+class KernelReader(_KernelBase, Reader):
+    def __init__(self, name="kernel", **cfg):
+        _KernelBase.__init__(self, name, **cfg)
+
+    def read(self, image, timeout=30.0):
+        return self.read_many([image], timeout)[0]
+
+    def read_many(self, images, timeout=30.0):
+        out = []
+        for img in images:
+            out.append(self._read_one(img, timeout))
+        return out
+
+    def _read_one(self, image, timeout):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                with open(image, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                r.error = f"cannot read image: {e.strerror}"
+                data = None
+            if data is not None:
+                try:
+                    vm = self._vm()
+                    flags = MS_RDONLY if self.read_only else 0
+                    frames = [("I", encode_image(data)),
+                              ("O", struct.pack("<I", flags) + s(self.fstype) + s(self.options)),
+                              ("L", struct.pack("<I", 0 if self.hash else 1)),
+                              ("U", b""), ("K", b"")]
+                    (ist, ip), (mst, mp), (lst, lp), (ust, up), (_, kp) = vm.pipeline(frames, timeout)
+                    self._fill(r, ist, ip, mst, mp, lst, lp, ust, up, kp)
+                except VMError as e:
+                    r.error = f"kernel VM: {e}"
+                    r.raw += f"[error] {e}\n"
+        r.seconds = t.seconds
+        return r
+
+    def _fill(self, r, ist, ip, mst, mp, lst, lp, ust, up, kp):
+        msgs = parse_kmsg(kp)
+        r.extra["kmsg"] = msgs
+        r.extra["mount"] = _txt(mp)
+        r.raw = (f"[image] {_txt(ip).strip()}\n[mount {self.fstype} {self.options}"
+                 f"{' ro' if self.read_only else ''}] {_txt(mp)}\n")
+        if ist != "o":
+            r.error = "image transfer failed: " + _txt(ip).strip()
+            return
+        if mst != "o":
+            r.complaints.append(f"mount failed: {_txt(mp)}")
+        else:
+            entries, errors = parse_listing(lp)
+            r.listing = entries
+            r.extra["walk_errors"] = errors
+            r.complaints.extend(errors)
+            r.raw += "[list]\n" + _txt(lp)
+        if ust != "o":
+            r.complaints.append("umount: " + _txt(up).strip())
+        r.raw += f"[umount] {_txt(up).strip()}\n[kmsg]\n" + "".join(m + "\n" for m in msgs)
+        r.complaints.extend(complaints_of(msgs))
+
+
+def encode_op(op):
+    code = OP_CODES[op.kind]
+    a = op.args
+    p = struct.pack("<B", ord(code)) + s(a[0])
+    if op.kind == "create":
+        p += struct.pack("<QQ", a[1], a[2])
+    elif op.kind == "write":
+        p += struct.pack("<QQQ", a[1], a[2], a[3])
+    elif op.kind == "rename":
+        p += s(a[1])
+    return p
+
+
+class KernelWriter(_KernelBase, Writer):
+    def __init__(self, name="kernel", **cfg):
+        _KernelBase.__init__(self, name, **cfg)
+
+    def apply(self, image, ops, timeout=60.0):
+        w = WriteResult(self.name)
+        with Timer() as t:
+            try:
+                with open(image, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                w.error = f"cannot read image: {e.strerror}"
+                data = None
+            if data is not None:
+                try:
+                    self._apply(w, image, data, ops, timeout)
+                except VMError as e:
+                    w.error = f"kernel VM: {e}"
+                    w.raw += f"[error] {e}\n"
+        w.seconds = t.seconds
+        return w
+
+    def _apply(self, w, image, data, ops, timeout):
+        vm = self._vm()
+        frames = []
+        if self.seed is not None and self.variant != "stock":
+            frames.append(("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed))))
+        frames += [("I", encode_image(data)),
+                   ("O", struct.pack("<I", 0) + s(self.fstype) + s(self.options))]
+        frames += [("X", encode_op(op)) for op in ops]
+        frames += [("U", b""), ("G", b""), ("K", b"")]
+        replies = vm.pipeline(frames, timeout)
+        if self.seed is not None and self.variant != "stock":
+            wst, wp = replies.pop(0)
+            w.raw += f"[nodual_seed={self.seed}] {_txt(wp)}\n"
+            if wst != "o":
+                w.error = f"cannot set nodual_seed: {_txt(wp)}"
+                return
+        (ist, ip), (mst, mp) = replies[0], replies[1]
+        opr = replies[2:2 + len(ops)]
+        (ust, up), (gst, gp), (_, kp) = replies[2 + len(ops):]
+        msgs = parse_kmsg(kp)
+        w.raw += (f"[image] {_txt(ip).strip()}\n[mount {self.fstype} {self.options}] "
+                  f"{_txt(mp)}\n")
+        if ist != "o":
+            w.error = "image transfer failed: " + _txt(ip).strip()
+            return
+        if mst != "o":
+            w.error = f"mount failed: {_txt(mp)}"
+            w.raw += "[kmsg]\n" + "".join(m + "\n" for m in msgs)
+            return
+        for op, (st, p) in zip(ops, opr):
+            res = _txt(p) if st == "o" else "EHARNESS"
+            w.results.append(res)
+            w.raw += f"{op} -> {res}\n"
+        w.raw += f"[umount] {_txt(up).strip()}\n[kmsg]\n" + "".join(m + "\n" for m in msgs)
+        if ust != "o":
+            w.error = "umount failed: " + _txt(up).strip()
+        if gst != "o":
+            w.error = "cannot fetch image: " + _txt(gp)
+            return
+        out = decode_image(gp)
+        with open(image, "r+b") as f:
+            f.write(out)
+            f.truncate(len(out))
+
+
+class KernelNodualReader(KernelReader):
+    variant = "v1"
+
+    def __init__(self, name="kernel-nodual", **cfg):
+        KernelReader.__init__(self, name, **cfg)
+
+
+class KernelNodualWriter(KernelWriter):
+    variant = "v1"
+
+    def __init__(self, name="kernel-nodual", **cfg):
+        KernelWriter.__init__(self, name, **cfg)
+
+
+class KernelNodualV3Reader(KernelReader):
+    variant = "v3"
+
+    def __init__(self, name="kernel-nodual-v3", **cfg):
+        KernelReader.__init__(self, name, **cfg)
+
+
+class KernelNodualV3Writer(KernelWriter):
+    variant = "v3"
+
+    def __init__(self, name="kernel-nodual-v3", **cfg):
+        KernelWriter.__init__(self, name, **cfg)

@@ -1,0 +1,1039 @@
+/* vfatfuzz kernel-oracle agent: PID 1 of the QEMU guest.
+ *
+ * Talks to the host over one virtio-serial port (/dev/vportNp1) and serves
+ * many requests in one boot. Every frame is little-endian:
+ *     request:  u32 len, u8 cmd, payload[len - 1]
+ *     reply:    u32 len, u8 status ('o' ok, 'e' error), payload[len - 1]
+ * The host may pipeline requests; they are answered in order.
+ *
+ * Commands
+ *   P                      ping; reply "pong"
+ *   M {u32 n; n * (str name, str data, str params)}   unload vfat/msdos/
+ *                          fat, load the given module images in order
+ *                          (init_module with the given parameters)
+ *   W {str path; str data} write DATA to a /sys or /proc file (e.g. a module
+ *                          parameter); reply "ok" or the errno name
+ *   I {u64 size; chunks (u64 off, u32 len, data)...}  the image goes to
+ *                          /tmp/img (tmpfs) and onto a fresh loop device
+ *   O {u32 flags; str fstype; str options}   mount the loop device on /mnt
+ *   L {u32 flags}          list the mounted tree (text, see list_tree)
+ *   X {u8 op; args}        one op-script operation as a syscall; reply "ok"
+ *                          or the errno name (strings: u32 len + bytes,
+ *                          numbers: u64)
+ *   U                      unmount (syncs), release the loop device, drop caches
+ *   G                      image bytes back: u64 size; chunks as in I
+ *   K                      kernel messages (/dev/kmsg records) since last K
+ *   Q                      power off
+ *
+ * Written for vfatfuzz; builds with gcc -static -O2 -Wall -Wextra -Werror.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MNT "/mnt"
+#define IMG "/tmp/img"
+#define MAX_DEPTH 64
+#define MAX_ENTRIES 50000
+
+/* ---------------------------------------------------------------- util */
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "vfz-agent: fatal: %s (%s)\n", msg, strerror(errno));
+	sync();
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
+static const char *ename(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n ? n : "EUNKNOWN";
+}
+
+/* growable output buffer */
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void buf_grow(struct buf *b, size_t more)
+{
+	if (b->len + more <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + more)
+		cap *= 2;
+	char *np = realloc(b->p, cap);
+	if (!np)
+		die("out of memory");
+	b->p = np;
+	b->cap = cap;
+}
+
+static void buf_add(struct buf *b, const void *d, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	buf_grow(b, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static void buf_u64(struct buf *b, uint64_t v)
+{
+	unsigned char t[8];
+	for (int i = 0; i < 8; i++)
+		t[i] = (unsigned char)(v >> (8 * i));
+	buf_add(b, t, 8);
+}
+
+static void buf_u32(struct buf *b, uint32_t v)
+{
+	unsigned char t[4];
+	for (int i = 0; i < 4; i++)
+		t[i] = (unsigned char)(v >> (8 * i));
+	buf_add(b, t, 4);
+}
+
+/* escape bytes of a path: printable ASCII except '\\' as is, else \xHH */
+static void buf_esc(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c > 0x20 && c < 0x7f && c != '\\') {
+			buf_add(b, &s[i], 1);
+		} else {
+			char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+			buf_add(b, e, 4);
+		}
+	}
+}
+
+/* payload reader */
+struct rd {
+	const unsigned char *p;
+	size_t len, pos;
+	int bad;
+};
+
+static uint64_t rd_u(struct rd *r, int bytes)
+{
+	uint64_t v = 0;
+	if (r->pos + (size_t)bytes > r->len) {
+		r->bad = 1;
+		return 0;
+	}
+	for (int i = 0; i < bytes; i++)
+		v |= (uint64_t)r->p[r->pos + (size_t)i] << (8 * i);
+	r->pos += (size_t)bytes;
+	return v;
+}
+
+/* a length-prefixed string, returned NUL-terminated in a fresh buffer */
+static char *rd_str(struct rd *r, size_t *outlen)
+{
+	uint64_t n = rd_u(r, 4);
+	if (r->bad || r->pos + n > r->len) {
+		r->bad = 1;
+		return NULL;
+	}
+	char *s = malloc(n + 1);
+	if (!s)
+		die("out of memory");
+	memcpy(s, r->p + r->pos, n);
+	s[n] = 0;
+	r->pos += n;
+	if (outlen)
+		*outlen = n;
+	return s;
+}
+
+/* -------------------------------------------------------------- sha256 */
+
+struct sha256 {
+	uint32_t h[8];
+	uint64_t total;
+	unsigned char blk[64];
+	size_t fill;
+};
+
+static const uint32_t K256[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static uint32_t ror(uint32_t x, int n)
+{
+	return (x >> n) | (x << (32 - n));
+}
+
+static void sha_block(struct sha256 *s, const unsigned char *p)
+{
+	uint32_t w[64];
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
+	uint32_t e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
+	for (int i = 0; i < 64; i++) {
+		uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i];
+		uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+		h = g; g = f; f = e; e = d + t1;
+		d = c; c = b; b = a; a = t1 + t2;
+	}
+	s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
+	s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
+}
+
+static void sha_init(struct sha256 *s)
+{
+	static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+					0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+	memcpy(s->h, iv, sizeof iv);
+	s->total = 0;
+	s->fill = 0;
+}
+
+static void sha_update(struct sha256 *s, const unsigned char *p, size_t n)
+{
+	s->total += n;
+	while (n) {
+		size_t take = 64 - s->fill;
+		if (take > n)
+			take = n;
+		memcpy(s->blk + s->fill, p, take);
+		s->fill += take;
+		p += take;
+		n -= take;
+		if (s->fill == 64) {
+			sha_block(s, s->blk);
+			s->fill = 0;
+		}
+	}
+}
+
+static void sha_hex(struct sha256 *s, char out[65])
+{
+	uint64_t bits = s->total * 8;
+	unsigned char pad = 0x80;
+	sha_update(s, &pad, 1);
+	pad = 0;
+	while (s->fill != 56)
+		sha_update(s, &pad, 1);
+	unsigned char len[8];
+	for (int i = 0; i < 8; i++)
+		len[i] = (unsigned char)(bits >> (56 - 8 * i));
+	sha_update(s, len, 8);
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 8 * i, 9, "%08x", s->h[i]);
+}
+
+/* ------------------------------------------------------------- channel */
+
+static int chan = -1;
+
+static int read_full(int fd, void *p, size_t n)
+{
+	unsigned char *q = p;
+	while (n) {
+		ssize_t r = read(fd, q, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN) {
+			struct pollfd pf = { .fd = fd, .events = POLLIN };
+			poll(&pf, 1, 1000);
+			continue;
+		}
+		if (r <= 0)
+			return -1;
+		q += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void write_full(int fd, const void *p, size_t n)
+{
+	const unsigned char *q = p;
+	while (n) {
+		ssize_t r = write(fd, q, n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+			poll(&pf, 1, 1000);
+			continue;
+		}
+		if (r <= 0)
+			return; /* host gone: it will reconnect or restart us */
+		q += r;
+		n -= (size_t)r;
+	}
+}
+
+static void reply(char status, const struct buf *b)
+{
+	unsigned char h[5];
+	uint32_t len = (uint32_t)(b ? b->len : 0) + 1;
+	for (int i = 0; i < 4; i++)
+		h[i] = (unsigned char)(len >> (8 * i));
+	h[4] = (unsigned char)status;
+	if (b && b->len && b->len < 65536) {
+		/* one write for small replies: fewer virtio round trips */
+		unsigned char *t = malloc(5 + b->len);
+		if (t) {
+			memcpy(t, h, 5);
+			memcpy(t + 5, b->p, b->len);
+			write_full(chan, t, 5 + b->len);
+			free(t);
+			return;
+		}
+	}
+	write_full(chan, h, 5);
+	if (b && b->len)
+		write_full(chan, b->p, b->len);
+}
+
+static void reply_str(char status, const char *s)
+{
+	struct buf b = { 0 };
+	buf_add(&b, s, strlen(s));
+	reply(status, &b);
+	free(b.p);
+}
+
+/* -------------------------------------------------------------- state */
+
+static int mounted;
+static char loopdev[64];
+static int kmsg_fd = -1;
+
+static int do_umount(struct buf *log)
+{
+	int rc = 0;
+	if (mounted) {
+		if (umount2(MNT, 0) < 0) {
+			buf_printf(log, "umount: %s\n", ename(errno));
+			rc = -1;
+			if (umount2(MNT, MNT_DETACH) < 0)
+				buf_printf(log, "umount -l: %s\n", ename(errno));
+		}
+		mounted = 0;
+	}
+	if (loopdev[0]) {
+		int fd = open(loopdev, O_RDONLY);
+		if (fd >= 0) {
+			if (ioctl(fd, LOOP_CLR_FD, 0) < 0 && errno != ENXIO)
+				buf_printf(log, "loop clear: %s\n", ename(errno));
+			close(fd);
+		}
+		loopdev[0] = 0;
+	}
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "3\n", 2) < 0)
+			buf_printf(log, "drop_caches: %s\n", ename(errno));
+		close(fd);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ modules */
+
+static void cmd_modules(struct rd *r)
+{
+	struct buf log = { 0 };
+	int bad = 0;
+	do_umount(&log);
+	static const char *const names[] = { "vfat", "msdos", "fat" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (syscall(SYS_delete_module, names[i], O_NONBLOCK) == 0)
+			buf_printf(&log, "rmmod %s: ok\n", names[i]);
+		else if (errno != ENOENT) {
+			buf_printf(&log, "rmmod %s: %s\n", names[i], ename(errno));
+			bad = 1;
+		}
+	}
+	uint64_t n = rd_u(r, 4);
+	for (uint64_t i = 0; i < n && !r->bad; i++) {
+		size_t dlen = 0;
+		char *name = rd_str(r, NULL);
+		char *data = rd_str(r, &dlen);
+		char *params = rd_str(r, NULL);
+		if (r->bad) {
+			free(name);
+			free(data);
+			free(params);
+			break;
+		}
+		if (syscall(SYS_init_module, data, (unsigned long)dlen, params) == 0) {
+			buf_printf(&log, "insmod %s %s: ok\n", name, params);
+		} else {
+			buf_printf(&log, "insmod %s %s: %s\n", name, params, ename(errno));
+			bad = 1;
+		}
+		free(name);
+		free(data);
+		free(params);
+	}
+	if (r->bad) {
+		buf_printf(&log, "bad M payload\n");
+		bad = 1;
+	}
+	reply(bad ? 'e' : 'o', &log);
+	free(log.p);
+}
+
+/* --------------------------------------------------------------- image */
+
+static void cmd_image(struct rd *r)
+{
+	struct buf log = { 0 };
+	do_umount(&log);
+	uint64_t size = rd_u(r, 8);
+	int fd = open(IMG, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+		buf_printf(&log, "image file: %s\n", ename(errno));
+		goto fail;
+	}
+	while (r->pos < r->len) {
+		uint64_t off = rd_u(r, 8);
+		uint64_t len = rd_u(r, 4);
+		if (r->bad || r->pos + len > r->len || off + len > size) {
+			buf_printf(&log, "bad image chunk\n");
+			goto fail;
+		}
+		if (pwrite(fd, r->p + r->pos, len, (off_t)off) != (ssize_t)len) {
+			buf_printf(&log, "image write: %s\n", ename(errno));
+			goto fail;
+		}
+		r->pos += len;
+	}
+	int ctl = open("/dev/loop-control", O_RDWR);
+	if (ctl < 0) {
+		buf_printf(&log, "loop-control: %s\n", ename(errno));
+		goto fail;
+	}
+	int nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	if (nr < 0) {
+		buf_printf(&log, "loop get free: %s\n", ename(errno));
+		goto fail;
+	}
+	snprintf(loopdev, sizeof loopdev, "/dev/loop%d", nr);
+	int lfd = open(loopdev, O_RDWR);
+	if (lfd < 0) {
+		buf_printf(&log, "%s: %s\n", loopdev, ename(errno));
+		loopdev[0] = 0;
+		goto fail;
+	}
+	struct loop_config cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.fd = (unsigned)fd;
+	cfg.block_size = 512;
+	cfg.info.lo_flags = 0; /* no autoclear: closing lfd would detach it */
+	if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
+		buf_printf(&log, "LOOP_CONFIGURE: %s\n", ename(errno));
+		close(lfd);
+		loopdev[0] = 0;
+		goto fail;
+	}
+	close(lfd);
+	close(fd);
+	buf_printf(&log, "%s %llu\n", loopdev, (unsigned long long)size);
+	reply('o', &log);
+	free(log.p);
+	return;
+fail:
+	if (fd >= 0)
+		close(fd);
+	reply('e', &log);
+	free(log.p);
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static void cmd_get(void)
+{
+	struct buf out = { 0 };
+	struct stat st;
+	int fd = open(IMG, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		reply_str('e', ename(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	buf_u64(&out, (uint64_t)st.st_size);
+	enum { BS = 4096 };
+	static unsigned char blk[BS];
+	off_t off = 0;
+	size_t hdr = 0; /* offset of the open chunk's length field, 0 = none */
+	while (off < st.st_size) {
+		ssize_t n = pread(fd, blk, BS, off);
+		if (n <= 0)
+			break;
+		if (all_zero(blk, (size_t)n)) {
+			hdr = 0;
+		} else {
+			if (!hdr) {
+				buf_u64(&out, (uint64_t)off);
+				hdr = out.len;
+				buf_u32(&out, 0);
+			}
+			buf_add(&out, blk, (size_t)n);
+			uint32_t cl;
+			memcpy(&cl, out.p + hdr, 4);
+			cl += (uint32_t)n; /* little-endian host */
+			memcpy(out.p + hdr, &cl, 4);
+		}
+		off += n;
+	}
+	close(fd);
+	reply('o', &out);
+	free(out.p);
+}
+
+/* --------------------------------------------------------------- mount */
+
+static void cmd_mount(struct rd *r)
+{
+	uint32_t flags = (uint32_t)rd_u(r, 4);
+	char *fstype = rd_str(r, NULL);
+	char *opts = rd_str(r, NULL);
+	struct buf log = { 0 };
+	char st = 'o';
+	if (r->bad) {
+		buf_printf(&log, "bad O payload");
+		st = 'e';
+	} else if (!loopdev[0]) {
+		buf_printf(&log, "no image");
+		st = 'e';
+	} else if (mounted) {
+		buf_printf(&log, "already mounted");
+		st = 'e';
+	} else if (mount(loopdev, MNT, fstype, flags, opts) < 0) {
+		buf_printf(&log, "%s", ename(errno));
+		st = 'e';
+	} else {
+		mounted = 1;
+		buf_printf(&log, "ok");
+	}
+	reply(st, &log);
+	free(log.p);
+	free(fstype);
+	free(opts);
+}
+
+static void cmd_umount(void)
+{
+	struct buf log = { 0 };
+	int rc = do_umount(&log);
+	if (!log.len)
+		buf_printf(&log, "ok");
+	reply(rc ? 'e' : 'o', &log);
+	free(log.p);
+}
+
+/* ---------------------------------------------------------------- list */
+
+/* One line per entry, tab-separated:
+ *   T  path  d_type  stat_type  size  sha256  stat_err  open_err  read_err
+ * d_type/stat_type: f d l o (other) ? (unknown/failed); '-' = not applicable.
+ * Problems with a directory as a whole: "E  path  what  errno".
+ * The walk stops at MAX_DEPTH levels and MAX_ENTRIES entries ("E ... limit"). */
+struct walk {
+	struct buf *out;
+	long entries;
+	int hash;
+	unsigned char *io;
+};
+
+static char tchar(unsigned char dt)
+{
+	switch (dt) {
+	case DT_REG: return 'f';
+	case DT_DIR: return 'd';
+	case DT_LNK: return 'l';
+	case DT_UNKNOWN: return '?';
+	default: return 'o';
+	}
+}
+
+static char stchar(mode_t m)
+{
+	if (S_ISREG(m)) return 'f';
+	if (S_ISDIR(m)) return 'd';
+	if (S_ISLNK(m)) return 'l';
+	return 'o';
+}
+
+static void walk_dir(struct walk *w, int dfd, char *path, size_t plen, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		buf_add(w->out, "E\t", 2);
+		buf_esc(w->out, path, plen);
+		buf_printf(w->out, "\topendir\t%s\n", ename(errno));
+		close(dfd);
+		return;
+	}
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de) {
+			if (errno) {
+				buf_add(w->out, "E\t", 2);
+				buf_esc(w->out, path, plen);
+				buf_printf(w->out, "\treaddir\t%s\n", ename(errno));
+			}
+			break;
+		}
+		const char *nm = de->d_name;
+		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+			continue;
+		size_t nl = strlen(nm);
+		if (++w->entries > MAX_ENTRIES) {
+			buf_add(w->out, "E\t", 2);
+			buf_esc(w->out, path, plen);
+			buf_printf(w->out, "\tlimit\tentries\n");
+			break;
+		}
+		if (plen + 1 + nl >= PATH_MAX) {
+			buf_add(w->out, "E\t", 2);
+			buf_esc(w->out, path, plen);
+			buf_printf(w->out, "\tlimit\tpath\n");
+			continue;
+		}
+		path[plen] = '/';
+		memcpy(path + plen + 1, nm, nl + 1);
+		size_t cl = plen + 1 + nl;
+
+		struct stat st;
+		int serr = 0;
+		if (fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			serr = errno;
+		char stype = serr ? '?' : stchar(st.st_mode);
+		char dtype = tchar(de->d_type);
+		char kind = serr ? dtype : stype;
+		char sha[65] = "-";
+		char sizebuf[32] = "-";
+		const char *oerr = "-", *rerr = "-";
+		if (!serr)
+			snprintf(sizebuf, sizeof sizebuf, "%lld", (long long)st.st_size);
+		int sub = -1;
+		if (kind == 'f') {
+			int fd = openat(dirfd(d), nm, O_RDONLY | O_NOFOLLOW);
+			if (fd < 0) {
+				oerr = ename(errno);
+			} else {
+				oerr = "ok";
+				if (w->hash) {
+					struct sha256 s;
+					sha_init(&s);
+					for (;;) {
+						ssize_t n = read(fd, w->io, 1 << 16);
+						if (n < 0) {
+							rerr = ename(errno);
+							break;
+						}
+						if (n == 0)
+							break;
+						sha_update(&s, w->io, (size_t)n);
+					}
+					uint64_t got = s.total;
+					sha_hex(&s, sha);
+					if (!serr && (long long)got != (long long)st.st_size && rerr[0] == '-')
+						rerr = "SHORT";
+					if (serr)
+						snprintf(sizebuf, sizeof sizebuf, "%llu", (unsigned long long)got);
+				}
+				close(fd);
+			}
+		} else if (kind == 'd') {
+			sub = openat(dirfd(d), nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+			oerr = sub < 0 ? ename(errno) : "ok";
+		}
+		buf_add(w->out, "T\t", 2);
+		buf_esc(w->out, path, cl);
+		buf_printf(w->out, "\t%c\t%c\t%s\t%s\t%s\t%s\t%s\n", dtype, stype, sizebuf, sha,
+			   serr ? ename(serr) : "-", oerr, rerr);
+		if (sub >= 0) {
+			if (depth + 1 >= MAX_DEPTH) {
+				buf_add(w->out, "E\t", 2);
+				buf_esc(w->out, path, cl);
+				buf_printf(w->out, "\tlimit\tdepth\n");
+				close(sub);
+			} else {
+				walk_dir(w, sub, path, cl, depth + 1);
+			}
+		}
+		path[plen] = 0;
+	}
+	closedir(d);
+}
+
+static void cmd_list(struct rd *r)
+{
+	uint32_t flags = (uint32_t)rd_u(r, 4);
+	if (!mounted) {
+		reply_str('e', "not mounted");
+		return;
+	}
+	struct buf out = { 0 };
+	struct walk w = { .out = &out, .hash = !(flags & 1) };
+	static unsigned char io[1 << 16];
+	static char path[PATH_MAX + 8];
+	w.io = io;
+	path[0] = 0;
+	int fd = open(MNT, O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		buf_printf(&out, "E\t/\topen\t%s\n", ename(errno));
+	} else {
+		walk_dir(&w, fd, path, 0, 0);
+	}
+	reply('o', &out);
+	free(out.p);
+}
+
+/* ----------------------------------------------------------------- ops */
+
+static char *mnt_path(const char *p)
+{
+	size_t n = strlen(p);
+	char *s = malloc(n + sizeof MNT + 1);
+	if (!s)
+		die("out of memory");
+	memcpy(s, MNT, sizeof MNT - 1);
+	memcpy(s + sizeof MNT - 1, p, n + 1);
+	return s;
+}
+
+static int put_content(int fd, uint64_t off, uint64_t size, uint64_t seed)
+{
+	static unsigned char pat[256 * 64];
+	unsigned s = (unsigned)(seed % 256);
+	for (size_t i = 0; i < sizeof pat; i++)
+		pat[i] = (unsigned char)((s + 31 * i) % 256);
+	uint64_t done = 0;
+	while (done < size) {
+		size_t n = sizeof pat;
+		if (n > size - done)
+			n = (size_t)(size - done);
+		ssize_t w = pwrite(fd, pat, n, (off_t)(off + done));
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (w == 0)
+			return EIO;
+		done += (uint64_t)w;
+		/* keep the pattern aligned to the byte index from the op's start */
+		if ((size_t)w % 256) {
+			size_t a = (size_t)w % 256;
+			s = (s + 31 * (unsigned)a) % 256;
+			for (size_t i = 0; i < sizeof pat; i++)
+				pat[i] = (unsigned char)((s + 31 * i) % 256);
+		}
+	}
+	return 0;
+}
+
+static void cmd_op(struct rd *r)
+{
+	int op = (int)rd_u(r, 1);
+	char *a = NULL, *b = NULL;
+	uint64_t n1 = 0, n2 = 0, n3 = 0;
+	int err = 0;
+	if (!mounted) {
+		reply_str('e', "not mounted");
+		return;
+	}
+	char *s = rd_str(r, NULL);
+	if (s) {
+		a = mnt_path(s);
+		free(s);
+	}
+	switch (op) {
+	case 'm':
+		if (!r->bad && mkdir(a, 0755) < 0)
+			err = errno;
+		break;
+	case 'c':
+		n1 = rd_u(r, 8);
+		n2 = rd_u(r, 8);
+		if (!r->bad) {
+			int fd = open(a, O_WRONLY | O_CREAT | O_EXCL, 0644);
+			if (fd < 0) {
+				err = errno;
+			} else {
+				err = put_content(fd, 0, n1, n2);
+				if (close(fd) < 0 && !err)
+					err = errno;
+			}
+		}
+		break;
+	case 'w':
+		n1 = rd_u(r, 8);
+		n2 = rd_u(r, 8);
+		n3 = rd_u(r, 8);
+		if (!r->bad) {
+			int fd = open(a, O_WRONLY);
+			if (fd < 0) {
+				err = errno;
+			} else {
+				err = put_content(fd, n1, n2, n3);
+				if (close(fd) < 0 && !err)
+					err = errno;
+			}
+		}
+		break;
+	case 'r':
+		s = rd_str(r, NULL);
+		if (s) {
+			b = mnt_path(s);
+			free(s);
+		}
+		if (!r->bad && rename(a, b) < 0)
+			err = errno;
+		break;
+	case 'u':
+		if (!r->bad && unlink(a) < 0)
+			err = errno;
+		break;
+	case 'd':
+		if (!r->bad && rmdir(a) < 0)
+			err = errno;
+		break;
+	default:
+		r->bad = 1;
+	}
+	free(a);
+	free(b);
+	if (r->bad)
+		reply_str('e', "bad X payload");
+	else
+		reply_str('o', err ? ename(err) : "ok");
+}
+
+static void cmd_writefile(struct rd *r)
+{
+	size_t dlen = 0;
+	char *path = rd_str(r, NULL);
+	char *data = rd_str(r, &dlen);
+	if (r->bad) {
+		reply_str('e', "bad W payload");
+	} else {
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		int err = 0;
+		if (fd < 0)
+			err = errno;
+		else {
+			errno = 0;
+			if (write(fd, data, dlen) != (ssize_t)dlen)
+				err = errno ? errno : EIO;
+			close(fd);
+		}
+		reply_str(err ? 'e' : 'o', err ? ename(err) : "ok");
+	}
+	free(path);
+	free(data);
+}
+
+/* ---------------------------------------------------------------- kmsg */
+
+static void cmd_kmsg(void)
+{
+	struct buf out = { 0 };
+	static char rec[8192];
+	if (kmsg_fd >= 0) {
+		for (;;) {
+			ssize_t n = read(kmsg_fd, rec, sizeof rec - 1);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EPIPE) /* overwritten records: go on */
+					continue;
+				break; /* EAGAIN: nothing more */
+			}
+			if (n == 0)
+				break;
+			buf_add(&out, rec, (size_t)n);
+			if (rec[n - 1] != '\n')
+				buf_add(&out, "\n", 1);
+		}
+	}
+	reply('o', &out);
+	free(out.p);
+}
+
+/* ---------------------------------------------------------------- boot */
+
+static void load_boot_modules(void)
+{
+	FILE *f = fopen("/modules.list", "r");
+	char line[512];
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!line[0])
+			continue;
+		int fd = open(line, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "vfz-agent: %s: %s\n", line, strerror(errno));
+			continue;
+		}
+		if (syscall(SYS_finit_module, fd, "", 0) < 0 && errno != EEXIST)
+			fprintf(stderr, "vfz-agent: load %s: %s\n", line, strerror(errno));
+		close(fd);
+	}
+	fclose(f);
+}
+
+static int open_port(void)
+{
+	/* the port node appears once the host side announces it */
+	for (int tries = 0; tries < 2000; tries++) {
+		DIR *d = opendir("/dev");
+		if (d) {
+			struct dirent *de;
+			char name[300] = "";
+			while ((de = readdir(d)))
+				if (!strncmp(de->d_name, "vport", 5) && strchr(de->d_name, 'p') &&
+				    strlen(de->d_name) < 200) {
+					snprintf(name, sizeof name, "/dev/%s", de->d_name);
+					break;
+				}
+			closedir(d);
+			if (name[0]) {
+				int fd = open(name, O_RDWR | O_CLOEXEC);
+				if (fd >= 0)
+					return fd;
+			}
+		}
+		usleep(5000);
+	}
+	return -1;
+}
+
+int main(void)
+{
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	mkdir("/dev", 0755);
+	mkdir("/tmp", 01777);
+	mkdir(MNT, 0755);
+	if (mount("proc", "/proc", "proc", 0, NULL) < 0)
+		die("mount /proc");
+	if (mount("sysfs", "/sys", "sysfs", 0, NULL) < 0)
+		die("mount /sys");
+	if (mount("devtmpfs", "/dev", "devtmpfs", 0, NULL) < 0 && errno != EBUSY)
+		die("mount /dev");
+	if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") < 0)
+		die("mount /tmp");
+	load_boot_modules();
+	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kmsg_fd >= 0)
+		lseek(kmsg_fd, 0, SEEK_END);
+	chan = open_port();
+	if (chan < 0)
+		die("no virtio-serial port");
+	fprintf(stderr, "vfz-agent: ready\n");
+	reply_str('r', "ready");
+
+	for (;;) {
+		unsigned char h[5];
+		if (read_full(chan, h, 5) < 0) {
+			/* host closed: wait for it to come back */
+			usleep(10000);
+			continue;
+		}
+		uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+			       (uint32_t)h[3] << 24;
+		if (len < 1) {
+			reply_str('e', "bad frame");
+			continue;
+		}
+		size_t plen = len - 1;
+		unsigned char *p = malloc(plen ? plen : 1);
+		if (!p)
+			die("out of memory");
+		if (read_full(chan, p, plen) < 0) {
+			free(p);
+			continue;
+		}
+		struct rd r = { .p = p, .len = plen };
+		switch (h[4]) {
+		case 'P': reply_str('o', "pong"); break;
+		case 'M': cmd_modules(&r); break;
+		case 'I': cmd_image(&r); break;
+		case 'O': cmd_mount(&r); break;
+		case 'L': cmd_list(&r); break;
+		case 'X': cmd_op(&r); break;
+		case 'U': cmd_umount(); break;
+		case 'G': cmd_get(); break;
+		case 'K': cmd_kmsg(); break;
+		case 'W': cmd_writefile(&r); break;
+		case 'Q':
+			reply_str('o', "bye");
+			sync();
+			reboot(RB_POWER_OFF);
+			break;
+		default: reply_str('e', "unknown command"); break;
+		}
+		free(p);
+	}
+}

@@ -1,0 +1,299 @@
+"""One persistent QEMU guest running the vfatfuzz agent (agent.c).
+
+The host talks to the agent over a virtio-serial port backed by a Unix
+socket; frames are described at the top of agent.c. A request that does not
+answer within its timeout, or a dead QEMU, raises VMError; the VM is then
+killed and the next request boots a fresh one (restart is transparent to
+callers, who report the failed request as an error).
+"""
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+
+QEMU = "qemu-system-x86_64"
+BLOCK = 4096
+ZERO_BLOCK = bytes(BLOCK)
+
+
+class VMError(Exception):
+    """The guest died, hung or broke the protocol."""
+
+
+def sparse_chunks(data):
+    """[(offset, bytes)] of the non-zero 4 KiB blocks of DATA, merged."""
+    out = []
+    n = len(data)
+    mv = memoryview(data)
+    start = None
+    for off in range(0, n, BLOCK):
+        blk = mv[off:off + BLOCK]
+        if blk == ZERO_BLOCK[:len(blk)]:
+            if start is not None:
+                out.append((start, off))
+                start = None
+        elif start is None:
+            start = off
+    if start is not None:
+        out.append((start, n))
+    return [(a, bytes(mv[a:b])) for a, b in out]
+
+
+def encode_image(data):
+    parts = [struct.pack("<Q", len(data))]
+    for off, chunk in sparse_chunks(data):
+        parts.append(struct.pack("<QI", off, len(chunk)))
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def decode_image(payload):
+    size, = struct.unpack_from("<Q", payload, 0)
+    img = bytearray(size)
+    pos = 8
+    while pos < len(payload):
+        off, ln = struct.unpack_from("<QI", payload, pos)
+        pos += 12
+        img[off:off + ln] = payload[pos:pos + ln]
+        pos += ln
+    return bytes(img)
+
+
+def s(b):
+    """length-prefixed string field"""
+    if isinstance(b, str):
+        b = b.encode("utf-8")
+    return struct.pack("<I", len(b)) + b
+
+
+class VM:
+    """A QEMU TCG guest booted from BUILD_DIR/{vmlinux,initramfs.cpio}.
+
+    modules: [(name, bytes, params)] loaded after boot (and after every restart)
+    in place of the stock fat/vfat; None keeps the stock ones loaded at boot.
+    """
+
+    def __init__(self, build_dir, modules=None, mem="256M", boot_timeout=60.0,
+                 qemu=QEMU, extra_append=""):
+        self.build_dir = build_dir
+        self.modules = modules
+        self.mem = mem
+        self.boot_timeout = boot_timeout
+        self.qemu = qemu
+        self.extra_append = extra_append
+        self.proc = None
+        self.sock = None
+        self.tmp = None
+        self.boots = 0
+        self.boot_seconds = []
+        self.modules_log = ""
+        self.lock = threading.RLock()
+        self._rbuf = bytearray()
+
+    # ---------------------------------------------------------- lifecycle
+    @property
+    def console_log(self):
+        return os.path.join(self.tmp, "console.log") if self.tmp else None
+
+    def console_tail(self, n=4000):
+        try:
+            with open(self.console_log, "rb") as f:
+                f.seek(0, 2)
+                size = f.tell()
+                f.seek(max(0, size - n))
+                return f.read().decode("utf-8", "replace")
+        except (OSError, TypeError):
+            return ""
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None and self.sock is not None
+
+    def start(self):
+        self.stop()
+        for f in ("vmlinux", "initramfs.cpio"):
+            if not os.path.exists(os.path.join(self.build_dir, f)):
+                raise VMError(f"{self.build_dir}/{f} missing: run oracles/kernel/build.sh")
+        if shutil.which(self.qemu) is None:
+            raise VMError(f"{self.qemu} not found (apt-get install qemu-system-x86)")
+        t0 = time.monotonic()
+        self.tmp = tempfile.mkdtemp(prefix="vfz-vm-")
+        sock_path = os.path.join(self.tmp, "chan.sock")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(sock_path)
+        srv.listen(1)
+        append = ("console=ttyS0 loglevel=3 panic=-1 oops=panic panic_on_warn=0 "
+                  "rdinit=/init quiet mitigations=off nokaslr tsc=reliable "
+                  "no_timer_check " + self.extra_append)
+        cmd = [self.qemu, "-accel", "tcg", "-m", self.mem, "-nographic", "-nic", "none",
+               "-no-reboot", "-nodefaults", "-no-user-config",
+               "-serial", "file:" + self.console_log, "-monitor", "none",
+               "-kernel", os.path.join(self.build_dir, "vmlinux"),
+               "-initrd", os.path.join(self.build_dir, "initramfs.cpio"),
+               "-append", append,
+               "-device", "virtio-serial-pci",
+               "-chardev", f"socket,id=vfz,path={sock_path}",
+               "-device", "virtserialport,chardev=vfz,name=vfz"]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=open(os.path.join(self.tmp, "qemu.err"), "wb"),
+                                     start_new_session=True)
+        srv.settimeout(10.0)
+        try:
+            conn, _ = srv.accept()
+        except OSError:
+            srv.close()
+            err = self._qemu_err()
+            self.stop()
+            raise VMError(f"QEMU did not connect to the channel: {err}")
+        srv.close()
+        self.sock = conn
+        self.sock.setblocking(False)
+        self._rbuf = bytearray()
+        try:
+            st, payload = self._recv(self.boot_timeout)
+        except VMError as e:
+            tail = self.console_tail()
+            self.stop()
+            raise VMError(f"guest did not boot: {e}; console: {tail[-800:]}")
+        if st != "r":
+            self.stop()
+            raise VMError(f"unexpected hello {st!r} {payload[:100]!r}")
+        self.boots += 1
+        self.boot_seconds.append(time.monotonic() - t0)
+        if self.modules is not None:
+            st, log = self.load_modules(self.modules)
+            if st != "o":
+                self.modules_log = log
+                # keep the VM: the caller sees the failure in modules_log
+            else:
+                self.modules_log = log
+        else:
+            self.modules_log = "stock modules loaded at boot\n"
+        self.request(b"K", timeout=10.0)  # drop boot messages
+
+    def _qemu_err(self):
+        try:
+            with open(os.path.join(self.tmp, "qemu.err"), "rb") as f:
+                return f.read().decode("utf-8", "replace").strip()[-500:]
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+            self.sock = None
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    os.kill(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.proc = None
+        if self.tmp:
+            # keep the last console log of a dead VM for reports
+            self.last_console = self.console_tail()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def ensure(self):
+        if not self.alive():
+            self.start()
+
+    # ------------------------------------------------------------ framing
+    def _send(self, frames, deadline):
+        data = b"".join(struct.pack("<IB", len(p) + 1, ord(c)) + p for c, p in frames)
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise VMError("timeout sending request")
+            _, w, _ = select.select([], [self.sock], [], min(left, 0.5))
+            if self.proc.poll() is not None:
+                raise VMError(f"QEMU exited ({self.proc.returncode})")
+            if w:
+                try:
+                    n = self.sock.send(view)
+                except BlockingIOError:
+                    continue
+                except OSError as e:
+                    raise VMError(f"channel send: {e}")
+                view = view[n:]
+
+    def _fill(self, need, deadline):
+        while len(self._rbuf) < need:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise VMError("timeout")
+            r, _, _ = select.select([self.sock], [], [], min(left, 0.5))
+            if r:
+                try:
+                    d = self.sock.recv(1 << 20)
+                except BlockingIOError:
+                    continue
+                except OSError as e:
+                    raise VMError(f"channel recv: {e}")
+                if not d:
+                    raise VMError("channel closed (QEMU died)")
+                self._rbuf += d
+            elif self.proc.poll() is not None:
+                raise VMError(f"QEMU exited ({self.proc.returncode})")
+
+    def _recv(self, timeout):
+        deadline = time.monotonic() + timeout
+        self._fill(5, deadline)
+        ln, st = struct.unpack_from("<IB", self._rbuf, 0)
+        self._fill(4 + ln, deadline)
+        payload = bytes(self._rbuf[5:4 + ln])
+        del self._rbuf[:4 + ln]
+        return chr(st), payload
+
+    def pipeline(self, frames, timeout):
+        """Send [(cmd, payload)] at once, return [(status, payload)].
+
+        Any failure (timeout, death) kills the VM and raises VMError."""
+        with self.lock:
+            self.ensure()
+            deadline = time.monotonic() + timeout
+            try:
+                self._send(frames, deadline)
+                out = []
+                for _ in frames:
+                    out.append(self._recv(max(0.0, deadline - time.monotonic())))
+                return out
+            except VMError as e:
+                tail = self.console_tail()
+                self.stop()
+                raise VMError(f"{e}; console tail: {tail[-1500:]}" if tail.strip() else str(e))
+
+    def request(self, cmd, payload=b"", timeout=30.0):
+        c = cmd.decode() if isinstance(cmd, bytes) else cmd
+        return self.pipeline([(c, payload)], timeout)[0]
+
+    # ------------------------------------------------------------ helpers
+    def load_modules(self, modules, timeout=30.0):
+        payload = struct.pack("<I", len(modules)) + b"".join(
+            s(name) + s(data) + s(params) for name, data, params in modules)
+        st, log = self.request("M", payload, timeout)
+        return st, log.decode("utf-8", "replace")
+
+    def close(self):
+        with self.lock:
+            if self.alive():
+                try:
+                    self._send([("Q", b"")], time.monotonic() + 2)
+                    self.proc.wait(timeout=3)
+                except (VMError, subprocess.TimeoutExpired, OSError):
+                    pass
+            self.stop()
