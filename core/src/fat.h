@@ -107,3 +107,65 @@ int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n);
 void fat_update_fsinfo(vfat_vol *v);
 
 #endif /* VFAT_FAT_H */
+
+/* ---- directory layer (dir.c) ---------------------------------------- */
+
+#define FAT_MAX_DIR_SLOTS 65536   /* kernel FAT_MAX_DIR_SIZE / 32 */
+
+/* A directory opened for one operation: its cluster chain is collected
+ * once so that slot i maps to bytes in O(1). first == 0 is the root. */
+struct fat_dir {
+	vfat_vol *v;
+	uint32_t first;      /* cluster in '..' terms: 0 = root */
+	int fixed;           /* FAT12/16 root region */
+	uint32_t *clus;
+	uint32_t nclus;
+	size_t nslots;
+};
+
+/* One entry: its LFN slots (if a valid set precedes it) and short entry. */
+struct fat_entry {
+	size_t start;        /* first slot of the set */
+	size_t pos;          /* slot of the short entry */
+	int nlfn;            /* 0 = no (valid) long name */
+	size_t ulen;
+	uint16_t uname[256]; /* long name if nlfn, else the short display name */
+	uint8_t *de;         /* the short entry, inside the image */
+};
+
+int dir_open(vfat_vol *v, uint32_t first, struct fat_dir *d);
+void dir_close(struct fat_dir *d);
+uint8_t *dir_slot(const struct fat_dir *d, size_t i);
+/* Next entry from *cursor: 1 = got one, 0 = end. Skips '.', '..',
+ * volume labels, deleted and free slots, as fat_search_long does. */
+int dir_next(struct fat_dir *d, size_t *cursor, struct fat_entry *e,
+	     int want_dots);
+/* Find a name (UTF-16, already stripped): long name or short display
+ * name, case-insensitively. 0 = found, -ENOENT. */
+int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
+	     struct fat_entry *e);
+/* 1 when a short entry with these 11 bytes exists (vfat_find_form). */
+int dir_short_exists(struct fat_dir *d, const uint8_t sn[11]);
+/* Write n prepared slots (LFN slots then the short entry) into the
+ * first run of n free slots, growing the directory as fat_add_entries
+ * does; *pos gets the short entry's slot. */
+int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n,
+		  size_t *pos);
+/* Mark slots start..pos deleted (0xE5). */
+void dir_remove(struct fat_dir *d, size_t start, size_t pos);
+/* 1 when the directory holds nothing but '.', '..' (fat_dir_empty). */
+int dir_is_empty(struct fat_dir *d);
+
+/* The high word only counts on FAT32 (kernel fat_get_start). */
+static inline uint32_t de_start(const vfat_vol *v, const uint8_t *de)
+{
+	uint32_t c = get16(de + 26);
+	if (v->g.fat_type == 32)
+		c |= (uint32_t)get16(de + 20) << 16;
+	return c;
+}
+static inline void de_set_start(uint8_t *de, uint32_t c)
+{
+	put16(de + 26, (uint16_t)c);
+	put16(de + 20, (uint16_t)(c >> 16));
+}

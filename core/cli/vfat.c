@@ -1,0 +1,554 @@
+/* vfat - command-line front end of the core (DESIGN.md "Command line").
+ *
+ *   vfat mkfs IMAGE --size N[K|M|G] [--fat 12|16|32] [--cluster BYTES] [--sector BYTES]
+ *   vfat apply IMAGE OPSCRIPT [--names nodual|dual] [--dummy v1|v3] [--unique]
+ *              [--shortname mixed|winnt|win95|lower] [--seed N]
+ *   vfat ls IMAGE
+ *   vfat check IMAGE
+ *   vfat gen --seed N --ops K [--names CLASSES]
+ *
+ * Exit 0 success, 1 findings (check), 2 unusable input with one line on
+ * stderr. Images are rewritten atomically (temporary file + rename).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "vfat.h"
+#include "opscript.h"
+#include "gen.h"
+#include "sha256.h"
+
+#define MAX_IMAGE ((size_t)4 << 30)
+
+static const char *prog = "vfat";
+
+static int die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *b;
+
+	if (!f)
+		return -errno;
+	b = malloc(cap);
+	while (b) {
+		size_t got = fread(b + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+		if (cap >= MAX_IMAGE) {
+			free(b);
+			b = NULL;
+			errno = EFBIG;
+			break;
+		}
+		uint8_t *nb = realloc(b, cap * 2);
+		if (!nb) {
+			free(b);
+			b = NULL;
+			break;
+		}
+		b = nb;
+		cap *= 2;
+	}
+	int bad = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (!b)
+		return -(errno ? errno : ENOMEM);
+	if (bad) {
+		free(b);
+		return -EIO;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/* Write via a temporary file in the same directory, then rename, so a
+ * killed run never leaves half an image. */
+static int write_atomic(const char *path, const uint8_t *buf, size_t len)
+{
+	size_t pl = strlen(path);
+	char *tmp = malloc(pl + 16);
+	int fd, r = 0;
+
+	if (!tmp)
+		return -ENOMEM;
+	snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		free(tmp);
+		return -errno;
+	}
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, buf + off, len - off);
+		if (w < 0) {
+			r = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (!r && fsync(fd))
+		r = -errno;
+	close(fd);
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *e;
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &e, 0);
+	if (errno || *e)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *e;
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &e, 10);
+	uint64_t mul = 1;
+	if (errno || e == s)
+		return -1;
+	if (*e == 'K' || *e == 'k') mul = 1024, e++;
+	else if (*e == 'M' || *e == 'm') mul = 1024 * 1024, e++;
+	else if (*e == 'G' || *e == 'g') mul = 1024ull * 1024 * 1024, e++;
+	if (*e || v == 0 || v > (uint64_t)MAX_IMAGE / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static int cmd_mkfs(int argc, char **argv)
+{
+	struct vfat_mkfs_opts o;
+	uint64_t size = 0, x;
+	const char *img = NULL;
+	char err[200];
+	uint8_t *buf;
+	int r;
+
+	vfat_mkfs_opts_default(&o);
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--size")) {
+			if (parse_size(v, &size)) return die("bad --size value '%s'", v ? v : "");
+			i++;
+		} else if (!strcmp(a, "--fat")) {
+			if (parse_u64(v, &x) || (x != 12 && x != 16 && x != 32)) return die("--fat takes 12, 16 or 32, not '%s'", v ? v : "");
+			o.fat_type = (int)x;
+			i++;
+		} else if (!strcmp(a, "--cluster")) {
+			if (parse_u64(v, &x) || !x || (x & (x - 1)) || x > (1u << 19)) return die("bad --cluster value '%s'", v ? v : "");
+			o.cluster_bytes = (uint32_t)x;
+			i++;
+		} else if (!strcmp(a, "--sector")) {
+			if (parse_u64(v, &x) || (x != 512 && x != 1024 && x != 2048 && x != 4096)) return die("bad --sector value '%s'", v ? v : "");
+			o.sector_size = (uint32_t)x;
+			i++;
+		} else if (a[0] == '-') {
+			return die("mkfs: unknown option '%s'", a);
+		} else if (!img) {
+			img = a;
+		} else {
+			return die("mkfs: unexpected argument '%s'", a);
+		}
+	}
+	if (!img) return die("%s", "mkfs: missing IMAGE");
+	if (!size) return die("%s", "mkfs: missing --size");
+	buf = calloc(1, (size_t)size);
+	if (!buf) return die("%s", "mkfs: out of memory");
+	r = vfat_mkfs(buf, (size_t)size, &o, err, sizeof(err));
+	if (r) {
+		free(buf);
+		return die("mkfs: %s", err);
+	}
+	r = write_atomic(img, buf, (size_t)size);
+	free(buf);
+	if (r) return die("mkfs: cannot write image: %s", strerror(-r));
+	return 0;
+}
+
+static int load_image(const char *img, uint8_t **buf, size_t *len)
+{
+	int r = read_file(img, buf, len);
+	if (r)
+		fprintf(stderr, "%s: cannot read image %s: %s\n", prog, img, strerror(-r));
+	return r;
+}
+
+static void json_escape(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') fprintf(o, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f) fprintf(o, "\\u%04x", c);
+		else fputc(c, o);
+	}
+	fputc('"', o);
+}
+
+static int cmd_apply(int argc, char **argv)
+{
+	struct vfat_opts o;
+	const char *img = NULL, *ops = NULL;
+	uint64_t x;
+	uint8_t *buf, *text;
+	size_t len, tlen;
+	struct vfat_script s;
+	char err[300];
+	vfat_vol *v;
+	int r, failed = 0;
+
+	vfat_opts_default(&o);
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
+		if (!strcmp(a, "--names")) {
+			if (!strcmp(val, "dual")) o.names = VFAT_NAMES_DUAL;
+			else if (!strcmp(val, "nodual")) o.names = VFAT_NAMES_NODUAL;
+			else return die("--names takes nodual or dual, not '%s'", val);
+			i++;
+		} else if (!strcmp(a, "--dummy")) {
+			if (!strcmp(val, "v1")) o.dummy = VFAT_DUMMY_V1;
+			else if (!strcmp(val, "v3")) o.dummy = VFAT_DUMMY_V3;
+			else return die("--dummy takes v1 or v3, not '%s'", val);
+			i++;
+		} else if (!strcmp(a, "--unique")) {
+			o.unique = 1;
+		} else if (!strcmp(a, "--shortname")) {
+			if (!strcmp(val, "mixed")) o.shortname = VFAT_SN_MIXED;
+			else if (!strcmp(val, "winnt")) o.shortname = VFAT_SN_WINNT;
+			else if (!strcmp(val, "win95")) o.shortname = VFAT_SN_WIN95;
+			else if (!strcmp(val, "lower")) o.shortname = VFAT_SN_LOWER;
+			else return die("--shortname takes mixed, winnt, win95 or lower, not '%s'", val);
+			i++;
+		} else if (!strcmp(a, "--seed")) {
+			if (parse_u64(val, &x)) return die("bad --seed value '%s'", val);
+			o.seed = x;
+			i++;
+		} else if (a[0] == '-' && a[1]) {
+			return die("apply: unknown option '%s'", a);
+		} else if (!img) {
+			img = a;
+		} else if (!ops) {
+			ops = a;
+		} else {
+			return die("apply: unexpected argument '%s'", a);
+		}
+	}
+	if (!img || !ops) return die("%s", "apply: usage: vfat apply IMAGE OPSCRIPT [options]");
+	r = read_file(ops, &text, &tlen);
+	if (r) return die("apply: cannot read op-script: %s", strerror(-r));
+	r = vfat_script_parse((const char *)text, tlen, &s, err, sizeof(err));
+	free(text);
+	if (r) {
+		fprintf(stderr, "%s: %s: %s\n", prog, ops, err);
+		return 2;
+	}
+	if (load_image(img, &buf, &len)) {
+		vfat_script_free(&s);
+		return 2;
+	}
+	r = vfat_open(&v, buf, len, &o, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "%s: %s: %s\n", prog, img, err);
+		free(buf);
+		vfat_script_free(&s);
+		return 2;
+	}
+	fprintf(stderr, "%s: seed %llu\n", prog, (unsigned long long)o.seed);
+	for (size_t i = 0; i < s.n; i++) {
+		r = vfat_op_apply(v, &s.ops[i]);
+		if (r)
+			failed++;
+		printf("{\"line\": %d, \"op\": \"%s\", \"result\": \"%s\"}\n", s.ops[i].line,
+		       vfat_op_name(s.ops[i].kind), r ? vfat_errname(r) : "ok");
+	}
+	vfat_close(v);
+	vfat_script_free(&s);
+	r = write_atomic(img, buf, len);
+	free(buf);
+	if (r) return die("apply: cannot write image: %s", strerror(-r));
+	(void)failed;
+	return 0;
+}
+
+/* ---- ls: the canonical listing ---------------------------------------- */
+
+struct lent {
+	char *path;
+	int is_dir;
+	struct vfat_dirent d;
+	char sha[65];
+	const char *err;
+};
+
+struct lister {
+	vfat_vol *v;
+	struct lent *e;
+	size_t n, cap;
+	const char *cur;
+	uint32_t *seen;      /* directory clusters already listed (cycles) */
+	size_t nseen, capseen;
+	int oom;
+};
+
+static int ls_cb(void *ctx, const struct vfat_dirent *d)
+{
+	struct lister *L = ctx;
+	size_t pl = strlen(L->cur) + strlen(d->name) + 2;
+
+	if (d->attr & 0x08)
+		return 0;
+	if (L->n == L->cap) {
+		size_t nc = L->cap ? L->cap * 2 : 64;
+		struct lent *ne = realloc(L->e, nc * sizeof(*ne));
+		if (!ne) { L->oom = 1; return 1; }
+		L->e = ne;
+		L->cap = nc;
+	}
+	struct lent *e = &L->e[L->n];
+	memset(e, 0, sizeof(*e));
+	e->path = malloc(pl);
+	if (!e->path) { L->oom = 1; return 1; }
+	snprintf(e->path, pl, "%s/%s", strcmp(L->cur, "/") ? L->cur : "", d->name);
+	e->is_dir = (d->attr & 0x10) != 0;
+	e->d = *d;
+	L->n++;
+	return 0;
+}
+
+static int seen_before(struct lister *L, uint32_t c)
+{
+	for (size_t i = 0; i < L->nseen; i++)
+		if (L->seen[i] == c)
+			return 1;
+	if (L->nseen == L->capseen) {
+		size_t nc = L->capseen ? L->capseen * 2 : 64;
+		uint32_t *ns = realloc(L->seen, nc * sizeof(*ns));
+		if (!ns) return 1;
+		L->seen = ns;
+		L->capseen = nc;
+	}
+	L->seen[L->nseen++] = c;
+	return 0;
+}
+
+static void hash_file(struct lister *L, struct lent *e)
+{
+	uint8_t buf[65536], dig[32];
+	struct sha256 s;
+	uint64_t off = 0;
+
+	sha256_init(&s);
+	while (off < e->d.size) {
+		size_t got = 0;
+		int r = vfat_read(L->v, e->path, off, buf, sizeof(buf), &got);
+		if (r) {
+			e->err = vfat_errname(r);
+			return;
+		}
+		if (!got)
+			break;
+		sha256_update(&s, buf, got);
+		off += got;
+	}
+	sha256_final(&s, dig);
+	sha256_hex(dig, e->sha);
+}
+
+static int cmp_lent(const void *a, const void *b)
+{
+	return strcmp(((const struct lent *)a)->path, ((const struct lent *)b)->path);
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+	struct lister L;
+	uint8_t *buf;
+	size_t len;
+	char err[200];
+	int r;
+
+	if (argc != 3 || argv[2][0] == '-')
+		return die("%s", "ls: usage: vfat ls IMAGE");
+	if (load_image(argv[2], &buf, &len))
+		return 2;
+	memset(&L, 0, sizeof(L));
+	r = vfat_open(&L.v, buf, len, NULL, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[2], err);
+		free(buf);
+		return 2;
+	}
+	L.cur = "/";
+	r = vfat_readdir(L.v, "/", ls_cb, &L);
+	if (r && !L.oom) {
+		fprintf(stderr, "%s: %s: cannot read the root directory: %s\n", prog, argv[2], vfat_errname(r));
+		vfat_close(L.v);
+		free(buf);
+		return 2;
+	}
+	/* breadth-first over the growing array; cycles are cut by cluster */
+	for (size_t i = 0; i < L.n && !L.oom; i++) {
+		struct lent *e = &L.e[i];
+		if (!e->is_dir) {
+			hash_file(&L, e);
+			continue;
+		}
+		if (e->d.first_cluster == 0 || seen_before(&L, e->d.first_cluster)) {
+			e->err = "ELOOP";
+			continue;
+		}
+		L.cur = e->path;
+		r = vfat_readdir(L.v, e->path, ls_cb, &L);
+		if (r && !L.oom)
+			L.e[i].err = vfat_errname(r);
+	}
+	qsort(L.e, L.n, sizeof(*L.e), cmp_lent);
+	for (size_t i = 0; i < L.n; i++) {
+		struct lent *e = &L.e[i];
+		printf("{\"path\": ");
+		json_escape(stdout, e->path);
+		if (e->is_dir)
+			printf(", \"type\": \"dir\"");
+		else if (e->err)
+			printf(", \"type\": \"file\", \"size\": %u", e->d.size);
+		else
+			printf(", \"type\": \"file\", \"size\": %u, \"sha256\": \"%s\"", e->d.size, e->sha);
+		printf(", \"short\": \"");
+		for (int k = 0; k < 11; k++)
+			printf("%02x", e->d.shortname[k]);
+		printf("\", \"nt\": %u, \"attr\": %u, \"cluster\": %u, \"lfn\": %d, \"dummy\": %s",
+		       e->d.ntcase, e->d.attr, e->d.first_cluster, e->d.nlfn, e->d.is_dummy ? "true" : "false");
+		if (e->err)
+			printf(", \"error\": \"%s\"", e->err);
+		printf("}\n");
+		free(e->path);
+	}
+	free(L.e);
+	free(L.seen);
+	vfat_close(L.v);
+	free(buf);
+	if (L.oom)
+		return die("%s", "ls: out of memory");
+	return 0;
+}
+
+static void print_finding(void *ctx, const char *line)
+{
+	(void)ctx;
+	printf("%s\n", line);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	uint8_t *buf;
+	size_t len;
+	int r;
+
+	if (argc != 3 || argv[2][0] == '-')
+		return die("%s", "check: usage: vfat check IMAGE");
+	if (load_image(argv[2], &buf, &len))
+		return 2;
+	r = vfat_check(buf, len, print_finding, NULL);
+	free(buf);
+	if (r < 0) {
+		fprintf(stderr, "%s: %s: unusable image (%s)\n", prog, argv[2], vfat_errname(r));
+		return 2;
+	}
+	return r ? 1 : 0;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+	uint64_t seed = 0, nops = 20;
+	uint32_t mask = (1u << NC_COUNT) - 1;
+	struct vfat_script s = { 0 };
+	char err[300], line[4096];
+	int have_seed = 0;
+
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
+		if (!strcmp(a, "--seed")) {
+			if (parse_u64(val, &seed)) return die("bad --seed value '%s'", val);
+			have_seed = 1;
+			i++;
+		} else if (!strcmp(a, "--ops")) {
+			if (parse_u64(val, &nops) || nops > 100000) return die("bad --ops value '%s'", val);
+			i++;
+		} else if (!strcmp(a, "--names")) {
+			if (vfat_name_classes_parse(val, &mask, err, sizeof(err))) return die("gen: %s", err);
+			i++;
+		} else {
+			return die("gen: unknown argument '%s'", a);
+		}
+	}
+	if (!have_seed)
+		return die("%s", "gen: --seed N is required (every random script must be replayable)");
+	if (vfat_gen_script(seed, (int)nops, mask, &s))
+		return die("%s", "gen: out of memory");
+	printf("# vfat gen --seed %llu --ops %llu\n", (unsigned long long)seed, (unsigned long long)nops);
+	for (size_t i = 0; i < s.n; i++) {
+		if (vfat_op_format(&s.ops[i], line, sizeof(line)) == 0)
+			printf("%s\n", line);
+	}
+	vfat_script_free(&s);
+	return 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: vfat mkfs IMAGE --size N[K|M|G] [--fat 12|16|32] [--cluster BYTES] [--sector BYTES]\n"
+		"       vfat apply IMAGE OPSCRIPT [--names nodual|dual] [--dummy v1|v3] [--unique]\n"
+		"                  [--shortname mixed|winnt|win95|lower] [--seed N]\n"
+		"       vfat ls IMAGE\n"
+		"       vfat check IMAGE\n"
+		"       vfat gen --seed N --ops K [--names CLASSES]\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	if (!strcmp(argv[1], "mkfs")) return cmd_mkfs(argc, argv);
+	if (!strcmp(argv[1], "apply")) return cmd_apply(argc, argv);
+	if (!strcmp(argv[1], "ls")) return cmd_ls(argc, argv);
+	if (!strcmp(argv[1], "check")) return cmd_check(argc, argv);
+	if (!strcmp(argv[1], "gen")) return cmd_gen(argc, argv);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage();
+		return 0;
+	}
+	fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[1]);
+	return usage();
+}

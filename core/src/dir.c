@@ -1,0 +1,264 @@
+/* dir.c - directory slots: iterate, parse LFN sets, search, add, remove.
+ *
+ * Parsing follows the kernel's fat_parse_long/fat_search_long so that the
+ * core sees a crafted directory the way a Linux reader does, except that
+ * a dummy short entry never hides its long name (the seed's dir.c hunk).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "fat.h"
+#include "names.h"
+
+int dir_open(vfat_vol *v, uint32_t first, struct fat_dir *d)
+{
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	d->v = v;
+	d->first = first;
+	if (first == 0 && v->g.fat_type != 32) {
+		d->fixed = 1;
+		d->nslots = v->g.root_bytes / DIRENT_SIZE;
+		return 0;
+	}
+	r = fat_chain(v, first ? first : v->g.root_cluster, &d->clus, &d->nclus);
+	if (r)
+		return r;
+	d->nslots = (size_t)d->nclus * (v->g.cluster_size / DIRENT_SIZE);
+	if (d->nslots > FAT_MAX_DIR_SLOTS)
+		d->nslots = FAT_MAX_DIR_SLOTS;   /* the kernel reads no further */
+	return 0;
+}
+
+void dir_close(struct fat_dir *d)
+{
+	free(d->clus);
+	d->clus = NULL;
+}
+
+uint8_t *dir_slot(const struct fat_dir *d, size_t i)
+{
+	const vfat_vol *v = d->v;
+	size_t per = v->g.cluster_size / DIRENT_SIZE;
+
+	if (d->fixed)
+		return v->buf + v->g.root_off + i * DIRENT_SIZE;
+	return cluster_ptr(v, d->clus[i / per]) + (i % per) * DIRENT_SIZE;
+}
+
+static int is_free(const uint8_t *de) { return de[0] == 0 || de[0] == DELETED_FLAG; }
+
+static void lfn_chars(const uint8_t *ds, uint16_t *out)
+{
+	static const uint8_t off[13] = { 1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30 };
+	for (int k = 0; k < 13; k++)
+		out[k] = get16(ds + off[k]);
+}
+
+/* Parse an LFN set starting at slot *i (which has attr 0x0F), as
+ * fat_parse_long: returns 1 with *i at the short entry and the name in e,
+ * 0 when the set is invalid (*i at the slot to continue after), or 2 when
+ * the slot at *i must be re-examined as a record (not an LFN slot). */
+static int parse_long(struct fat_dir *d, size_t *i, struct fat_entry *e,
+		      uint8_t *cksum)
+{
+	uint16_t buf[20 * 13 + 1];
+	uint8_t *ds;
+	int slots, slot;
+
+restart:
+	ds = dir_slot(d, *i);
+	if (!(ds[0] & 0x40))
+		return 0;
+	slots = ds[0] & ~0x40;
+	if (slots > 20 || slots == 0)
+		return 0;
+	*cksum = ds[13];
+	e->start = *i;
+	slot = slots;
+	memset(buf, 0, sizeof(buf));
+	for (;;) {
+		slot--;
+		lfn_chars(ds, buf + slot * 13);
+		if (++*i >= d->nslots)
+			return -1;
+		if (slot == 0)
+			break;
+		ds = dir_slot(d, *i);
+		if (ds[11] != ATTR_LFN)
+			return 2;
+		if ((ds[0] & ~0x40) != slot || ds[13] != *cksum)
+			goto restart;
+	}
+	ds = dir_slot(d, *i);
+	if (ds[0] == DELETED_FLAG)
+		return 0;
+	if (ds[11] == ATTR_LFN)
+		goto restart;
+	if (is_free(ds) || (ds[11] & ATTR_VOLUME))
+		return 0;
+	/* the name ends at the first 0x0000 */
+	e->ulen = 0;
+	while (e->ulen < (size_t)slots * 13 && e->ulen < VFAT_MAX_UNI && buf[e->ulen])
+		e->ulen++;
+	memcpy(e->uname, buf, e->ulen * sizeof(uint16_t));
+	e->nlfn = vfat_lfn_checksum(ds) == *cksum ? slots : 0;
+	return 1;
+}
+
+static int is_dot(const uint8_t *de)
+{
+	return !memcmp(de, ".          ", 11) || !memcmp(de, "..         ", 11);
+}
+
+int dir_next(struct fat_dir *d, size_t *cursor, struct fat_entry *e,
+	     int want_dots)
+{
+	size_t i = *cursor;
+	uint8_t ck;
+
+	while (i < d->nslots) {
+		uint8_t *de = dir_slot(d, i);
+		int lfn = 0;
+
+		e->nlfn = 0;
+		if (de[0] == DELETED_FLAG || (de[11] != ATTR_LFN && (de[11] & ATTR_VOLUME)) ||
+		    (de[11] != ATTR_LFN && is_free(de))) {
+			i++;
+			continue;
+		}
+		if (de[11] == ATTR_LFN) {
+			int st = parse_long(d, &i, e, &ck);
+			if (st < 0)
+				break;
+			if (st == 0) {
+				i++;
+				continue;
+			}
+			if (st == 2)
+				continue;   /* re-examine slot i as a record */
+			lfn = e->nlfn;
+			de = dir_slot(d, i);
+		} else {
+			e->start = i;
+		}
+		e->pos = i;
+		e->de = de;
+		i++;
+		if (!want_dots && is_dot(de))
+			continue;
+		if (!lfn) {
+			e->start = e->pos;
+			e->ulen = (size_t)vfat_shortname_to_utf16(de, de[12], e->uname);
+		}
+		*cursor = i;
+		return 1;
+	}
+	*cursor = d->nslots;
+	return 0;
+}
+
+static int is_dummy(const uint8_t *de)
+{
+	return vfat_is_dummy_v1(de) || vfat_is_dummy_v3(de, de[12], de[11] & ATTR_DIR);
+}
+
+int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
+	     struct fat_entry *e)
+{
+	size_t cur = 0;
+	uint16_t sn[16];
+
+	while (dir_next(d, &cur, e, 0) == 1) {
+		if (vfat_name_eq(u, ulen, e->uname, e->ulen))
+			return 0;
+		/* an alias is a name too (fat_search_long compares both) */
+		if (e->nlfn && !is_dummy(e->de)) {
+			int n = vfat_shortname_to_utf16(e->de, e->de[12], sn);
+			if (vfat_name_eq(u, ulen, sn, (size_t)n))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int dir_short_exists(struct fat_dir *d, const uint8_t sn[11])
+{
+	for (size_t i = 0; i < d->nslots; i++) {
+		const uint8_t *de = dir_slot(d, i);
+		if (de[11] == ATTR_LFN || is_free(de) || (de[11] & ATTR_VOLUME))
+			continue;
+		if (!memcmp(de, sn, 11))
+			return 1;
+	}
+	return 0;
+}
+
+/* Grow a directory by one zeroed cluster (the root of FAT12/16 cannot). */
+static int dir_grow(struct fat_dir *d)
+{
+	vfat_vol *v = d->v;
+	uint32_t c, *nc;
+	int r;
+
+	if (d->fixed || d->nclus == 0)
+		return -ENOSPC;
+	r = fat_alloc_cluster(v, d->clus[d->nclus - 1], &c);
+	if (r)
+		return r;
+	nc = realloc(d->clus, (d->nclus + 1) * sizeof(*nc));
+	if (!nc)
+		return -ENOMEM;
+	d->clus = nc;
+	d->clus[d->nclus++] = c;
+	d->nslots = (size_t)d->nclus * (v->g.cluster_size / DIRENT_SIZE);
+	return 0;
+}
+
+int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
+{
+	size_t i, run = 0, start;
+	int r;
+
+	for (i = 0; i < d->nslots; i++) {
+		if (is_free(dir_slot(d, i))) {
+			if (++run == (size_t)n)
+				break;
+		} else {
+			run = 0;
+		}
+	}
+	if (run < (size_t)n) {
+		/* use the free tail and continue into new clusters */
+		start = d->nslots - run;
+		while (d->nslots < start + (size_t)n) {
+			if (d->nslots >= FAT_MAX_DIR_SLOTS)
+				return -ENOSPC;
+			r = dir_grow(d);
+			if (r)
+				return r;
+		}
+	} else {
+		start = i + 1 - (size_t)n;
+	}
+	if (start + (size_t)n > FAT_MAX_DIR_SLOTS)
+		return -ENOSPC;
+	for (int k = 0; k < n; k++)
+		memcpy(dir_slot(d, start + (size_t)k), slots + k * DIRENT_SIZE, DIRENT_SIZE);
+	*pos = start + (size_t)n - 1;
+	return 0;
+}
+
+void dir_remove(struct fat_dir *d, size_t start, size_t pos)
+{
+	for (size_t i = start; i <= pos; i++)
+		dir_slot(d, i)[0] = DELETED_FLAG;
+}
+
+int dir_is_empty(struct fat_dir *d)
+{
+	size_t cur = 0;
+	struct fat_entry e;
+
+	return dir_next(d, &cur, &e, 0) == 0;
+}

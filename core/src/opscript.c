@@ -1,0 +1,357 @@
+/* opscript.c - parse and apply op-scripts (DESIGN.md "Op-script").
+ *
+ * The same text drives the core, mtools and the kernel agent, so this
+ * parser accepts exactly what scripts/vfz/opscript.py accepts: JSON
+ * strings for paths (escapes, surrogate pairs), decimal numbers, '#'
+ * comments, and rejects everything else with the line number.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "opscript.h"
+
+struct pctx {
+	const char *p, *end;
+	int line;
+	char *err;
+	size_t errlen;
+};
+
+static int perr(struct pctx *c, const char *msg)
+{
+	if (c->err && c->errlen)
+		snprintf(c->err, c->errlen, "line %d: %s", c->line, msg);
+	return -EINVAL;
+}
+
+static void skip_ws(struct pctx *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\r'))
+		c->p++;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		char h = p[i];
+		v <<= 4;
+		if (h >= '0' && h <= '9') v |= (unsigned)(h - '0');
+		else if (h >= 'a' && h <= 'f') v |= (unsigned)(h - 'a' + 10);
+		else if (h >= 'A' && h <= 'F') v |= (unsigned)(h - 'A' + 10);
+		else return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static size_t put_utf8(char *o, unsigned cp)
+{
+	if (cp < 0x80) { o[0] = (char)cp; return 1; }
+	if (cp < 0x800) { o[0] = (char)(0xC0 | cp >> 6); o[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | cp >> 12); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (cp & 0x3F)); return 3;
+	}
+	o[0] = (char)(0xF0 | cp >> 18); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Length of a valid UTF-8 sequence at p (no surrogates, no overlongs), 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0], cp, n;
+
+	if (c < 0x80) return 1;
+	if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1F; }
+	else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0F; }
+	else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07; }
+	else return 0;
+	if ((size_t)(end - p) < n) return 0;
+	for (unsigned i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80) return 0;
+		cp = cp << 6 | (p[i] & 0x3F);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+		return 0;
+	return n;
+}
+
+static int parse_string(struct pctx *c, char **out)
+{
+	size_t cap = (size_t)(c->end - c->p) * 2 + 8, n = 0;
+	char *s;
+
+	if (c->p >= c->end || *c->p != '"')
+		return perr(c, "expected a JSON string");
+	s = malloc(cap);
+	if (!s)
+		return -ENOMEM;
+	c->p++;
+	while (c->p < c->end && *c->p != '"') {
+		unsigned char ch = (unsigned char)*c->p;
+		if (ch < 0x20) { free(s); return perr(c, "control character in JSON string"); }
+		if (ch == '\\') {
+			unsigned cp, lo;
+			if (c->end - c->p < 2) { free(s); return perr(c, "bad JSON escape"); }
+			switch (c->p[1]) {
+			case '"': s[n++] = '"'; c->p += 2; continue;
+			case '\\': s[n++] = '\\'; c->p += 2; continue;
+			case '/': s[n++] = '/'; c->p += 2; continue;
+			case 'b': s[n++] = '\b'; c->p += 2; continue;
+			case 'f': s[n++] = '\f'; c->p += 2; continue;
+			case 'n': s[n++] = '\n'; c->p += 2; continue;
+			case 'r': s[n++] = '\r'; c->p += 2; continue;
+			case 't': s[n++] = '\t'; c->p += 2; continue;
+			case 'u': break;
+			default: free(s); return perr(c, "bad JSON escape");
+			}
+			if (c->end - c->p < 6 || hex4(c->p + 2, &cp)) { free(s); return perr(c, "bad \\u escape"); }
+			c->p += 6;
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				if (c->end - c->p < 6 || c->p[0] != '\\' || c->p[1] != 'u' ||
+				    hex4(c->p + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
+					free(s);
+					return perr(c, "path has an unpaired surrogate");
+				}
+				c->p += 6;
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			} else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+				free(s);
+				return perr(c, "path has an unpaired surrogate");
+			}
+			if (cp == 0) { free(s); return perr(c, "path contains a NUL character"); }
+			n += put_utf8(s + n, cp);
+			continue;
+		}
+		size_t l = utf8_len((const unsigned char *)c->p, (const unsigned char *)c->end);
+		if (!l) { free(s); return perr(c, "op-script is not valid UTF-8"); }
+		memcpy(s + n, c->p, l);
+		n += l;
+		c->p += l;
+	}
+	if (c->p >= c->end) { free(s); return perr(c, "unterminated JSON string"); }
+	c->p++;
+	s[n] = 0;
+	if (s[0] != '/') { free(s); return perr(c, "path is not absolute"); }
+	*out = s;
+	return 0;
+}
+
+static int parse_number(struct pctx *c, uint32_t *out)
+{
+	uint64_t v = 0;
+	const char *st = c->p;
+
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+		v = v * 10 + (uint64_t)(*c->p - '0');
+		if (v > 0xFFFFFFFFull)
+			return perr(c, "number out of range");
+		c->p++;
+	}
+	if (c->p == st || (c->p < c->end && *c->p != ' ' && *c->p != '\t' && *c->p != '\r' && *c->p != '#'))
+		return perr(c, "expected a decimal number");
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static const struct { const char *name; enum vfat_opkind kind; const char *args; } optab[] = {
+	{ "mkdir", OP_MKDIR, "s" }, { "create", OP_CREATE, "snn" },
+	{ "write", OP_WRITE, "snnn" }, { "rename", OP_RENAME, "ss" },
+	{ "unlink", OP_UNLINK, "s" }, { "rmdir", OP_RMDIR, "s" },
+};
+
+const char *vfat_op_name(enum vfat_opkind k) { return optab[k].name; }
+
+static int parse_line(struct pctx *c, struct vfat_op *op)
+{
+	const char *w = c->p;
+	size_t wl, i;
+	int r, ns = 0, nn = 0;
+
+	while (c->p < c->end && *c->p != ' ' && *c->p != '\t' && *c->p != '\r')
+		c->p++;
+	wl = (size_t)(c->p - w);
+	for (i = 0; i < sizeof(optab) / sizeof(optab[0]); i++)
+		if (strlen(optab[i].name) == wl && !memcmp(optab[i].name, w, wl))
+			break;
+	if (i == sizeof(optab) / sizeof(optab[0]))
+		return perr(c, "unknown operation");
+	memset(op, 0, sizeof(*op));
+	op->kind = optab[i].kind;
+	op->line = c->line;
+	for (const char *a = optab[i].args; *a; a++) {
+		skip_ws(c);
+		if (c->p >= c->end || *c->p == '#')
+			return perr(c, "missing argument");
+		if (*a == 's')
+			r = parse_string(c, ns++ ? &op->b : &op->a);
+		else
+			r = parse_number(c, &op->n[nn++]);
+		if (r)
+			return r;
+	}
+	skip_ws(c);
+	if (c->p < c->end && *c->p != '#')
+		return perr(c, "unexpected text after the arguments");
+	if (op->kind == OP_CREATE && op->n[0] > VFAT_OP_MAX_SIZE)
+		return perr(c, "create size too large");
+	if (op->kind == OP_WRITE &&
+	    (op->n[1] > VFAT_OP_MAX_SIZE || (uint64_t)op->n[0] + op->n[1] > 0xFFFFFFFFull))
+		return perr(c, "write range too large");
+	return 0;
+}
+
+static void free_op(struct vfat_op *op)
+{
+	free(op->a);
+	free(op->b);
+	op->a = op->b = NULL;
+}
+
+int vfat_script_add(struct vfat_script *s, const struct vfat_op *op)
+{
+	struct vfat_op cp = *op;
+
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 16;
+		struct vfat_op *no = realloc(s->ops, nc * sizeof(*no));
+		if (!no)
+			return -ENOMEM;
+		s->ops = no;
+		s->cap = nc;
+	}
+	cp.a = op->a ? strdup(op->a) : NULL;
+	cp.b = op->b ? strdup(op->b) : NULL;
+	if ((op->a && !cp.a) || (op->b && !cp.b)) {
+		free_op(&cp);
+		return -ENOMEM;
+	}
+	s->ops[s->n++] = cp;
+	return 0;
+}
+
+int vfat_script_parse(const char *text, size_t len, struct vfat_script *s,
+		      char *err, size_t errlen)
+{
+	struct pctx c = { text, text + len, 0, err, errlen };
+
+	memset(s, 0, sizeof(*s));
+	while (c.p < c.end || c.line == 0) {
+		const char *nl = memchr(c.p, '\n', (size_t)(c.end - c.p));
+		const char *lend = nl ? nl : c.end;
+		struct pctx lc = { c.p, lend, ++c.line, err, errlen };
+		struct vfat_op op;
+		int r;
+
+		skip_ws(&lc);
+		if (lc.p < lc.end && *lc.p != '#') {
+			r = parse_line(&lc, &op);
+			if (r == 0) {
+				r = vfat_script_add(s, &op);
+			}
+			free_op(&op);
+			if (r) {
+				vfat_script_free(s);
+				return r;
+			}
+		}
+		if (!nl)
+			break;
+		c.p = nl + 1;
+	}
+	return 0;
+}
+
+void vfat_script_free(struct vfat_script *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free_op(&s->ops[i]);
+	free(s->ops);
+	memset(s, 0, sizeof(*s));
+}
+
+void vfat_content(uint32_t seed, uint8_t *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)((seed + 31u * (uint32_t)i) & 0xFF);
+}
+
+static int apply_data(vfat_vol *v, const char *path, uint32_t off, uint32_t size,
+		      uint32_t seed)
+{
+	uint8_t *buf;
+	int r;
+
+	if (size == 0)
+		return vfat_write(v, path, off, NULL, 0);
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	vfat_content(seed, buf, size);
+	r = vfat_write(v, path, off, buf, size);
+	free(buf);
+	return r;
+}
+
+int vfat_op_apply(vfat_vol *v, const struct vfat_op *op)
+{
+	int r;
+
+	switch (op->kind) {
+	case OP_MKDIR: return vfat_mkdir(v, op->a);
+	case OP_CREATE:
+		r = vfat_create(v, op->a);
+		if (r == 0 && op->n[0])
+			r = apply_data(v, op->a, 0, op->n[0], op->n[1]);
+		return r;
+	case OP_WRITE: return apply_data(v, op->a, op->n[0], op->n[1], op->n[2]);
+	case OP_RENAME: return vfat_rename(v, op->a, op->b);
+	case OP_UNLINK: return vfat_unlink(v, op->a);
+	case OP_RMDIR: return vfat_rmdir(v, op->a);
+	}
+	return -EINVAL;
+}
+
+static size_t json_str(const char *s, char *out, size_t max)
+{
+	size_t n = 0;
+
+	if (n + 1 < max) out[n++] = '"';
+	for (; *s && n + 8 < max; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') { out[n++] = '\\'; out[n++] = (char)ch; }
+		else if (ch < 0x20) n += (size_t)snprintf(out + n, max - n, "\\u%04x", ch);
+		else out[n++] = (char)ch;
+	}
+	if (n + 1 < max) out[n++] = '"';
+	out[n < max ? n : max - 1] = 0;
+	return n;
+}
+
+int vfat_op_format(const struct vfat_op *op, char *out, size_t max)
+{
+	size_t n = (size_t)snprintf(out, max, "%s ", vfat_op_name(op->kind));
+
+	if (n >= max)
+		return -ENAMETOOLONG;
+	n += json_str(op->a, out + n, max - n);
+	switch (op->kind) {
+	case OP_RENAME:
+		if (n + 2 < max) { out[n++] = ' '; n += json_str(op->b, out + n, max - n); }
+		break;
+	case OP_CREATE:
+		n += (size_t)snprintf(out + n, max - n, " %u %u", op->n[0], op->n[1]);
+		break;
+	case OP_WRITE:
+		n += (size_t)snprintf(out + n, max - n, " %u %u %u", op->n[0], op->n[1], op->n[2]);
+		break;
+	default:
+		break;
+	}
+	return n < max ? 0 : -ENAMETOOLONG;
+}
