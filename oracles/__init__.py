@@ -12,7 +12,14 @@ driver compares each answer with the model's expected tree (vfz.model).
 """
 from dataclasses import dataclass, field
 import importlib
+import os
+import sys
 import time
+
+# oracles use the shared vfz modules (listing, opscript, proc) in scripts/
+_SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+if _SCRIPTS not in sys.path:
+    sys.path.insert(0, _SCRIPTS)
 
 
 @dataclass

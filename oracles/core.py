@@ -1,0 +1,125 @@
+"""The C core (build/vfat) as a reader (`vfat ls`) and as writers
+(`vfat apply`): core-dual, core-v1, core-v3, core-unique.
+
+The binary is $VFAT_BUILD/vfat, else <repo>/build/vfat; cfg vfat=PATH
+overrides (e.g. the asan build). `vfat apply` prints one JSON object per
+op, {"line": N, "op": "create", "result": "ok"|"EEXIST"|...}; the writer
+returns those results in op order.
+"""
+import json
+import os
+import tempfile
+
+from oracles import Reader, Writer, ReadResult, WriteResult, Timer
+from vfz import listing, opscript
+from vfz.proc import run
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MODES = {
+    "core-dual": ["--names", "dual"],
+    "core-v1": ["--names", "nodual", "--dummy", "v1"],
+    "core-v3": ["--names", "nodual", "--dummy", "v3"],
+    "core-unique": ["--names", "nodual", "--dummy", "v1", "--unique"],
+}
+
+
+def vfat_binary(override=None):
+    if override:
+        return override
+    b = os.environ.get("VFAT_BUILD")
+    if b and os.path.exists(os.path.join(b, "vfat")):
+        return os.path.join(b, "vfat")
+    return os.path.join(REPO, "build", "vfat")
+
+
+def available(override=None):
+    b = vfat_binary(override)
+    if os.access(b, os.X_OK):
+        return True, b
+    return False, f"{b} is not built (run: vfatfuzz setup)"
+
+
+class CoreReader(Reader):
+    def __init__(self, name="core", vfat=None, **cfg):
+        self.name = name
+        self.vfat = vfat
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                ok, b = available(self.vfat)
+                if not ok:
+                    r.error = b
+                elif not os.path.isfile(image):
+                    r.error = f"no such image: {image}"
+                else:
+                    p = run([b, "ls", image], timeout=timeout)
+                    r.raw = p.raw()
+                    if p.error or p.rc != 0:
+                        r.error = p.error or f"vfat ls exit {p.rc}: {p.errtext.strip()[:200]}"
+                    else:
+                        r.listing = sorted(listing.loads(p.text), key=lambda e: e["path"])
+            except Exception as e:
+                r.error = f"core reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.seconds = t.seconds
+        return r
+
+
+def is_v1_dummy(short_hex):
+    try:
+        b = bytes.fromhex(short_hex)
+    except (TypeError, ValueError):
+        return False
+    return len(b) == 11 and b[0] == 0x20 and b[1] == 0 and b[8] == 0x2F and b[9] == 0 and b[10] == 0
+
+
+class CoreWriter(Writer):
+    def __init__(self, name="core-dual", vfat=None, seed=1, extra_args=(), **cfg):
+        if name not in MODES:
+            raise KeyError(f"unknown core writer {name!r}")
+        self.name = name
+        self.vfat = vfat
+        self.seed = seed
+        self.extra_args = list(extra_args)
+
+    def apply(self, image, ops, timeout=60.0):
+        w = WriteResult(self.name)
+        with Timer() as t:
+            try:
+                self._apply(image, ops, timeout, w)
+            except Exception as e:
+                w.error = f"core writer: {type(e).__name__}: {e}"
+        w.seconds = t.seconds
+        return w
+
+    def _apply(self, image, ops, timeout, w):
+        ok, b = available(self.vfat)
+        if not ok:
+            w.error = b
+            return
+        with tempfile.NamedTemporaryFile("w", suffix=".ops", encoding="utf-8", delete=False) as f:
+            f.write(opscript.dump(ops))
+            script = f.name
+        try:
+            p = run([b, "apply", image, script, *MODES[self.name], "--seed", str(self.seed),
+                     *self.extra_args], timeout=timeout)
+        finally:
+            os.unlink(script)
+        w.raw = p.raw()
+        res = []
+        for line in p.text.splitlines():
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(o, dict) and "result" in o:
+                res.append(o["result"])
+        w.results = res
+        if p.error:
+            w.error = f"vfat apply: {p.error}"
+        elif p.rc not in (0, 1) or len(res) != len(ops):
+            w.error = (f"vfat apply exit {p.rc}, {len(res)} results for {len(ops)} ops: "
+                       f"{p.errtext.strip()[:200]}")

@@ -1,0 +1,192 @@
+"""fsck.fat (dosfstools 4.2) as a checker.
+
+`fsck.fat -n IMAGE` never writes. Its exit code is not enough (a wrong LFN
+checksum is reported with exit 0, "Not auto-correcting this."), so the
+output is parsed into structured complaints {"kind", "path", "message",
+"action"}: a line in column 0 that starts with "/" names the entry (two
+paths joined by "and" for shared clusters), the indented lines under it
+say what is wrong and what -a would do. Kinds:
+
+  bad-short-name   "Bad short file name (...)"     (a v1 dummy is one)
+  duplicate        "Duplicate directory entry ..."
+  cross-link       "... share clusters."
+  size-mismatch    "File size is N bytes, cluster chain length is M bytes."
+  lfn-checksum     'Wrong checksum for long file name "NAME".'
+  orphan-lfn       'Orphaned long file name part "..."'
+  lfn-other        other long-file-name messages
+  reclaimed        "Reclaimed N unused clusters"
+  free-count / dirty / boot / fat   boot-sector and FAT-level messages
+  other            anything not recognised (kept verbatim)
+
+ReadResult.complaints holds "kind path: message" strings; extra["complaints"]
+the dicts. listing is None: fsck.fat is a checker, not a reader.
+
+Repair probe (repair=True, the default): copy the image, run `fsck.fat -a`
+on the copy, list the copy with mtools before and after, and record in
+extra["repair"] what the repair changed (rc, diff lines, lost paths).
+"""
+import os
+import re
+import shutil
+import tempfile
+
+from oracles import Reader, ReadResult, Timer
+from vfz import listing
+from vfz.proc import run
+
+_ACTION = re.compile(r"^\s+(Auto-|Renamed to|Truncating|Not auto-correcting|Deleting|Dropping|"
+                     r"Setting|Removing|Fixing|Marking|Leaving|Correcting|Reclaiming|Freeing|"
+                     r"\(Short name)")
+
+
+def _kind(msg):
+    m = msg.strip()
+    if m.startswith("Bad short file name"):
+        return "bad-short-name"
+    if m.startswith("Duplicate directory entry"):
+        return "duplicate"
+    if m.startswith("share clusters") or m.endswith("share clusters."):
+        return "cross-link"
+    if m.startswith("File size is"):
+        return "size-mismatch"
+    if "long file name" in m.lower() or "lfn" in m.lower():
+        return "lfn-other"
+    if m.startswith("Directory has non-zero size") or "Directory" in m:
+        return "dir"
+    if "cluster" in m.lower():
+        return "chain"
+    return "other"
+
+
+def parse_fsck(text):
+    """fsck.fat -n output -> list of complaint dicts (see module doc)."""
+    out = []
+    cur_paths = []
+    pending_and = False
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("fsck.fat ") or line.startswith("Leaving filesystem unchanged") \
+                or line.startswith("Checking") or line.startswith("Starting check") \
+                or re.match(r"^.*: \d+ files?, \d+/\d+ clusters$", line):
+            cur_paths = []
+            continue
+        if line.startswith("/"):
+            if pending_and:
+                cur_paths.append(line.rstrip())
+                pending_and = False
+            else:
+                p = line.rstrip()
+                if p.endswith("  and"):
+                    p = p[:-5]
+                    pending_and = True
+                cur_paths = [p]
+            continue
+        if line.startswith(" "):
+            if _ACTION.match(line) and out:
+                act = line.strip()
+                out[-1]["action"] = (out[-1]["action"] + " " + act).strip()
+                continue
+            kind = _kind(line)
+            out.append({"kind": kind, "path": " and ".join(cur_paths) or None,
+                        "message": line.strip(), "action": ""})
+            continue
+        cur_paths = []
+        m = line.strip()
+        if m.startswith("Wrong checksum for long file name"):
+            kind = "lfn-checksum"
+        elif m.startswith("Orphaned long file name part") or m.startswith("Orphan long file name"):
+            kind = "orphan-lfn"
+        elif m.startswith("Reclaimed"):
+            kind = "reclaimed"
+        elif "free cluster" in m.lower() and "summary" in m.lower() or m.startswith("Free cluster"):
+            kind = "free-count"
+        elif "dirty bit" in m.lower() or "not properly unmounted" in m:
+            kind = "dirty"
+        elif "boot sector" in m.lower() or "backup" in m.lower():
+            kind = "boot"
+        elif "FAT" in m:
+            kind = "fat"
+        elif "long file name" in m.lower():
+            kind = "lfn-other"
+        else:
+            kind = "other"
+        q = re.search(r'"(.*)"', m)
+        out.append({"kind": kind, "path": q.group(1) if q else None, "message": m, "action": ""})
+    return out
+
+
+def complaint_str(c):
+    return f"{c['kind']} {c['path'] or '-'}: {c['message']}" + (f" [{c['action']}]" if c["action"] else "")
+
+
+def expected_complaints(mode, tree_entries_needing_lfn):
+    """What fsck.fat -n must say about a clean image written in `mode`
+    (DESIGN.md): core-v1 / kernel-nodual -> exactly one bad-short-name per
+    entry that has LFN slots (its dummy); every other mode -> nothing.
+    Returns {kind: count}."""
+    if mode in ("core-v1", "core-unique", "kernel-nodual"):
+        n = tree_entries_needing_lfn
+        return {"bad-short-name": n} if n else {}
+    return {}
+
+
+class DosfsckReader(Reader):
+    def __init__(self, name="dosfsck", fsck="fsck.fat", repair=True, **cfg):
+        self.name = name
+        self.fsck = fsck.split() if isinstance(fsck, str) else list(fsck)
+        self.repair = repair
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                self._read(image, timeout, r)
+            except Exception as e:
+                r.error = f"dosfsck reader: {type(e).__name__}: {e}"
+        r.seconds = t.seconds
+        return r
+
+    def _read(self, image, timeout, r):
+        if not os.path.isfile(image):
+            r.error = f"no such image: {image}"
+            return
+        p = run([*self.fsck, "-n", image], timeout=timeout)
+        r.raw += p.raw()
+        r.extra["rc"] = p.rc
+        if p.error:
+            r.error = f"fsck.fat -n: {p.error}"
+            return
+        if p.rc not in (0, 1):
+            # 2+ = usage error or unusable image: still a verdict, not a crash
+            r.error = f"fsck.fat -n exit {p.rc}: {(p.errtext or p.text).strip().splitlines()[-1:]}"
+        cs = parse_fsck(p.text + "\n" + p.errtext)
+        r.extra["complaints"] = cs
+        r.complaints = [complaint_str(c) for c in cs]
+        if self.repair and r.error is None and cs:
+            r.extra["repair"] = self._repair(image, timeout)
+
+    def _repair(self, image, timeout):
+        from oracles.mtools import MtoolsReader
+        tmp = tempfile.mkdtemp(prefix="vfz-fsck-")
+        try:
+            copy = os.path.join(tmp, "repair.img")
+            shutil.copyfile(image, copy)
+            mt = MtoolsReader()
+            before = mt.read(copy, timeout)
+            p = run([*self.fsck, "-a", copy], timeout=timeout)
+            after = mt.read(copy, timeout)
+            rep = {"rc": p.rc, "error": p.error, "output": p.text[-4000:]}
+            if before.listing is not None and after.listing is not None:
+                d = listing.diff(before.listing, after.listing)
+                rep["changes"] = d.splitlines()
+                bp = {e["path"] for e in before.listing}
+                ap = {e["path"] for e in after.listing}
+                rep["lost"] = sorted(bp - ap)
+                rep["new"] = sorted(ap - bp)
+            else:
+                rep["changes"] = None
+                rep["mtools_error"] = before.error or after.error
+            return rep
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,324 @@
+"""mtools (GNU mtools 4.0.x) as a reader and as a writer.
+
+Reader: `mdir -/ -b -a ::/` gives one full path a line ("::/Dir A/" for a
+directory, long names in UTF-8 under LC_ALL=C.UTF-8), then one recursive
+`mcopy -s '::/*'` into a temporary directory gives the contents (no
+per-file mtype: mtools treats [ ] ? * in a source path as a glob).
+
+Writer: each op becomes mmd / mcopy / mmove / mdel / mrd. mtools has no
+errno, prompts on clashes and moves *into* an existing directory (mv
+semantics), so before each op the writer lists the image and decides the
+POSIX outcome from what mtools itself sees (ENOENT, ENOTDIR, EEXIST,
+EISDIR, ENOTEMPTY, EINVAL for a move into its own subtree); an mtools
+command that then fails is reported as EINVAL (mtools refused the name)
+with its stderr kept in raw. Configuration: a generated MTOOLSRC with
+codepage 437 (mtools defaults to 850), mtools_skip_check=1.
+"""
+import os
+import shutil
+import tempfile
+
+from oracles import Reader, Writer, ReadResult, WriteResult, Timer
+from vfz import listing
+from vfz.opscript import content
+from vfz.proc import run
+
+_CFG_DIR = None
+
+
+def mtools_env():
+    """Environment for every mtools call (config written once per process)."""
+    global _CFG_DIR
+    if _CFG_DIR is None or not os.path.isdir(_CFG_DIR):
+        _CFG_DIR = tempfile.mkdtemp(prefix="vfz-mtools-")
+        with open(os.path.join(_CFG_DIR, "mtoolsrc"), "w") as f:
+            f.write("mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n")
+    return {"MTOOLSRC": os.path.join(_CFG_DIR, "mtoolsrc"), "MTOOLS_SKIP_CHECK": "1",
+            "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+
+
+def mpath(path):
+    """An absolute image path as an mtools argument, glob characters escaped."""
+    out = []
+    for ch in path:
+        if ch in "[]*?\\":
+            out.append("\\")
+        out.append(ch)
+    return "::" + ("".join(out) or "/")
+
+
+def _is_empty_root(p):
+    return p.rc == 1 and p.errtext.strip().endswith('File "::/" not found')
+
+
+def list_paths(image, timeout, cmd=("mdir",)):
+    """[(path, is_dir)] as mdir -/ -b -a prints them, plus the Proc."""
+    p = run([*cmd, "-i", image, "-/", "-b", "-a", "::/"], timeout=timeout, env=mtools_env())
+    if p.error or (p.rc != 0 and not _is_empty_root(p)):
+        return None, p
+    out = []
+    for line in p.text.splitlines():
+        if not line.startswith("::/"):
+            continue
+        s = line[2:]
+        is_dir = s.endswith("/") and len(s) > 1
+        if is_dir:
+            s = s[:-1]
+        out.append((s, is_dir))
+    return out, p
+
+
+class MtoolsReader(Reader):
+    def __init__(self, name="mtools", mdir="mdir", mcopy="mcopy", **cfg):
+        self.name = name
+        self.mdir = mdir.split() if isinstance(mdir, str) else list(mdir)
+        self.mcopy = mcopy.split() if isinstance(mcopy, str) else list(mcopy)
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                self._read(image, timeout, r)
+            except Exception as e:  # an oracle never crashes the harness
+                r.error = f"mtools reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.seconds = t.seconds
+        return r
+
+    def _read(self, image, timeout, r):
+        if not os.path.isfile(image):
+            r.error = f"no such image: {image}"
+            return
+        paths, p = list_paths(image, timeout, self.mdir)
+        r.raw += p.raw()
+        if paths is None:
+            r.error = p.error or f"mdir exit {p.rc}: {p.errtext.strip()[:200]}"
+            return
+        tmp = tempfile.mkdtemp(prefix="vfz-mtools-x-")
+        try:
+            files = [s for s, d in paths if not d]
+            if files:
+                c = run([*self.mcopy, "-i", image, "-s", "-n", "-p", "-Q", "::/*", tmp],
+                        timeout=timeout, env=mtools_env())
+                r.raw += c.raw()
+                if c.error:
+                    r.error = f"mcopy: {c.error}"
+                    return
+                if c.rc != 0:
+                    r.complaints.append(f"mcopy exit {c.rc}: {c.errtext.strip()[:200]}")
+            entries = []
+            for s, d in paths:
+                if d:
+                    entries.append(listing.entry(s, "dir"))
+                    continue
+                host = os.path.join(tmp, s.lstrip("/"))
+                try:
+                    with open(host, "rb") as f:
+                        data = f.read()
+                    entries.append(listing.entry(s, "file", data))
+                except OSError as e:
+                    r.complaints.append(f"cannot extract {s}: {e.strerror}")
+                    entries.append(listing.entry(s, "file", size=None))
+            r.listing = sorted(entries, key=lambda e: e["path"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- writer
+
+def _fold(comp):
+    """How the writer matches names when deciding the POSIX outcome: ASCII
+    case-insensitive, trailing dots ignored (the kernel's rule)."""
+    s = comp.rstrip(".")
+    return "".join(c.lower() if c.isascii() else c for c in s)
+
+
+class _Tree:
+    def __init__(self, paths):
+        self.kids = {"/": {}}
+        self.isdir = {"/": True}
+        for s, d in sorted(paths, key=lambda x: x[0].count("/")):
+            parent, _, leaf = s.rpartition("/")
+            parent = parent or "/"
+            self.kids.setdefault(parent, {})[_fold(leaf)] = s
+            self.isdir[s] = d
+            if d:
+                self.kids.setdefault(s, {})
+
+    def resolve(self, path):
+        """-> (actual path or None, errno or None) for an existing path."""
+        cur = "/"
+        comps = [c for c in path.split("/") if c]
+        for i, c in enumerate(comps):
+            if not self.isdir.get(cur):
+                return None, "ENOTDIR"
+            if c == ".":
+                continue
+            if c == "..":
+                cur = cur.rpartition("/")[0] or "/"
+                continue
+            nxt = self.kids.get(cur, {}).get(_fold(c))
+            if nxt is None:
+                return None, "ENOENT"
+            cur = nxt
+        return cur, None
+
+    def parent_of(self, path):
+        """-> (actual parent path, leaf as written, errno)."""
+        comps = [c for c in path.split("/") if c]
+        if not comps:
+            return None, "", "EBUSY"
+        par, err = self.resolve("/" + "/".join(comps[:-1]))
+        if err:
+            return None, comps[-1], err
+        if not self.isdir.get(par):
+            return None, comps[-1], "ENOTDIR"
+        return par, comps[-1], None
+
+
+def _join(parent, leaf):
+    return (parent.rstrip("/") + "/" + leaf) if parent != "/" else "/" + leaf
+
+
+class MtoolsWriter(Writer):
+    def __init__(self, name="mtools", **cfg):
+        self.name = name
+
+    def apply(self, image, ops, timeout=60.0):
+        w = WriteResult(self.name)
+        with Timer() as t:
+            try:
+                self._apply(image, ops, timeout, w)
+            except Exception as e:
+                w.error = f"mtools writer: {type(e).__name__}: {e}"
+        w.seconds = t.seconds
+        return w
+
+    def _m(self, w, argv, timeout):
+        p = run(argv, timeout=timeout, env=mtools_env())
+        w.raw += p.raw()
+        return p
+
+    def _apply(self, image, ops, timeout, w):
+        deadline_each = max(5.0, timeout / 4)
+        tmp = tempfile.mkdtemp(prefix="vfz-mtools-w-")
+        try:
+            for op in ops:
+                paths, p = list_paths(image, deadline_each)
+                if paths is None:
+                    w.raw += p.raw()
+                    w.error = f"mdir failed before line {op.line}: {p.error or p.errtext.strip()[:200]}"
+                    return
+                tree = _Tree(paths)
+                res = self._op(image, op, tree, tmp, deadline_each, w)
+                w.results.append(res)
+                w.raw += f"# line {op.line}: {op} -> {res}\n"
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _op(self, image, op, tree, tmp, to, w):
+        I = ["-i", image]
+        k = op.kind
+        if k in ("mkdir", "create"):
+            par, leaf, err = tree.parent_of(op.path)
+            if err:
+                return err
+            if leaf in (".", "..") or tree.resolve(op.path)[0] is not None:
+                return "EEXIST"
+            dst = mpath(_join(par, leaf))
+            if k == "mkdir":
+                p = self._m(w, ["mmd", *I, "-D", "s", dst], to)
+            else:
+                src = os.path.join(tmp, "data")
+                with open(src, "wb") as f:
+                    f.write(content(op.args[2], op.args[1]))
+                # the target is not globbed by mcopy, but must not be escaped
+                p = self._m(w, ["mcopy", *I, "-D", "s", src, "::" + _join(par, leaf)], to)
+            return self._rc(p)
+        if k == "write":
+            cur, err = tree.resolve(op.path)
+            if err:
+                return err
+            if tree.isdir.get(cur):
+                return "EISDIR"
+            f = os.path.join(tmp, "data")
+            if os.path.exists(f):
+                os.unlink(f)
+            p = self._m(w, ["mcopy", *I, "-n", mpath(cur), f], to)
+            if p.error or p.rc != 0 or not os.path.exists(f):
+                return "EIO" if not p.error else "ETIMEDOUT"
+            off, size, seed = op.args[1], op.args[2], op.args[3]
+            with open(f, "rb") as fh:
+                data = bytearray(fh.read())
+            if len(data) < off:
+                data.extend(b"\0" * (off - len(data)))
+            data[off:off + size] = content(seed, size)
+            with open(f, "wb") as fh:
+                fh.write(data)
+            p = self._m(w, ["mcopy", *I, "-D", "o", f, "::" + cur], to)
+            return self._rc(p)
+        if k == "unlink":
+            cur, err = tree.resolve(op.path)
+            if err:
+                return err
+            if tree.isdir.get(cur):
+                return "EISDIR"
+            return self._rc(self._m(w, ["mdel", *I, mpath(cur)], to))
+        if k == "rmdir":
+            comps = [c for c in op.path.split("/") if c]
+            if comps and comps[-1] == ".":
+                return "EINVAL"
+            cur, err = tree.resolve(op.path)
+            if err:
+                return err
+            if cur == "/":
+                return "EBUSY"
+            if not tree.isdir.get(cur):
+                return "ENOTDIR"
+            if tree.kids.get(cur):
+                return "ENOTEMPTY"
+            return self._rc(self._m(w, ["mrd", *I, mpath(cur)], to))
+        if k == "rename":
+            src, err = tree.resolve(op.args[0])
+            if err:
+                return err
+            if src == "/":
+                return "EBUSY"
+            par, leaf, err = tree.parent_of(op.args[1])
+            if err:
+                return err
+            if leaf in (".", ".."):
+                return "EBUSY"
+            dst = tree.kids.get(par, {}).get(_fold(leaf))
+            sdir = tree.isdir.get(src)
+            newp = _join(par, leaf)
+            if sdir and (par == src or par.startswith(src + "/")):
+                return "EINVAL"
+            if dst is not None:
+                if dst == src:
+                    if src.rpartition("/")[2] == leaf:
+                        return "ok"
+                    # case-only rename: mtools applies the new spelling
+                    # (Linux 6.1 keeps the old one: model exception)
+                    return self._rc(self._m(w, ["mren", *I, mpath(src), leaf], to))
+                ddir = tree.isdir.get(dst)
+                if src.startswith(dst + "/"):
+                    return "ENOTEMPTY"
+                if sdir and not ddir:
+                    return "ENOTDIR"
+                if not sdir and ddir:
+                    return "EISDIR"
+                if ddir and tree.kids.get(dst):
+                    return "ENOTEMPTY"
+                p = self._m(w, ["mrd" if ddir else "mdel", *I, mpath(dst)], to)
+                if p.error or p.rc != 0:
+                    return self._rc(p)
+            p = self._m(w, ["mmove", *I, "-D", "s", mpath(src), "::" + newp], to)
+            return self._rc(p)
+        return "EINVAL"
+
+    @staticmethod
+    def _rc(p):
+        if p.error:
+            return "ETIMEDOUT" if p.timed_out else "EIO"
+        return "ok" if p.rc == 0 else "EINVAL"

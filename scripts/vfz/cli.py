@@ -1,0 +1,58 @@
+"""Subcommand dispatch for scripts/vfatfuzz.
+
+Every module scripts/vfz/cmd_<name>.py is a subcommand <name> (dashes for
+underscores): HELP (one line), add_arguments(parser), run(args) -> int.
+Engineers add a command by adding a module; nothing here changes.
+"""
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+
+import vfz
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad flags: one clear error line and exit 2 (no usage dump)."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.exit(2)
+
+
+def _commands():
+    cmds = {}
+    for mi in pkgutil.iter_modules(vfz.__path__):
+        if mi.name.startswith("cmd_"):
+            cmds[mi.name[4:].replace("_", "-")] = mi.name
+    return cmds
+
+
+def main(argv):
+    cmds = _commands()
+    parser = _Parser(prog="vfatfuzz", description="Fuzzing and differential testing of VFAT writers.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    mods = {}
+    for name in sorted(cmds):
+        try:
+            mod = importlib.import_module("vfz." + cmds[name])
+        except Exception as e:  # a broken module must not break the others
+            sys.stderr.write(f"vfatfuzz: warning: command {name} unavailable: {type(e).__name__}: {e}\n")
+            continue
+        sp = sub.add_parser(name, help=getattr(mod, "HELP", ""), description=getattr(mod, "HELP", ""))
+        mod.add_arguments(sp)
+        mods[name] = mod
+    if not argv:
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    if args.command not in mods:
+        parser.error(f"unknown command {args.command!r}")
+    try:
+        return int(mods[args.command].run(args) or 0)
+    except KeyboardInterrupt:
+        sys.stderr.write("vfatfuzz: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 1

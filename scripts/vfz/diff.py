@@ -1,0 +1,389 @@
+"""`vfatfuzz diff`: readers on one image, or writers x readers on one script.
+
+    diff IMAGE [--ops OPS] [--oracles LIST] [--json]
+    diff --ops OPS --writers LIST [--fs fat12|fat16|fat32[:SIZE[:CLUSTER]]] [--oracles LIST]
+
+Expected tree: with --ops, the model's result of OPS on an empty volume
+(profile of the writer: the mtools writer has its own, vfz.model); with
+IMAGE alone, the core's own listing (`vfat ls`). Each reader's verdict:
+  ok         its listing (after the named exceptions) equals the expected
+             tree and it has no unexpected complaint
+  differs    listing differs (diff lines shown)
+  complains  reads the same tree but complains (fsck.fat, mcopy errors) or,
+             for fsck.fat, the complaint count differs from the write mode's
+  failed     raised, timed out or could not read at all
+Writers are compared on per-op results too. Exit 0 all ok, 1 any
+divergence (differs/complains/failed), 2 could not run (bad input).
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections import Counter
+
+import oracles
+from vfz import listing, model, opscript
+from vfz.proc import run
+
+DEFAULT_READERS = ["dosfsck", "mtools", "kernel"]
+DEFAULT_WRITERS = ["core-dual", "core-v1", "core-v3", "mtools", "kernel"]
+FS_DEFAULTS = {"fat12": (2 << 20, 0), "fat16": (16 << 20, 0), "fat32": (40 << 20, 512)}
+READ_TIMEOUT = 60.0
+WRITE_TIMEOUT = 300.0
+
+
+class UsageError(Exception):
+    pass
+
+
+def add_arguments(p):
+    p.add_argument("image", nargs="?", help="image to read (omit with --writers)")
+    p.add_argument("--ops", help="op-script: expected tree = model(OPS)")
+    p.add_argument("--oracles", help="readers, comma-separated (default dosfsck,mtools,kernel)")
+    p.add_argument("--writers", help="writers, comma-separated")
+    p.add_argument("--fs", default="fat16", help="fat12|fat16|fat32[:SIZE[:CLUSTER]] for fresh images")
+    p.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    p.add_argument("--timeout", type=float, default=READ_TIMEOUT, help="seconds per oracle call")
+    p.add_argument("--keep", help="directory to keep the written images in")
+
+
+def parse_size(s):
+    s = s.strip().upper()
+    mult = 1
+    for suf, m in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):
+        if s.endswith(suf):
+            s, mult = s[:-1], m
+            break
+    if not s.isdigit():
+        raise UsageError(f"bad size {s!r}")
+    return int(s) * mult
+
+
+def parse_fs(spec):
+    parts = spec.split(":")
+    if parts[0] not in FS_DEFAULTS or len(parts) > 3:
+        raise UsageError(f"--fs: expected fat12|fat16|fat32[:SIZE[:CLUSTER]], got {spec!r}")
+    size, cl = FS_DEFAULTS[parts[0]]
+    if len(parts) > 1 and parts[1]:
+        size = parse_size(parts[1])
+    if len(parts) > 2 and parts[2]:
+        cl = parse_size(parts[2])
+        if cl < 512 or cl > 65536 or cl & (cl - 1):
+            raise UsageError(f"--fs: cluster size {cl} is not a power of two in 512..65536")
+    return int(parts[0][3:]), size, cl
+
+
+def mkfs(image, fat, size, cluster, timeout=60.0):
+    """A fresh, deterministic volume made by mkfs.fat (the same start for every writer)."""
+    with open(image, "wb") as f:
+        f.truncate(size)
+    argv = ["mkfs.fat", "-F", str(fat), "-i", "12345678", "-n", "VFATFUZZ"]
+    if cluster:
+        argv += ["-s", str(cluster // 512)]
+    p = run(argv + [image], timeout=timeout)
+    if p.rc != 0:
+        raise UsageError(f"mkfs.fat failed: {(p.errtext or p.text).strip().splitlines()[-1:]}")
+
+
+def split_list(s, table, what):
+    names = [x.strip() for x in s.split(",") if x.strip()]
+    if not names:
+        raise UsageError(f"empty {what} list")
+    for n in names:
+        if n not in table:
+            raise UsageError(f"unknown {what} {n!r} (known: {', '.join(sorted(table))})")
+    return names
+
+
+def load_oracle(kind, name, explicit, notes):
+    """Instantiate a reader/writer; None (with a note) if it cannot be used."""
+    try:
+        o = (oracles.get_reader if kind == "reader" else oracles.get_writer)(name)
+    except Exception as e:  # module missing (not built yet) or broken
+        notes.append(f"{kind} {name} unavailable ({type(e).__name__}: {e})"
+                     + ("" if explicit else "; skipped"))
+        return None
+    avail = getattr(o, "available", None)
+    if callable(avail):
+        try:
+            ok = avail()
+            why = ""
+            if isinstance(ok, tuple):
+                ok, why = ok
+        except Exception as e:
+            ok, why = False, str(e)
+        if not ok:
+            notes.append(f"{kind} {name} not available: {why or 'not built'}"
+                         + ("" if explicit else "; skipped"))
+            return None if not explicit else o
+    if name.startswith("core-") or name == "core":
+        from oracles.core import available
+        ok, why = available()
+        if not ok:
+            notes.append(f"{kind} {name} not available: {why}" + ("" if explicit else "; skipped"))
+            return None if not explicit else o
+    return o
+
+
+# ---------------------------------------------------------------- compare
+def _components_map(exp_entries, act_entries, sources, used):
+    """Rewrite actual paths to expected spelling where a named exception
+    explains the difference, component by component."""
+    exp_paths = {e["path"] for e in exp_entries}
+    by_parent = {}
+    for p in exp_paths:
+        par, _, leaf = p.rpartition("/")
+        by_parent.setdefault(par, []).append(leaf)
+    out = []
+    for e in act_entries:
+        comps = e["path"].split("/")[1:]
+        fixed = ""
+        for c in comps:
+            cand = fixed + "/" + c
+            if cand not in exp_paths:
+                for leaf in by_parent.get(fixed, []):
+                    ex = None
+                    for oracle, side in sources:
+                        ex = model.name_exception(oracle, side, leaf, c)
+                        if ex:
+                            break
+                    if ex:
+                        used[ex] += 1
+                        cand = fixed + "/" + leaf
+                        break
+            fixed = cand
+        e2 = dict(e)
+        e2["path"] = fixed
+        out.append(e2)
+    return out
+
+
+def compare_listing(expected, actual, sources, used):
+    """sources: [(oracle, side)] whose named exceptions may explain names."""
+    fixed = _components_map(expected, actual, sources, used)
+    keys = {k for e in actual for k in e} & set(listing.KEYS)
+    exp = [{k: v for k, v in e.items() if k in keys} for e in expected]
+    act = [{k: v for k, v in e.items() if k in keys} for e in fixed]
+    return listing.diff(exp, act)
+
+
+def compare_results(ops, expected, actual, oracle, used):
+    lines = []
+    for i, op in enumerate(ops):
+        e = expected[i] if i < len(expected) else None
+        a = actual[i] if i < len(actual) else None
+        if e == a:
+            continue
+        ex = model.result_exception(oracle, op, e, a) if a is not None else None
+        if ex:
+            used[ex] += 1
+            continue
+        lines.append(f"line {op.line}: {op}: expected {e}, got {a}")
+    return "\n".join(lines)
+
+
+def expected_dosfsck(mode, m=None, core_listing=None):
+    """{kind: count} fsck.fat must report for an image written in mode."""
+    if core_listing is not None:
+        from oracles.core import is_v1_dummy
+        n = sum(1 for e in core_listing if is_v1_dummy(e.get("short", "")))
+        return {"bad-short-name": n} if n else {}
+    if m is None:
+        return {}
+    if mode in ("core-v1", "core-unique", "kernel-nodual"):
+        n = m.lfn_count("win95")
+        return {"bad-short-name": n} if n else {}
+    return {}
+
+
+def verdict_for(r, expected_entries, oracle, exp_complaints, used, writer=None):
+    """-> (verdict, detail text)."""
+    if r.error:
+        return "failed", r.error
+    detail = []
+    verdict = "ok"
+    if r.listing is not None and expected_entries is not None:
+        src = [(oracle, "reader")] + ([(writer, "writer")] if writer else [])
+        d = compare_listing(expected_entries, r.listing, src, used)
+        if d:
+            verdict = "differs"
+            detail.append(d)
+    if oracle == "dosfsck":
+        cs = r.extra.get("complaints", [])
+        got = Counter(c["kind"] for c in cs)
+        want = Counter(exp_complaints or {})
+        if got != want:
+            if verdict == "ok":
+                verdict = "complains"
+            detail.append(f"fsck.fat complaints {dict(got)} (expected {dict(want)}):")
+            detail += ["  " + c for c in r.complaints]
+    elif r.complaints:
+        if verdict == "ok":
+            verdict = "complains"
+        detail += r.complaints
+    return verdict, "\n".join(detail)
+
+
+# ---------------------------------------------------------------- main
+def run_cmd(args):
+    try:
+        return _run(args)
+    except UsageError as e:
+        print(f"vfatfuzz diff: {e}", file=sys.stderr)
+        return 2
+    except opscript.OpScriptError as e:
+        print(f"vfatfuzz diff: {args.ops}: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
+    notes = []
+    ops = None
+    if args.ops:
+        if not os.path.isfile(args.ops):
+            raise UsageError(f"no such op-script: {args.ops}")
+        ops = opscript.load(args.ops)
+    if args.image and args.writers:
+        raise UsageError("give either IMAGE or --writers, not both")
+    if not args.image and not args.writers:
+        raise UsageError("need IMAGE, or --ops OPS with --writers LIST")
+    if args.writers and not ops:
+        raise UsageError("--writers needs --ops")
+    if args.image and not os.path.isfile(args.image):
+        raise UsageError(f"no such image: {args.image}")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    explicit_r = args.oracles is not None
+    rnames = split_list(args.oracles, oracles.READERS, "reader") if explicit_r else list(DEFAULT_READERS)
+    fs = parse_fs(args.fs)
+    readers = [(n, load_oracle("reader", n, explicit_r, notes)) for n in rnames]
+    readers = [(n, o) for n, o in readers if o is not None]
+    report = {"notes": notes, "targets": []}
+
+    try:
+        if args.image:
+            report["targets"].append(_diff_image(args, ops, readers, notes))
+        else:
+            explicit_w = True
+            wnames = split_list(args.writers, oracles.WRITERS, "writer")
+            tmp = tempfile.mkdtemp(prefix="vfz-diff-")
+            try:
+                for wn in wnames:
+                    report["targets"].append(_diff_writer(args, ops, wn, fs, readers, tmp, notes, explicit_w))
+            finally:
+                if args.keep:
+                    os.makedirs(args.keep, exist_ok=True)
+                    for f in os.listdir(tmp):
+                        shutil.copy(os.path.join(tmp, f), args.keep)
+                shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        for _, o in readers:
+            try:
+                o.close()
+            except Exception:
+                pass
+
+    bad = any(t.get("verdict") not in ("ok", None) or
+              any(v["verdict"] != "ok" for v in t["readers"].values())
+              for t in report["targets"])
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        print_report(report)
+    return 1 if bad else 0
+
+
+def _read_all(image, readers, expected_entries, exp_complaints, timeout, used, writer=None):
+    out = {}
+    for n, o in readers:
+        try:
+            r = o.read(image, timeout)
+        except Exception as e:  # the contract says never raise; belt and braces
+            r = oracles.ReadResult(n, error=f"{type(e).__name__}: {e}")
+        v, d = verdict_for(r, expected_entries, n, exp_complaints, used, writer)
+        out[n] = {"verdict": v, "detail": d, "seconds": round(r.seconds, 3),
+                  "complaints": r.complaints, "raw": r.raw[-20000:],
+                  "extra": {k: v for k, v in r.extra.items() if k != "complaints"}}
+    return out
+
+
+def _diff_image(args, ops, readers, notes):
+    used = Counter()
+    t = {"target": args.image, "writer": None}
+    core_listing = None
+    from oracles.core import CoreReader, available
+    if available()[0]:
+        cr = CoreReader().read(args.image, args.timeout)
+        if cr.error is None:
+            core_listing = cr.listing
+        else:
+            notes.append(f"core reader: {cr.error}")
+    if ops is not None:
+        m = model.Model("kernel")
+        m.apply(ops)
+        expected_entries = m.entries()
+        t["expected_from"] = "model"
+    else:
+        if core_listing is None:
+            raise UsageError("IMAGE without --ops needs the core's listing, and `vfat ls` "
+                             "is not available: " + (available()[1] if not available()[0] else notes[-1]))
+        expected_entries = core_listing
+        t["expected_from"] = "core"
+    exp_c = expected_dosfsck(None, core_listing=core_listing) if core_listing is not None else {}
+    t["expected"] = expected_entries
+    t["readers"] = _read_all(args.image, readers, expected_entries, exp_c, args.timeout, used)
+    t["exceptions"] = dict(used)
+    return t
+
+
+def _diff_writer(args, ops, wn, fs, readers, tmp, notes, explicit):
+    used = Counter()
+    t = {"target": wn, "writer": wn, "readers": {}}
+    w = load_oracle("writer", wn, explicit, notes)
+    profile = "mtools" if wn == "mtools" else "kernel"
+    m = model.Model(profile)
+    m.apply(ops)
+    exp_entries = m.entries()
+    t["expected_results"] = m.results
+    img = os.path.join(tmp, f"{wn}.img")
+    mkfs(img, *fs)
+    try:
+        wr = w.apply(img, ops, WRITE_TIMEOUT)
+    except Exception as e:
+        wr = oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+    t["results"] = wr.results
+    t["raw"] = wr.raw[-20000:]
+    if wr.error:
+        t["verdict"] = "failed"
+        t["detail"] = wr.error
+        return t
+    d = compare_results(ops, m.results, wr.results, wn, used)
+    t["verdict"] = "differs" if d else "ok"
+    t["detail"] = d
+    t["readers"] = _read_all(img, readers, exp_entries, expected_dosfsck(wn, m), args.timeout, used, wn)
+    t["exceptions"] = dict(used)
+    return t
+
+
+def print_report(rep):
+    for n in rep["notes"]:
+        print(f"note: {n}")
+    for t in rep["targets"]:
+        if t.get("writer"):
+            print(f"== writer {t['writer']}: {t['verdict']}")
+            if t.get("detail"):
+                print(_indent(t["detail"]))
+        else:
+            print(f"== image {t['target']} (expected tree from {t['expected_from']})")
+        for n, v in t["readers"].items():
+            print(f"   {n:<14} {v['verdict']}")
+            if v["detail"]:
+                print(_indent(v["detail"], 6))
+        if t.get("exceptions"):
+            ex = ", ".join(f"{k} x{c}" for k, c in sorted(t["exceptions"].items()))
+            print(f"   named exceptions applied: {ex}")
+
+
+def _indent(s, n=3):
+    return "\n".join(" " * n + line for line in s.splitlines())

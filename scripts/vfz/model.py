@@ -1,0 +1,457 @@
+"""The expected tree of an op-script: a model of Linux 6.1 vfat semantics.
+
+Independent of the C core (an oracle of its own): written from the kernel's
+fs/fat/namei_vfat.c and the VFS rules of fs/namei.c, with Debian's mount
+defaults (codepage=437, iocharset=ascii, utf8, shortname=mixed).
+
+Name rules for a new entry (vfat_add_entry -> vfat_build_slots):
+  * trailing dots are stripped (vfat_striptail_len); empty -> ENOENT
+  * more than 255 UTF-16 units (astral = 2) -> ENAMETOOLONG
+  * a unit < 0x20 or one of * ? < > | " : \\ -> EINVAL; last char ' ' -> EINVAL
+  * reserved device names (CON, NUL, ...) are accepted: 6.1 has no such check
+Lookup: ASCII-only case-insensitive, trailing dots ignored (vfat_cmpi with
+the ascii NLS table), so 'a' and 'A' clash (EEXIST) but 'é' and 'É' do not.
+Stored names keep the spelling of the op that created the entry.
+rename (VFS do_renameat2 + vfs_rename + vfat_rename):
+  * the target dentry is found case-insensitively; if it is the source
+    itself (a case-only or trailing-dot-only respelling) vfs_rename returns
+    0 without calling the fs: the old spelling stays (a no-op on 6.1)
+  * replacing an existing entry keeps the *target's* directory entry and so
+    its spelling (vfat_rename attaches the source inode at new_i_pos)
+  * file onto dir EISDIR, dir onto file ENOTDIR, dir onto non-empty dir
+    ENOTEMPTY, dir into its own subtree EINVAL, target an ancestor of the
+    source ENOTEMPTY, "." / ".." as last component EBUSY
+rmdir: non-empty ENOTEMPTY, file ENOTDIR, "/" EBUSY, last component "."
+EINVAL; unlink of a dir EISDIR; write to a missing file ENOENT (write does
+not create); create/mkdir of an existing name EEXIST; a missing or file
+parent ENOENT / ENOTDIR; a path of 4096 bytes or more ENAMETOOLONG.
+
+Profiles model the writers that legitimately differ (see EXCEPTIONS):
+  kernel (default) -- Linux 6.1 and the core in every mode
+  mtools           -- the mtools writer (oracles/mtools.py)
+
+Limitation (documented, not modelled): in dual mode a new name that equals
+an existing entry's generated alias (e.g. "LONGNA~1") is EEXIST on Linux;
+the model does not generate aliases, so scripts that spell aliases can show
+up as divergences of the dual writers.
+"""
+import json
+from dataclasses import dataclass, field
+
+from vfz import listing
+from vfz.opscript import content
+
+BAD_CHARS = set('*?<>|":\\/')
+RESERVED = {"CON", "PRN", "AUX", "NUL", "CLOCK$"} | {f"COM{i}" for i in range(1, 10)} \
+    | {f"LPT{i}" for i in range(1, 10)}
+PATH_MAX = 4096
+
+
+def strip_dots(name):
+    return name.rstrip(".")
+
+
+def fold(name):
+    """Lookup key: trailing dots ignored, ASCII letters folded only."""
+    return "".join(c.lower() if "A" <= c <= "Z" else c for c in strip_dots(name))
+
+
+def utf16_len(s):
+    return sum(2 if ord(c) > 0xFFFF else 1 for c in s)
+
+
+def check_new_name(name):
+    """The kernel's verdict on a name for a new entry: None or errno name."""
+    s = strip_dots(name)
+    if not s:
+        return "ENOENT"
+    if utf16_len(s) > 255:
+        return "ENAMETOOLONG"
+    for c in s:
+        if ord(c) < 0x20 or c in BAD_CHARS:
+            return "EINVAL"
+    if s.endswith(" "):
+        return "EINVAL"
+    return None
+
+
+def short_only(name, rule="win95"):
+    """Would Linux store this name as a bare 8.3 entry (no LFN slots)?
+    rule: win95 (creation rule of shortname=mixed|win95|lower: the 8.3
+    form must be upper case) or winnt (v3 and shortname=winnt: base and
+    extension each all-upper or all-lower). Non-ASCII never fits (cp437
+    bytes >= 0x7F clear both case flags in to_shortname_char)."""
+    s = strip_dots(name)
+    if not s or not s.isascii():
+        return False
+    dot = s.rfind(".")
+    if dot > 0 and s[:dot].strip(". "):
+        base, ext = s[:dot], s[dot + 1:]
+    else:
+        base, ext = s, ""
+    for part, n in ((base, 8), (ext, 3)):
+        if len(part) > n:
+            return False
+        if any(c in " .+,;=[]" or ord(c) < 0x20 or c in BAD_CHARS for c in part):
+            return False
+    if not base:
+        return False
+
+    def case_ok(part):
+        up = part == part.upper()
+        lo = part == part.lower()
+        return up if rule == "win95" else (up or lo)
+    return case_ok(base) and case_ok(ext)
+
+
+def needs_lfn(name, rule="win95"):
+    return not short_only(name, rule)
+
+
+@dataclass
+class Node:
+    name: str
+    is_dir: bool
+    data: bytearray = field(default_factory=bytearray)
+    kids: dict = field(default_factory=dict)   # fold(name) -> Node
+    parent: "Node" = None
+
+
+class Model:
+    """Apply ops one by one; results[i] is "ok" or an errno name."""
+
+    def __init__(self, profile="kernel"):
+        if profile not in PROFILES:
+            raise ValueError(f"unknown model profile {profile!r}")
+        self.profile = profile
+        self.p = PROFILES[profile]
+        self.root = Node("", True)
+        self.results = []
+
+    # ------------------------------------------------------------ lookup
+    def _walk(self, comps):
+        """Resolve existing components -> (node, errno)."""
+        cur = self.root
+        for c in comps:
+            if not cur.is_dir:
+                return None, "ENOTDIR"
+            if c == ".":
+                continue
+            if c == "..":
+                cur = cur.parent or self.root
+                continue
+            nxt = cur.kids.get(fold(c))
+            if nxt is None:
+                return None, "ENOENT"
+            cur = nxt
+        return cur, None
+
+    def _split(self, path):
+        return [c for c in path.split("/") if c]
+
+    def _parent(self, path):
+        comps = self._split(path)
+        if not comps:
+            return None, None, "EEXIST"
+        par, err = self._walk(comps[:-1])
+        if err:
+            return None, comps[-1], err
+        if not par.is_dir:
+            return None, comps[-1], "ENOTDIR"
+        return par, comps[-1], None
+
+    def _name_err(self, leaf):
+        err = check_new_name(leaf)
+        if err:
+            return err
+        return self.p.get("name_check", lambda n: None)(leaf)
+
+    def _stored(self, leaf):
+        return self.p.get("store", strip_dots)(leaf)
+
+    # ------------------------------------------------------------ ops
+    def apply(self, ops):
+        for op in ops:
+            self.results.append(self.apply_one(op))
+        return self.results
+
+    def apply_one(self, op):
+        paths = [a for k, a in zip(_KINDS[op.kind], op.args) if k == "s"]
+        if any(len(p.encode("utf-8")) >= PATH_MAX for p in paths):
+            return "ENAMETOOLONG"
+        return getattr(self, "_op_" + op.kind)(*op.args)
+
+    def _op_mkdir(self, path):
+        return self._new(path, True, b"")
+
+    def _op_create(self, path, size, seed):
+        return self._new(path, False, content(seed, size))
+
+    def _new(self, path, is_dir, data):
+        par, leaf, err = self._parent(path)
+        if err:
+            return err
+        if leaf in (".", "..") or fold(leaf) in par.kids and strip_dots(leaf):
+            return "EEXIST"
+        err = self._name_err(leaf)
+        if err:
+            return err
+        n = Node(self._stored(leaf), is_dir, bytearray(data), parent=par)
+        par.kids[fold(n.name)] = n
+        return "ok"
+
+    def _op_write(self, path, off, size, seed):
+        node, err = self._walk(self._split(path))
+        if err:
+            return err
+        if node.is_dir:
+            return "EISDIR"
+        d = node.data
+        if len(d) < off:
+            d.extend(b"\0" * (off - len(d)))
+        d[off:off + size] = content(seed, size)
+        return "ok"
+
+    def _op_unlink(self, path):
+        comps = self._split(path)
+        node, err = self._walk(comps)
+        if err:
+            return err
+        if node.is_dir:
+            return "EISDIR"
+        del node.parent.kids[fold(node.name)]
+        return "ok"
+
+    def _op_rmdir(self, path):
+        comps = self._split(path)
+        if comps and comps[-1] == ".":
+            return "EINVAL"
+        if comps and comps[-1] == "..":
+            return "ENOTEMPTY"
+        node, err = self._walk(comps)
+        if err:
+            return err
+        if node is self.root:
+            return "EBUSY"
+        if not node.is_dir:
+            return "ENOTDIR"
+        if node.kids:
+            return "ENOTEMPTY"
+        del node.parent.kids[fold(node.name)]
+        return "ok"
+
+    def _op_rename(self, src_path, dst_path):
+        scomps = self._split(src_path)
+        dcomps = self._split(dst_path)
+        if not scomps or not dcomps:
+            return "EBUSY"
+        spar, err = self._walk(scomps[:-1])
+        if err:
+            return err
+        if not spar.is_dir:
+            return "ENOTDIR"
+        dpar, err = self._walk(dcomps[:-1])
+        if err:
+            return err
+        if not dpar.is_dir:
+            return "ENOTDIR"
+        if scomps[-1] in (".", "..") or dcomps[-1] in (".", ".."):
+            return "EBUSY"
+        src = spar.kids.get(fold(scomps[-1]))
+        if src is None or not strip_dots(scomps[-1]):
+            return "ENOENT"
+        leaf = dcomps[-1]
+        dst = dpar.kids.get(fold(leaf)) if strip_dots(leaf) else None
+        # lock_rename trap: source an ancestor of the target's parent
+        a = dpar
+        while a is not None:
+            if a is src:
+                return "EINVAL"
+            a = a.parent
+        if dst is not None:
+            a = spar
+            while a is not None:
+                if a is dst:
+                    return "ENOTEMPTY"
+                a = a.parent
+        if dst is src:
+            if self.p.get("case_rename") == "apply" and src.name != self._stored(leaf):
+                del spar.kids[fold(src.name)]
+                src.name = self._stored(leaf)
+                spar.kids[fold(src.name)] = src
+            return "ok"
+        if dst is not None:
+            if src.is_dir and not dst.is_dir:
+                return "ENOTDIR"
+            if not src.is_dir and dst.is_dir:
+                return "EISDIR"
+            if dst.is_dir and dst.kids:
+                return "ENOTEMPTY"
+            newname = dst.name if self.p.get("replace_keeps_target_name", True) else self._stored(leaf)
+            del dpar.kids[fold(dst.name)]
+        else:
+            err = self._name_err(leaf)
+            if err:
+                return err
+            newname = self._stored(leaf)
+        del spar.kids[fold(src.name)]
+        src.name = newname
+        src.parent = dpar
+        dpar.kids[fold(newname)] = src
+        return "ok"
+
+    # ------------------------------------------------------------ output
+    def entries(self):
+        out = []
+
+        def rec(node, prefix):
+            for k in node.kids.values():
+                p = prefix + "/" + k.name
+                if k.is_dir:
+                    out.append(listing.entry(p, "dir"))
+                    rec(k, p)
+                else:
+                    out.append(listing.entry(p, "file", bytes(k.data)))
+        rec(self.root, "")
+        return sorted(out, key=lambda e: e["path"])
+
+    def lfn_count(self, rule="win95"):
+        """Entries that get LFN slots (and so a dummy in nodual modes)."""
+        n = 0
+        stack = [self.root]
+        while stack:
+            d = stack.pop()
+            for k in d.kids.values():
+                n += needs_lfn(k.name, rule)
+                if k.is_dir:
+                    stack.append(k)
+        return n
+
+
+_KINDS = {"mkdir": "s", "create": "snn", "write": "snnn", "rename": "ss",
+          "unlink": "s", "rmdir": "s"}
+
+
+def _mtools_name_check(leaf):
+    s = strip_dots(leaf).rstrip(" ")
+    base = s.split(".")[0].upper()
+    if base in RESERVED:
+        return "EINVAL"
+    return None
+
+
+# Profile knobs:
+#   name_check(leaf) -> extra errno for a new name (beyond the kernel's)
+#   store(leaf)      -> the spelling that ends up on disk
+#   case_rename      -> "noop" (Linux 6.1) or "apply"
+PROFILES = {
+    "kernel": {},
+    "mtools": {
+        "name_check": _mtools_name_check,
+        "case_rename": "apply",
+    },
+}
+
+
+def expected(ops, profile="kernel"):
+    """-> (results, entries) of applying ops to an empty volume."""
+    m = Model(profile)
+    m.apply(ops)
+    return m.results, m.entries()
+
+
+# ---------------------------------------------------------------- exceptions
+# Named, documented ways in which an implementation legitimately differs
+# from the model. Each has: who (oracle name, reader or writer side), why,
+# and a predicate on (expected component, actual component) for names, or
+# on op results. The driver applies them before comparing and reports which
+# exceptions were used; everything else is a divergence.
+@dataclass
+class Exception_:
+    name: str
+    oracle: str          # reader or writer oracle name
+    side: str            # "reader" | "writer"
+    reason: str
+
+
+EXCEPTIONS = [
+    Exception_("mtools-lcase-nonascii", "mtools", "reader",
+               "mtools shows a bare 8.3 entry whose NT case byte says 'lower case' with its "
+               "non-ASCII letters still in upper case (e.g. 'cafÉ.txt' for CAF\\x90    TXT + 0x18); "
+               "Linux lower-cases through the cp437 table"),
+    Exception_("mtools-reserved-names", "mtools", "writer",
+               "mtools refuses to create reserved DOS device names (CON, NUL, AUX, PRN, COMn, LPTn) "
+               "as a whole name; Linux 6.1 accepts them"),
+    Exception_("mtools-case-rename", "mtools", "writer",
+               "renaming a file to a respelling of its own name: Linux 6.1 keeps the old "
+               "spelling (vfs_rename sees the same inode), mtools applies the new one"),
+    Exception_("mtools-mmove-upcase", "mtools", "writer",
+               "mmove to a name that fits 8.3 in lower case stores it upper case when the source "
+               "had a long name (the case bits are not set); Linux keeps the spelling"),
+    Exception_("mtools-trailing-space", "mtools", "writer",
+               "mtools strips trailing spaces (and keeps some trailing dots: 'b. .') where Linux "
+               "answers EINVAL"),
+    Exception_("mtools-nonascii-case-clash", "mtools", "writer",
+               "mtools folds non-ASCII case when it looks for clashes ('É' clashes with 'é'); "
+               "Linux with iocharset=ascii folds ASCII only"),
+    Exception_("mtools-astral-dropped", "mtools", "writer",
+               "mtools drops characters outside the BMP from new names ('\\U0001F600smile' -> 'smile')"),
+    Exception_("grub-lowercase-83", "grub", "reader",
+               "GRUB lists a bare 8.3 entry (no LFN) in lower case regardless of the NT case byte"),
+    Exception_("7z-nonascii-short", "7z", "reader",
+               "7-Zip decodes bare 8.3 names in its own OEM code page, so non-ASCII short-only names "
+               "come out as other characters"),
+    Exception_("dual-alias-clash", "*", "writer",
+               "dual writers: a new name equal to an existing generated alias is EEXIST on Linux; the "
+               "model does not generate aliases"),
+]
+EXC_BY_NAME = {e.name: e for e in EXCEPTIONS}
+
+
+def _upper_nonascii(s):
+    return "".join(c.upper() if not c.isascii() else c for c in s)
+
+
+def name_exception(oracle, side, exp, act):
+    """Name of the exception that explains component act != exp, or None."""
+    if oracle == "mtools" and side == "reader":
+        if act == _upper_nonascii(exp) and exp != act:
+            return "mtools-lcase-nonascii"
+    if oracle == "mtools" and side == "writer":
+        if act == exp.upper() and short_only(exp.upper()):
+            return "mtools-mmove-upcase"
+        if act == exp.rstrip(" .") or act == exp.rstrip(" "):
+            return "mtools-trailing-space"
+        if act == "".join(c for c in exp if ord(c) <= 0xFFFF) and act != exp:
+            return "mtools-astral-dropped"
+        if act == _upper_nonascii(exp):
+            return "mtools-lcase-nonascii"
+    if oracle == "grub" and side == "reader":
+        if act == exp.lower() and short_only(exp, "winnt"):
+            return "grub-lowercase-83"
+    if oracle == "7z" and side == "reader":
+        if len(act) == len(exp) and not exp.isascii() and short_only(
+                "".join(c if c.isascii() else "X" for c in exp), "winnt"):
+            return "7z-nonascii-short"
+    return None
+
+
+def result_exception(oracle, op, exp, act):
+    """Name of the exception that explains an op result act != exp."""
+    if oracle == "mtools":
+        if op.kind in ("create", "mkdir", "rename") and act == "EINVAL" and exp == "ok":
+            leaf = [c for c in op.args[-1 if op.kind == "rename" else 0].split("/") if c][-1:]
+            if leaf and _mtools_name_check(leaf[0]):
+                return "mtools-reserved-names"
+        if act == "EEXIST" and exp == "ok" and op.kind in ("create", "mkdir"):
+            return "mtools-nonascii-case-clash" if not op.args[0].isascii() else None
+        if exp == "EINVAL" and act == "ok":
+            leaf = op.args[-1 if op.kind == "rename" else 0].rstrip("/").rpartition("/")[2]
+            if strip_dots(leaf).endswith(" "):
+                return "mtools-trailing-space"
+    return None
+
+
+def dumps_expected(ops, profile="kernel"):
+    res, ent = expected(ops, profile)
+    return json.dumps({"results": res}) + "\n" + listing.dumps(ent)

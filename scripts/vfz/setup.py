@@ -1,0 +1,128 @@
+"""`vfatfuzz setup` and `vfatfuzz test`.
+
+setup: install the Debian packages that are missing (dpkg-query first, so a
+second run needs no network), configure and build the default and asan
+presets, then build the kernel oracles if their build scripts exist.
+test: setup, then `ctest --preset default` and `ctest --preset asan -L core`;
+prints "N passed, N failed" and exits non-zero on any failure.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "dosfstools", "mtools",
+            "p7zip-full", "grub-common", "qemu-system-x86", "busybox-static", "linux-image-amd64",
+            "linux-headers-amd64", "linux-source-6.1", "python3-matplotlib", "cpio", "xz-utils",
+            "afl++", "make"]
+KERNEL_BUILDS = ["oracles/kernel/build.sh", "oracles/kernel-nodual/build.sh"]
+
+
+def log(msg):
+    print(f"[vfatfuzz] {msg}", flush=True)
+
+
+def missing_packages(pkgs=PACKAGES):
+    missing = []
+    for p in pkgs:
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if r.returncode != 0 or "install ok installed" not in r.stdout:
+            missing.append(p)
+    return missing
+
+
+def _sh(argv, cwd=REPO, env=None):
+    log("$ " + " ".join(argv))
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run(argv, cwd=cwd, env=e).returncode
+
+
+def install(pkgs):
+    prefix = []
+    if os.geteuid() != 0:
+        if shutil.which("sudo"):
+            prefix = ["sudo", "-n"]
+        else:
+            log(f"missing packages {' '.join(pkgs)} and not root (no sudo): install them as root")
+            return 1
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    rc = _sh(prefix + ["apt-get", "update"], env=env)
+    if rc != 0:
+        log("apt-get update failed")
+        return rc
+    return _sh(prefix + ["apt-get", "install", "-y", "--no-install-recommends"] + pkgs, env=env)
+
+
+def setup(skip_kernel=False):
+    t0 = time.monotonic()
+    miss = missing_packages()
+    if miss:
+        log("installing: " + " ".join(miss))
+        if install(miss) != 0:
+            log("package installation failed")
+            return 1
+    else:
+        log("all Debian packages present")
+    for preset in ("default", "asan"):
+        if _sh(["cmake", "--preset", preset]) != 0:
+            log(f"cmake configure ({preset}) failed")
+            return 1
+        if _sh(["cmake", "--build", "--preset", preset, "-j2"]) != 0:
+            log(f"build ({preset}) failed")
+            return 1
+    if not skip_kernel:
+        for b in KERNEL_BUILDS:
+            path = os.path.join(REPO, b)
+            if os.path.exists(path):
+                if _sh(["bash", path]) != 0:
+                    log(f"{b} failed")
+                    return 1
+            else:
+                log(f"{b} not present; kernel oracle skipped")
+    log(f"setup done in {time.monotonic() - t0:.0f}s")
+    return 0
+
+
+_SUMMARY = re.compile(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)")
+
+
+def ctest(argv):
+    """Run ctest streaming its output; -> (passed, failed, rc)."""
+    log("$ " + " ".join(argv))
+    p = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         errors="replace")
+    passed = failed = None
+    for line in p.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        m = _SUMMARY.search(line)
+        if m:
+            failed = int(m.group(2))
+            passed = int(m.group(3)) - failed
+    rc = p.wait()
+    if passed is None:
+        passed, failed = 0, (1 if rc != 0 else 0)
+    return passed, failed, rc
+
+
+def test(skip_setup=False):
+    if not skip_setup:
+        if setup() != 0:
+            print("0 passed, 1 failed (setup)")
+            return 1
+    tp = tf = 0
+    bad = False
+    for argv in (["ctest", "--preset", "default"], ["ctest", "--preset", "asan", "-L", "core"]):
+        p, f, rc = ctest(argv)
+        tp += p
+        tf += f
+        bad |= rc != 0
+    print(f"{tp} passed, {tf} failed")
+    return 1 if (tf or bad) else 0
