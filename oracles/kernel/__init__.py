@@ -28,6 +28,8 @@ cfg keys (all optional)
                   default None = leave the kernel's random numbers
     boot_timeout  seconds for a boot (default 60)
     auto_build    run build.sh when the guest build is missing (default True)
+    hang_ms       test hook: each read first makes the agent busy-loop this
+                  many ms without answering (a hanging request); default 0
 
 Answers
     ReadResult.listing   canonical entries (vfz.listing) plus, when they
@@ -160,7 +162,14 @@ def parse_kmsg(raw):
 
 
 def complaints_of(msgs):
-    return [re.sub(r"\(loop\d+\)", "(loop)", m) for m in msgs if COMPLAINT_RE.search(m)]
+    """Messages about the filesystem, "(loopN)" -> "(loop)", duplicates dropped."""
+    out = []
+    for m in msgs:
+        if COMPLAINT_RE.search(m):
+            m = re.sub(r"\(loop\d+\)", "(loop)", m)
+            if m not in out:
+                out.append(m)
+    return out
 
 
 def parse_listing(raw):
@@ -217,7 +226,8 @@ class _KernelBase:
 
     def __init__(self, name, build_dir=None, nodual_dir=None, modules=None,
                  options=DEFAULT_OPTIONS, fstype="vfat", read_only=True, hash=True,
-                 mem="256M", seed=None, boot_timeout=60.0, auto_build=True, **cfg):
+                 mem="256M", seed=None, boot_timeout=60.0, auto_build=True, hang_ms=0,
+                 **cfg):
         self.name = name
         self.build_dir = build_dir or default_build_dir()
         self.nodual_dir = nodual_dir or default_nodual_dir()
@@ -229,6 +239,7 @@ class _KernelBase:
         self.seed = seed
         self.boot_timeout = boot_timeout
         self.auto_build = auto_build
+        self.hang_ms = int(hang_ms)
         if modules:
             self.modules = [("fat", modules[0]), ("vfat", modules[1])]
         elif self.variant == "stock":
@@ -288,7 +299,12 @@ class KernelReader(_KernelBase, Reader):
                               ("O", struct.pack("<I", flags) + s(self.fstype) + s(self.options)),
                               ("L", struct.pack("<I", 0 if self.hash else 1)),
                               ("U", b""), ("K", b"")]
-                    (ist, ip), (mst, mp), (lst, lp), (ust, up), (_, kp) = vm.pipeline(frames, timeout)
+                    if self.hang_ms:
+                        frames.insert(0, ("H", struct.pack("<I", self.hang_ms)))
+                    replies = vm.pipeline(frames, timeout)
+                    if self.hang_ms:
+                        replies.pop(0)
+                    (ist, ip), (mst, mp), (lst, lp), (ust, up), (_, kp) = replies
                     self._fill(r, ist, ip, mst, mp, lst, lp, ust, up, kp)
                 except VMError as e:
                     r.error = f"kernel VM: {e}"
@@ -316,7 +332,9 @@ class KernelReader(_KernelBase, Reader):
         if ust != "o":
             r.complaints.append("umount: " + _txt(up).strip())
         r.raw += f"[umount] {_txt(up).strip()}\n[kmsg]\n" + "".join(m + "\n" for m in msgs)
-        r.complaints.extend(complaints_of(msgs))
+        for c in complaints_of(msgs):
+            if c not in r.complaints:
+                r.complaints.append(c)
 
 
 def encode_op(op):

@@ -23,6 +23,8 @@
  *   U                      unmount (syncs), release the loop device, drop caches
  *   G                      image bytes back: u64 size; chunks as in I
  *   K                      kernel messages (/dev/kmsg records) since last K
+ *   H {u32 ms}             test hook: busy-loop MS milliseconds without
+ *                          answering (a hanging request), then reply
  *   Q                      power off
  *
  * Written for vfatfuzz; builds with gcc -static -O2 -Wall -Wextra -Werror.
@@ -1027,6 +1029,17 @@ int main(void)
 		case 'G': cmd_get(); break;
 		case 'K': cmd_kmsg(); break;
 		case 'W': cmd_writefile(&r); break;
+		case 'H': {
+			struct timespec t0, t1;
+			uint64_t ms = rd_u(&r, 4);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &t1);
+			while ((uint64_t)(t1.tv_sec - t0.tv_sec) * 1000 +
+				       (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000) < ms);
+			reply_str('o', "awake");
+			break;
+		}
 		case 'Q':
 			reply_str('o', "bye");
 			sync();

@@ -139,9 +139,9 @@ class VM:
                "-device", "virtio-serial-pci",
                "-chardev", f"socket,id=vfz,path={sock_path}",
                "-device", "virtserialport,chardev=vfz,name=vfz"]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(os.path.join(self.tmp, "qemu.err"), "wb"),
-                                     start_new_session=True)
+        with open(os.path.join(self.tmp, "qemu.err"), "wb") as err:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=err, start_new_session=True)
         srv.settimeout(10.0)
         try:
             conn, _ = srv.accept()
