@@ -8,6 +8,7 @@ paths joined by "and" for shared clusters), the indented lines under it
 say what is wrong and what -a would do. Kinds:
 
   bad-short-name   "Bad short file name (...)"     (a v1 dummy is one)
+  many-bad-entries "Has a large number of bad entries. (B/N)" (a directory)
   duplicate        "Duplicate directory entry ..."
   cross-link       "... share clusters."
   size-mismatch    "File size is N bytes, cluster chain length is M bytes."
@@ -36,13 +37,15 @@ from vfz.proc import run
 
 _ACTION = re.compile(r"^\s+(Auto-|Renamed to|Truncating|Not auto-correcting|Deleting|Dropping|"
                      r"Setting|Removing|Fixing|Marking|Leaving|Correcting|Reclaiming|Freeing|"
-                     r"\(Short name)")
+                     r"\(Short name|Not dropping)")
 
 
 def _kind(msg):
     m = msg.strip()
     if m.startswith("Bad short file name"):
         return "bad-short-name"
+    if m.startswith("Has a large number of bad entries"):
+        return "many-bad-entries"
     if m.startswith("Duplicate directory entry"):
         return "duplicate"
     if m.startswith("share clusters") or m.endswith("share clusters."):
@@ -120,15 +123,33 @@ def complaint_str(c):
     return f"{c['kind']} {c['path'] or '-'}: {c['message']}" + (f" [{c['action']}]" if c["action"] else "")
 
 
-def expected_complaints(mode, tree_entries_needing_lfn):
+BAD_NAME_MODES = ("core-v1", "core-unique", "kernel-nodual")
+
+
+def expected_complaints(mode, dirs):
     """What fsck.fat -n must say about a clean image written in `mode`
-    (DESIGN.md): core-v1 / kernel-nodual -> exactly one bad-short-name per
-    entry that has LFN slots (its dummy); every other mode -> nothing.
-    Returns {kind: count}."""
-    if mode in ("core-v1", "core-unique", "kernel-nodual"):
-        n = tree_entries_needing_lfn
-        return {"bad-short-name": n} if n else {}
-    return {}
+    (DESIGN.md): in v1 modes (core-v1, core-unique, kernel-nodual) exactly
+    one bad-short-name per entry with LFN slots (its dummy), plus, as
+    fsck.fat 4.2's check_dir does, one many-bad-entries for every non-root
+    directory where good + bad > 4 and bad > good / 2 (integer division;
+    "." and ".." count as good); every other mode: nothing.
+    dirs: [(path, n_bad, n_good_without_dots, is_root)]. -> {kind: count}"""
+    if mode not in BAD_NAME_MODES:
+        return {}
+    out = {}
+    nbad = sum(d[1] for d in dirs)
+    if nbad:
+        out["bad-short-name"] = nbad
+    many = 0
+    for path, bad, good, is_root in dirs:
+        if is_root:
+            continue
+        good += 2
+        if good + bad > 4 and bad > good // 2:
+            many += 1
+    if many:
+        out["many-bad-entries"] = many
+    return out
 
 
 class DosfsckReader(Reader):

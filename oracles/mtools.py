@@ -225,9 +225,10 @@ class MtoolsWriter(Writer):
                 return err
             if leaf in (".", "..") or tree.resolve(op.path)[0] is not None:
                 return "EEXIST"
-            dst = mpath(_join(par, leaf))
             if k == "mkdir":
-                p = self._m(w, ["mmd", *I, "-D", "s", dst], to)
+                # targets of mmd/mcopy/mmove are taken literally (no glob,
+                # so no escaping); sources are globbed and get escaped
+                p = self._m(w, ["mmd", *I, "-D", "s", "::" + _join(par, leaf)], to)
             else:
                 src = os.path.join(tmp, "data")
                 with open(src, "wb") as f:

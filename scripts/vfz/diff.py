@@ -184,17 +184,28 @@ def compare_results(ops, expected, actual, oracle, used):
 
 
 def expected_dosfsck(mode, m=None, core_listing=None):
-    """{kind: count} fsck.fat must report for an image written in mode."""
+    """{kind: count} fsck.fat must report for an image written in mode.
+    From the core's listing (its "short" bytes): v1 dummies found there;
+    else from the model: entries needing LFN slots under the win95 rule."""
+    from oracles.dosfsck import expected_complaints
     if core_listing is not None:
         from oracles.core import is_v1_dummy
-        n = sum(1 for e in core_listing if is_v1_dummy(e.get("short", "")))
-        return {"bad-short-name": n} if n else {}
+        dirs = {"": [0, 0]}
+        for e in core_listing:
+            if e.get("type") == "dir":
+                dirs.setdefault(e["path"], [0, 0])
+        for e in core_listing:
+            par = e["path"].rpartition("/")[0]
+            d = dirs.setdefault(par, [0, 0])
+            if is_v1_dummy(e.get("short", "")):
+                d[0] += 1
+            else:
+                d[1] += 1
+        stats = [(p, b, g, p == "") for p, (b, g) in dirs.items()]
+        return expected_complaints("core-v1", stats)
     if m is None:
         return {}
-    if mode in ("core-v1", "core-unique", "kernel-nodual"):
-        n = m.lfn_count("win95")
-        return {"bad-short-name": n} if n else {}
-    return {}
+    return expected_complaints(mode, m.dir_stats("win95"))
 
 
 def verdict_for(r, expected_entries, oracle, exp_complaints, used, writer=None):

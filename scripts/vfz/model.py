@@ -161,10 +161,7 @@ class Model:
         return par, comps[-1], None
 
     def _name_err(self, leaf):
-        err = check_new_name(leaf)
-        if err:
-            return err
-        return self.p.get("name_check", lambda n: None)(leaf)
+        return self.p.get("name_err", check_new_name)(leaf)
 
     def _stored(self, leaf):
         return self.p.get("store", strip_dots)(leaf)
@@ -315,6 +312,19 @@ class Model:
         rec(self.root, "")
         return sorted(out, key=lambda e: e["path"])
 
+    def dir_stats(self, rule="win95"):
+        """[(path, entries with LFN slots, bare 8.3 entries, is_root)]."""
+        out = []
+
+        def rec(node, path):
+            lfn = sum(needs_lfn(k.name, rule) for k in node.kids.values())
+            out.append((path or "/", lfn, len(node.kids) - lfn, node is self.root))
+            for k in node.kids.values():
+                if k.is_dir:
+                    rec(k, path + "/" + k.name)
+        rec(self.root, "")
+        return out
+
     def lfn_count(self, rule="win95"):
         """Entries that get LFN slots (and so a dummy in nodual modes)."""
         n = 0
@@ -332,23 +342,39 @@ _KINDS = {"mkdir": "s", "create": "snn", "write": "snnn", "rename": "ss",
           "unlink": "s", "rmdir": "s"}
 
 
-def _mtools_name_check(leaf):
-    s = strip_dots(leaf).rstrip(" ")
-    base = s.split(".")[0].upper()
-    if base in RESERVED:
+def _mtools_reserved(leaf):
+    """mtools refuses a bare reserved device name (CON, nul, COM1; not
+    'nul.txt' or 'aux.c', which it accepts)."""
+    return leaf.rstrip(" .").upper() in RESERVED
+
+
+def _mtools_store(leaf):
+    """How mtools spells a new name on disk: trailing spaces dropped; a
+    single trailing dot dropped when what is left fits 8.3 without a dot
+    ('trail.' -> 'trail'); other trailing dots kept ('dots...')."""
+    s = leaf.rstrip(" ")
+    t = s[:-1]
+    if s.endswith(".") and not t.endswith(".") and "." not in t and 0 < len(t) <= 8:
+        return t
+    return s
+
+
+def _mtools_name_err(leaf):
+    if _mtools_reserved(leaf):
         return "EINVAL"
-    return None
+    return check_new_name(_mtools_store(leaf))
 
 
 # Profile knobs:
-#   name_check(leaf) -> extra errno for a new name (beyond the kernel's)
-#   store(leaf)      -> the spelling that ends up on disk
-#   case_rename      -> "noop" (Linux 6.1) or "apply"
+#   name_err(leaf)   -> errno for a new name (default: the kernel's rules)
+#   store(leaf)      -> the spelling that ends up on disk (default: trailing
+#                       dots stripped)
+#   case_rename      -> "noop" (Linux 6.1, default) or "apply"
 PROFILES = {
     "kernel": {},
     "mtools": {
-        "name_check": _mtools_name_check,
-        "case_rename": "apply",
+        "name_err": _mtools_name_err,
+        "store": _mtools_store,
     },
 }
 
@@ -377,33 +403,36 @@ class Exception_:
 EXCEPTIONS = [
     Exception_("mtools-lcase-nonascii", "mtools", "reader",
                "mtools shows a bare 8.3 entry whose NT case byte says 'lower case' with its "
-               "non-ASCII letters still in upper case (e.g. 'cafÉ.txt' for CAF\\x90    TXT + 0x18); "
-               "Linux lower-cases through the cp437 table"),
+               "non-ASCII letters still in upper case ('cafÉ.txt' for CAF\\x90    TXT + 0x18); "
+               "Linux lower-cases them through the cp437 table"),
+    Exception_("mtools-astral-read", "mtools", "reader",
+               "mtools converts LFN UTF-16 unit by unit: each character outside the BMP (a "
+               "surrogate pair) is listed as '__'"),
     Exception_("mtools-reserved-names", "mtools", "writer",
-               "mtools refuses to create reserved DOS device names (CON, NUL, AUX, PRN, COMn, LPTn) "
-               "as a whole name; Linux 6.1 accepts them"),
+               "mtools refuses to create a bare reserved DOS device name (CON, NUL, AUX, PRN, "
+               "COMn, LPTn; 'nul.txt' is accepted); Linux 6.1 accepts them all"),
     Exception_("mtools-case-rename", "mtools", "writer",
-               "renaming a file to a respelling of its own name: Linux 6.1 keeps the old "
-               "spelling (vfs_rename sees the same inode), mtools applies the new one"),
+               "renaming an entry to a respelling of its own name: Linux 6.1 keeps the old "
+               "spelling and answers 0 (vfs_rename sees the same inode); mren refuses (name "
+               "clash, exit 1) and also keeps the old spelling"),
     Exception_("mtools-mmove-upcase", "mtools", "writer",
-               "mmove to a name that fits 8.3 in lower case stores it upper case when the source "
-               "had a long name (the case bits are not set); Linux keeps the spelling"),
-    Exception_("mtools-trailing-space", "mtools", "writer",
-               "mtools strips trailing spaces (and keeps some trailing dots: 'b. .') where Linux "
-               "answers EINVAL"),
+               "mmove/mren to a name that fits 8.3 in lower case stores it upper case, without "
+               "the NT lower-case bits, when the source had a long name; Linux keeps the spelling"),
+    Exception_("mtools-trailing-dots", "mtools", "writer",
+               "mtools keeps trailing dots of long names ('dots...') and drops trailing spaces "
+               "('trail ' -> 'trail', where Linux answers EINVAL); Linux strips trailing dots "
+               "(modelled in the mtools profile: _mtools_store)"),
     Exception_("mtools-nonascii-case-clash", "mtools", "writer",
                "mtools folds non-ASCII case when it looks for clashes ('É' clashes with 'é'); "
                "Linux with iocharset=ascii folds ASCII only"),
-    Exception_("mtools-astral-dropped", "mtools", "writer",
-               "mtools drops characters outside the BMP from new names ('\\U0001F600smile' -> 'smile')"),
+    Exception_("mtools-astral-truncated", "mtools", "writer",
+               "mtools writes each character outside the BMP as its low 16 bits "
+               "(U+1D518 -> U+D518, U+1F600 -> U+F600) instead of a surrogate pair"),
     Exception_("grub-lowercase-83", "grub", "reader",
                "GRUB lists a bare 8.3 entry (no LFN) in lower case regardless of the NT case byte"),
     Exception_("7z-nonascii-short", "7z", "reader",
                "7-Zip decodes bare 8.3 names in its own OEM code page, so non-ASCII short-only names "
                "come out as other characters"),
-    Exception_("dual-alias-clash", "*", "writer",
-               "dual writers: a new name equal to an existing generated alias is EEXIST on Linux; the "
-               "model does not generate aliases"),
 ]
 EXC_BY_NAME = {e.name: e for e in EXCEPTIONS}
 
@@ -414,18 +443,23 @@ def _upper_nonascii(s):
 
 def name_exception(oracle, side, exp, act):
     """Name of the exception that explains component act != exp, or None."""
+    if exp == act:
+        return None
     if oracle == "mtools" and side == "reader":
-        if act == _upper_nonascii(exp) and exp != act:
+        if act == _upper_nonascii(exp):
             return "mtools-lcase-nonascii"
+        if act == "".join("__" if ord(c) > 0xFFFF else c for c in exp):
+            return "mtools-astral-read"
+        if act == "".join("__" if ord(c) > 0xFFFF else c for c in _upper_nonascii(exp)):
+            return "mtools-astral-read"
     if oracle == "mtools" and side == "writer":
         if act == exp.upper() and short_only(exp.upper()):
             return "mtools-mmove-upcase"
-        if act == exp.rstrip(" .") or act == exp.rstrip(" "):
-            return "mtools-trailing-space"
-        if act == "".join(c for c in exp if ord(c) <= 0xFFFF) and act != exp:
-            return "mtools-astral-dropped"
-        if act == _upper_nonascii(exp):
-            return "mtools-lcase-nonascii"
+        if act.rstrip(" .") == exp.rstrip(" .") and act.endswith("."):
+            return "mtools-trailing-dots"
+        trunc = "".join(chr(ord(c) & 0xFFFF) for c in exp)
+        if act == trunc or act == "".join("__" if ord(c) > 0xFFFF else c for c in trunc):
+            return "mtools-astral-truncated"
     if oracle == "grub" and side == "reader":
         if act == exp.lower() and short_only(exp, "winnt"):
             return "grub-lowercase-83"
@@ -438,17 +472,19 @@ def name_exception(oracle, side, exp, act):
 
 def result_exception(oracle, op, exp, act):
     """Name of the exception that explains an op result act != exp."""
-    if oracle == "mtools":
-        if op.kind in ("create", "mkdir", "rename") and act == "EINVAL" and exp == "ok":
-            leaf = [c for c in op.args[-1 if op.kind == "rename" else 0].split("/") if c][-1:]
-            if leaf and _mtools_name_check(leaf[0]):
-                return "mtools-reserved-names"
-        if act == "EEXIST" and exp == "ok" and op.kind in ("create", "mkdir"):
-            return "mtools-nonascii-case-clash" if not op.args[0].isascii() else None
-        if exp == "EINVAL" and act == "ok":
-            leaf = op.args[-1 if op.kind == "rename" else 0].rstrip("/").rpartition("/")[2]
-            if strip_dots(leaf).endswith(" "):
-                return "mtools-trailing-space"
+    if oracle != "mtools":
+        return None
+    target = op.args[1] if op.kind == "rename" else op.args[0]
+    leaf = ([c for c in target.split("/") if c] or [""])[-1]
+    if op.kind in ("create", "mkdir", "rename") and act == "EINVAL" and exp == "ok":
+        if _mtools_reserved(leaf):
+            return "mtools-reserved-names"
+        if op.kind == "rename":
+            src = ([c for c in op.args[0].split("/") if c] or [""])[-1]
+            if fold(src) == fold(leaf) and src != leaf:
+                return "mtools-case-rename"
+    if act == "EEXIST" and exp == "ok" and op.kind in ("create", "mkdir") and not leaf.isascii():
+        return "mtools-nonascii-case-clash"
     return None
 
 
