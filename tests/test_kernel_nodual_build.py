@@ -18,7 +18,9 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 HERE = os.path.join(REPO, "oracles", "kernel-nodual")
 BUILD_SH = os.path.join(HERE, "build.sh")
 PATCH = os.path.join(HERE, "nodual.patch")
-OUT = os.path.join(REPO, "build", "kernel-nodual")
+# where the kernel oracle looks for the modules (oracles/kernel default_nodual_dir)
+OUT = (os.path.join(os.environ["VFAT_BUILD"], "kernel-nodual") if os.environ.get("VFAT_BUILD")
+       else os.path.join(REPO, "build", "kernel-nodual"))
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"
 
 
@@ -91,15 +93,20 @@ class BuildTest(unittest.TestCase):
         self.assertEqual(os.stat(ko).st_mtime_ns, before)
 
     def test_missing_headers_and_source_are_named(self):
-        p = run([BUILD_SH, tempfile.mkdtemp(prefix="knd-")],
-                env=dict(os.environ, KERNEL_VERSION="0.0.0-none-amd64"), timeout=60)
-        self.assertNotEqual(p.returncode, 0)
-        self.assertIn("linux-headers", p.stderr)
-        p = run([BUILD_SH, tempfile.mkdtemp(prefix="knd-")],
-                env=dict(os.environ, LINUX_SOURCE_TARBALL="/nonexistent/linux.tar.xz"),
-                timeout=60)
-        self.assertNotEqual(p.returncode, 0)
-        self.assertIn("linux-source", p.stderr)
+        tmp = tempfile.mkdtemp(prefix="knd-")
+        try:
+            p = run([BUILD_SH, tmp],
+                    env=dict(os.environ, KERNEL_VERSION="0.0.0-none-amd64"), timeout=60)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("linux-headers", p.stderr)
+            p = run([BUILD_SH, tmp],
+                    env=dict(os.environ, LINUX_SOURCE_TARBALL="/nonexistent/linux.tar.xz"),
+                    timeout=60)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("linux-source", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "v1")))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @unittest.skipUnless(HAVE, "needs linux-headers-amd64 and linux-source-6.1")
