@@ -28,6 +28,7 @@ extra["repair"] what the repair changed (rc, diff lines, lost paths).
 """
 import os
 import re
+import shlex
 import shutil
 import tempfile
 
@@ -155,7 +156,7 @@ def expected_complaints(mode, dirs):
 class DosfsckReader(Reader):
     def __init__(self, name="dosfsck", fsck="fsck.fat", repair=True, **cfg):
         self.name = name
-        self.fsck = fsck.split() if isinstance(fsck, str) else list(fsck)
+        self.fsck = shlex.split(fsck) if isinstance(fsck, str) else list(fsck)
         self.repair = repair
 
     def read(self, image, timeout=30.0):

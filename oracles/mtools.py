@@ -15,6 +15,7 @@ with its stderr kept in raw. Configuration: a generated MTOOLSRC with
 codepage 437 (mtools defaults to 850), mtools_skip_check=1.
 """
 import os
+import shlex
 import shutil
 import tempfile
 
@@ -71,8 +72,8 @@ def list_paths(image, timeout, cmd=("mdir",)):
 class MtoolsReader(Reader):
     def __init__(self, name="mtools", mdir="mdir", mcopy="mcopy", **cfg):
         self.name = name
-        self.mdir = mdir.split() if isinstance(mdir, str) else list(mdir)
-        self.mcopy = mcopy.split() if isinstance(mcopy, str) else list(mcopy)
+        self.mdir = shlex.split(mdir) if isinstance(mdir, str) else list(mdir)
+        self.mcopy = shlex.split(mcopy) if isinstance(mcopy, str) else list(mcopy)
 
     def read(self, image, timeout=30.0):
         r = ReadResult(self.name)

@@ -46,6 +46,8 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     p.add_argument("--timeout", type=float, default=READ_TIMEOUT, help="seconds per oracle call")
     p.add_argument("--keep", help="directory to keep the written images in")
+    p.add_argument("--set", action="append", default=[], metavar="ORACLE.KEY=VALUE",
+                   help="oracle configuration override, e.g. mtools.mdir='mdir' (repeatable)")
 
 
 def parse_size(s):
@@ -96,10 +98,32 @@ def split_list(s, table, what):
     return names
 
 
-def load_oracle(kind, name, explicit, notes):
+def parse_sets(items):
+    """['mtools.mdir=sleep 9'] -> {'mtools': {'mdir': 'sleep 9'}}"""
+    cfg = {}
+    for it in items:
+        k, eq, v = it.partition("=")
+        o, dot, key = k.partition(".")
+        if not eq or not dot or not o or not key.isidentifier():
+            raise UsageError(f"--set: expected ORACLE.KEY=VALUE, got {it!r}")
+        if v.lower() in ("true", "false"):
+            v = v.lower() == "true"
+        else:
+            try:
+                v = int(v)
+            except ValueError:
+                try:
+                    v = float(v)
+                except ValueError:
+                    pass
+        cfg.setdefault(o, {})[key] = v
+    return cfg
+
+
+def load_oracle(kind, name, explicit, notes, cfg=None):
     """Instantiate a reader/writer; None (with a note) if it cannot be used."""
     try:
-        o = (oracles.get_reader if kind == "reader" else oracles.get_writer)(name)
+        o = (oracles.get_reader if kind == "reader" else oracles.get_writer)(name, **(cfg or {}).get(name, {}))
     except Exception as e:  # module missing (not built yet) or broken
         notes.append(f"{kind} {name} unavailable ({type(e).__name__}: {e})"
                      + ("" if explicit else "; skipped"))
@@ -268,7 +292,9 @@ def _run(args):
     explicit_r = args.oracles is not None
     rnames = split_list(args.oracles, oracles.READERS, "reader") if explicit_r else list(DEFAULT_READERS)
     fs = parse_fs(args.fs)
-    readers = [(n, load_oracle("reader", n, explicit_r, notes)) for n in rnames]
+    cfg = parse_sets(args.set)
+    args.cfg = cfg
+    readers = [(n, load_oracle("reader", n, explicit_r, notes, cfg)) for n in rnames]
     readers = [(n, o) for n, o in readers if o is not None]
     report = {"notes": notes, "targets": []}
 
@@ -351,7 +377,7 @@ def _diff_image(args, ops, readers, notes):
 def _diff_writer(args, ops, wn, fs, readers, tmp, notes, explicit):
     used = Counter()
     t = {"target": wn, "writer": wn, "readers": {}}
-    w = load_oracle("writer", wn, explicit, notes)
+    w = load_oracle("writer", wn, explicit, notes, args.cfg)
     profile = "mtools" if wn == "mtools" else "kernel"
     m = model.Model(profile)
     m.apply(ops)

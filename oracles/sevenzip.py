@@ -1,0 +1,110 @@
+"""7-Zip (p7zip-full, Debian 12) as a reader of FAT images.
+
+`7z l -slt IMAGE` lists every entry ("Path = Dir A/file", "Folder = +|-",
+"Size = N", "Short Name = ..."); `7z x -y -oTMP IMAGE` extracts the tree,
+which is then walked to build the canonical listing (names that are not
+valid UTF-8 on the host -- 7-Zip writes raw OEM bytes for some bare 8.3
+names -- become U+FFFD per bad byte). The -slt listing is kept in
+extra["slt"] and cross-checked against the extracted tree: an entry that
+was listed but not extracted (or the reverse) is a complaint.
+Known quirk (vfz.model EXCEPTIONS "7z-nonascii-short"): bare 8.3 names with
+non-ASCII characters are not decoded through cp437.
+"""
+import os
+import shlex
+import shutil
+import tempfile
+
+from oracles import Reader, ReadResult, Timer
+from vfz import listing
+from vfz.proc import run
+
+ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+
+
+def _fix(name):
+    """Host name (str, surrogateescape) -> canonical text."""
+    b = os.fsencode(name)
+    return b.decode("utf-8", "replace")
+
+
+def parse_slt(text):
+    items = []
+    cur = None
+    started = False
+    for line in text.splitlines():
+        if line.startswith("----------"):
+            started = True
+            continue
+        if not started:
+            continue
+        if not line.strip():
+            if cur:
+                items.append(cur)
+            cur = None
+            continue
+        k, sep, v = line.partition(" = ")
+        if not sep:
+            k, v = line.rstrip(" ="), ""
+        if cur is None:
+            cur = {}
+        cur[k.strip()] = v
+    if cur:
+        items.append(cur)
+    return [i for i in items if "Path" in i]
+
+
+class SevenZipReader(Reader):
+    def __init__(self, name="7z", sevenzip="7z", **cfg):
+        self.name = name
+        self.cmd = shlex.split(sevenzip) if isinstance(sevenzip, str) else list(sevenzip)
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                self._read(image, timeout, r)
+            except Exception as e:
+                r.error = f"7z reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.seconds = t.seconds
+        return r
+
+    def _read(self, image, timeout, r):
+        if not os.path.isfile(image):
+            r.error = f"no such image: {image}"
+            return
+        p = run([*self.cmd, "l", "-slt", "-tFAT", image], timeout=timeout, env=ENV)
+        r.raw += p.raw()
+        if p.error or p.rc != 0:
+            r.error = p.error or f"7z l exit {p.rc}: {(p.errtext or p.text).strip()[-200:]}"
+            return
+        slt = parse_slt(p.text)
+        r.extra["slt"] = [{k: i.get(k) for k in ("Path", "Folder", "Size", "Short Name")} for i in slt]
+        tmp = tempfile.mkdtemp(prefix="vfz-7z-")
+        try:
+            x = run([*self.cmd, "x", "-y", "-tFAT", "-o" + tmp, image], timeout=timeout, env=ENV)
+            r.raw += x.raw()
+            if x.error:
+                r.error = f"7z x: {x.error}"
+                return
+            if x.rc != 0:
+                r.complaints.append(f"7z x exit {x.rc}: {(x.errtext or x.text).strip()[-200:]}")
+            entries = []
+            for root, dirs, files in os.walk(tmp):
+                rel = os.path.relpath(root, tmp)
+                base = "" if rel == "." else "/" + _fix(rel)
+                for d in dirs:
+                    entries.append(listing.entry(base + "/" + _fix(d), "dir"))
+                for f in files:
+                    with open(os.path.join(root, f), "rb") as fh:
+                        entries.append(listing.entry(base + "/" + _fix(f), "file", fh.read()))
+            r.listing = sorted(entries, key=lambda e: e["path"])
+            listed = {"/" + i["Path"] for i in slt}
+            got = {e["path"] for e in entries}
+            for pth in sorted(listed - got):
+                r.complaints.append(f"listed but not extracted: {pth}")
+            for pth in sorted(got - listed):
+                r.complaints.append(f"extracted but not listed: {pth}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
