@@ -229,6 +229,20 @@ class ReaderListing(unittest.TestCase):
         self.assertIn("cannot read image", res[3].error)
 
 
+    def test_no_leak_between_same_size_images(self):
+        # same geometry, same names, other contents and one extra file: the
+        # guest reuses its loop device, so stale caches would show here
+        a = mkfs("leak-a.img")
+        b = mkfs("leak-b.img")
+        mt_put(a, "/Same name.txt", pattern(1, 3000))
+        mt_put(b, "/Same name.txt", pattern(2, 3000))
+        mt_put(b, "/only in b.txt", pattern(3, 10))
+        ea = expected_listing({"/Same name.txt": pattern(1, 3000)})
+        eb = expected_listing({"/Same name.txt": pattern(2, 3000), "/only in b.txt": pattern(3, 10)})
+        res = K.KernelReader(build_dir=KBUILD).read_many([a, b, a, b, b, a])
+        self.assertEqual([listing.normalize(x.listing) for x in res], [ea, eb, ea, eb, eb, ea])
+
+
 class Writer(unittest.TestCase):
     SCRIPT = [
         ('mkdir "/Dir A"', "ok"),

@@ -28,6 +28,9 @@ cfg keys (all optional)
                   default None = leave the kernel's random numbers
     boot_timeout  seconds for a boot (default 60)
     auto_build    run build.sh when the guest build is missing (default True)
+    persistent    True (default): the pooled VM lives across calls; False: a
+                  fresh VM is booted for every image and powered off after it
+                  (the naive way, for benchmarks)
     hang_ms       test hook: each read first makes the agent busy-loop this
                   many ms without answering (a hanging request); default 0
 
@@ -120,15 +123,20 @@ def get_vm(build_dir, modules, mem, boot_timeout):
     with _POOL_LOCK:
         vm = _POOL.get(key)
         if vm is None:
-            mods = None
-            if modules:
-                mods = []
-                for name, path in modules:
-                    with open(path, "rb") as f:
-                        mods.append((name, f.read(), ""))
-            vm = VM(build_dir, modules=mods, mem=mem, boot_timeout=boot_timeout)
+            vm = VM(build_dir, modules=_read_modules(modules), mem=mem,
+                    boot_timeout=boot_timeout)
             _POOL[key] = vm
         return vm
+
+
+def _read_modules(modules):
+    if not modules:
+        return None
+    mods = []
+    for name, path in modules:
+        with open(path, "rb") as f:
+            mods.append((name, f.read(), ""))
+    return mods
 
 
 def shutdown_all():
@@ -227,7 +235,7 @@ class _KernelBase:
     def __init__(self, name, build_dir=None, nodual_dir=None, modules=None,
                  options=DEFAULT_OPTIONS, fstype="vfat", read_only=True, hash=True,
                  mem="256M", seed=None, boot_timeout=60.0, auto_build=True, hang_ms=0,
-                 **cfg):
+                 persistent=True, **cfg):
         self.name = name
         self.build_dir = build_dir or default_build_dir()
         self.nodual_dir = nodual_dir or default_nodual_dir()
@@ -240,6 +248,7 @@ class _KernelBase:
         self.boot_timeout = boot_timeout
         self.auto_build = auto_build
         self.hang_ms = int(hang_ms)
+        self.persistent = persistent
         if modules:
             self.modules = [("fat", modules[0]), ("vfat", modules[1])]
         elif self.variant == "stock":
@@ -256,7 +265,11 @@ class _KernelBase:
             for _, p in self.modules:
                 if not os.path.exists(p):
                     raise VMError(f"{p} missing (build it with oracles/kernel-nodual/build.sh)")
-        vm = get_vm(self.build_dir, self.modules, self.mem, self.boot_timeout)
+        if self.persistent:
+            vm = get_vm(self.build_dir, self.modules, self.mem, self.boot_timeout)
+        else:
+            vm = VM(self.build_dir, modules=_read_modules(self.modules), mem=self.mem,
+                    boot_timeout=self.boot_timeout)
         vm.ensure()
         if vm.modules is not None and any(not ln.endswith(": ok")
                                           for ln in vm.modules_log.splitlines()
@@ -301,7 +314,11 @@ class KernelReader(_KernelBase, Reader):
                               ("U", b""), ("K", b"")]
                     if self.hang_ms:
                         frames.insert(0, ("H", struct.pack("<I", self.hang_ms)))
-                    replies = vm.pipeline(frames, timeout)
+                    try:
+                        replies = vm.pipeline(frames, timeout)
+                    finally:
+                        if not self.persistent:
+                            vm.close()
                     if self.hang_ms:
                         replies.pop(0)
                     (ist, ip), (mst, mp), (lst, lp), (ust, up), (_, kp) = replies
@@ -381,7 +398,11 @@ class KernelWriter(_KernelBase, Writer):
                    ("O", struct.pack("<I", 0) + s(self.fstype) + s(self.options))]
         frames += [("X", encode_op(op)) for op in ops]
         frames += [("U", b""), ("G", b""), ("K", b"")]
-        replies = vm.pipeline(frames, timeout)
+        try:
+            replies = vm.pipeline(frames, timeout)
+        finally:
+            if not self.persistent:
+                vm.close()
         if self.seed is not None and self.variant != "stock":
             wst, wp = replies.pop(0)
             w.raw += f"[nodual_seed={self.seed}] {_txt(wp)}\n"

@@ -20,7 +20,7 @@
  *   X {u8 op; args}        one op-script operation as a syscall; reply "ok"
  *                          or the errno name (strings: u32 len + bytes,
  *                          numbers: u64)
- *   U                      unmount (syncs), release the loop device, drop caches
+ *   U                      unmount (syncs), drop caches
  *   G                      image bytes back: u64 size; chunks as in I
  *   K                      kernel messages (/dev/kmsg records) since last K
  *   H {u32 ms}             test hook: busy-loop MS milliseconds without
@@ -354,34 +354,58 @@ static void reply_str(char status, const char *s)
 static int mounted;
 static char loopdev[64];
 static int kmsg_fd = -1;
+static int timing; /* report step times in replies (W /vfz/timing 1) */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+
+/* Unmount; the loop device stays bound to IMG for the next image (the
+ * last close of the block device drops its page cache, so nothing leaks).
+ * If the unmount fails, the fs is detached lazily and the loop device is
+ * abandoned (autoclear) so that the next image gets a fresh one. */
+static void loop_release(struct buf *log)
+{
+	if (!loopdev[0])
+		return;
+	int fd = open(loopdev, O_RDONLY);
+	if (fd >= 0) {
+		if (ioctl(fd, LOOP_CLR_FD, 0) < 0 && errno != ENXIO)
+			buf_printf(log, "loop clear: %s\n", ename(errno));
+		close(fd);
+	}
+	loopdev[0] = 0;
+}
 
 static int do_umount(struct buf *log)
 {
 	int rc = 0;
+	double t0 = now_ms();
 	if (mounted) {
 		if (umount2(MNT, 0) < 0) {
 			buf_printf(log, "umount: %s\n", ename(errno));
 			rc = -1;
 			if (umount2(MNT, MNT_DETACH) < 0)
 				buf_printf(log, "umount -l: %s\n", ename(errno));
+			loop_release(log);
 		}
 		mounted = 0;
+	} else {
+		return 0;
 	}
-	if (loopdev[0]) {
-		int fd = open(loopdev, O_RDONLY);
-		if (fd >= 0) {
-			if (ioctl(fd, LOOP_CLR_FD, 0) < 0 && errno != ENXIO)
-				buf_printf(log, "loop clear: %s\n", ename(errno));
-			close(fd);
-		}
-		loopdev[0] = 0;
-	}
+	double t2 = now_ms();
 	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
 	if (fd >= 0) {
 		if (write(fd, "3\n", 2) < 0)
 			buf_printf(log, "drop_caches: %s\n", ename(errno));
 		close(fd);
 	}
+	if (timing)
+		buf_printf(log, "umount %.1f ms, drop_caches %.1f ms\n", t2 - t0, now_ms() - t2);
 	return rc;
 }
 
@@ -436,10 +460,13 @@ static void cmd_modules(struct rd *r)
 static void cmd_image(struct rd *r)
 {
 	struct buf log = { 0 };
+	double t0 = now_ms();
 	do_umount(&log);
 	uint64_t size = rd_u(r, 8);
-	int fd = open(IMG, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+	/* same inode every time (the loop device stays bound to it); emptied
+	 * first so that no byte of the previous image survives */
+	int fd = open(IMG, O_RDWR | O_CREAT, 0600);
+	if (fd < 0 || ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)size) < 0) {
 		buf_printf(&log, "image file: %s\n", ename(errno));
 		goto fail;
 	}
@@ -456,38 +483,54 @@ static void cmd_image(struct rd *r)
 		}
 		r->pos += len;
 	}
-	int ctl = open("/dev/loop-control", O_RDWR);
-	if (ctl < 0) {
-		buf_printf(&log, "loop-control: %s\n", ename(errno));
-		goto fail;
+	double t1 = now_ms();
+	if (loopdev[0]) {
+		int lfd = open(loopdev, O_RDWR);
+		if (lfd < 0 || ioctl(lfd, LOOP_SET_CAPACITY, 0) < 0) {
+			buf_printf(&log, "%s: set capacity: %s\n", loopdev, ename(errno));
+			if (lfd >= 0)
+				close(lfd);
+			loop_release(&log);
+		} else {
+			close(lfd);
+		}
 	}
-	int nr = ioctl(ctl, LOOP_CTL_GET_FREE);
-	close(ctl);
-	if (nr < 0) {
-		buf_printf(&log, "loop get free: %s\n", ename(errno));
-		goto fail;
-	}
-	snprintf(loopdev, sizeof loopdev, "/dev/loop%d", nr);
-	int lfd = open(loopdev, O_RDWR);
-	if (lfd < 0) {
-		buf_printf(&log, "%s: %s\n", loopdev, ename(errno));
-		loopdev[0] = 0;
-		goto fail;
-	}
-	struct loop_config cfg;
-	memset(&cfg, 0, sizeof cfg);
-	cfg.fd = (unsigned)fd;
-	cfg.block_size = 512;
-	cfg.info.lo_flags = 0; /* no autoclear: closing lfd would detach it */
-	if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
-		buf_printf(&log, "LOOP_CONFIGURE: %s\n", ename(errno));
+	if (!loopdev[0]) {
+		int ctl = open("/dev/loop-control", O_RDWR);
+		if (ctl < 0) {
+			buf_printf(&log, "loop-control: %s\n", ename(errno));
+			goto fail;
+		}
+		int nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+		close(ctl);
+		if (nr < 0) {
+			buf_printf(&log, "loop get free: %s\n", ename(errno));
+			goto fail;
+		}
+		snprintf(loopdev, sizeof loopdev, "/dev/loop%d", nr);
+		int lfd = open(loopdev, O_RDWR);
+		if (lfd < 0) {
+			buf_printf(&log, "%s: %s\n", loopdev, ename(errno));
+			loopdev[0] = 0;
+			goto fail;
+		}
+		struct loop_config cfg;
+		memset(&cfg, 0, sizeof cfg);
+		cfg.fd = (unsigned)fd;
+		cfg.block_size = 512;
+		cfg.info.lo_flags = 0; /* no autoclear: closing lfd would detach it */
+		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
+			buf_printf(&log, "LOOP_CONFIGURE: %s\n", ename(errno));
+			close(lfd);
+			loopdev[0] = 0;
+			goto fail;
+		}
 		close(lfd);
-		loopdev[0] = 0;
-		goto fail;
 	}
-	close(lfd);
 	close(fd);
 	buf_printf(&log, "%s %llu\n", loopdev, (unsigned long long)size);
+	if (timing)
+		buf_printf(&log, "write %.1f ms, loop %.1f ms\n", t1 - t0, now_ms() - t1);
 	reply('o', &log);
 	free(log.p);
 	return;
@@ -877,6 +920,9 @@ static void cmd_writefile(struct rd *r)
 	char *data = rd_str(r, &dlen);
 	if (r->bad) {
 		reply_str('e', "bad W payload");
+	} else if (!strcmp(path, "/vfz/timing")) {
+		timing = data[0] == '1';
+		reply_str('o', "ok");
 	} else {
 		int fd = open(path, O_WRONLY | O_CLOEXEC);
 		int err = 0;
