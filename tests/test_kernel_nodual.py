@@ -292,10 +292,10 @@ def model_v3_base(g, is_dir):
         r >>= 3
     for i in range(8):
         if b[i] is None:
-            if r < 35:
-                r = g.r32()
             b[i] = INVALID35[r % 35]
             r //= 35
+            if r < 35:          # fewer than 35 values left: a fresh number
+                r = g.r32()
     return bytes(b)
 
 
@@ -462,6 +462,40 @@ class KernelNodualTest(unittest.TestCase):
                     else:
                         self.assertEqual(got[n]["sn"][:8], model_v3_base(g, n in dirs))
                         self.assertEqual(got[n]["sn"][8:], alias_ext(n))
+
+    def test_core_writes_the_same_dummies(self):
+        """The C core (build/vfat, written independently from DESIGN.md) and
+        the patched kernel, same seed, same script, same fresh image: every
+        entry has the same short entry, NT byte and LFN slots, byte for byte."""
+        core = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
+        if not os.access(core, os.X_OK):
+            self.skipTest(f"{core} not built")
+        script = NAMES_SCRIPT + many_files_script(20)
+        ops = opscript.parse(script)
+        ops_file = os.path.join(self.tmp, "same.ops")
+        with open(ops_file, "w") as f:
+            f.write(script)
+        for variant, bits in (("v1", 16), ("v1", 32), ("v3", 16), ("v3", 12)):
+            with self.subTest(variant=variant, fat=bits):
+                kimg = os.path.join(self.tmp, "same-kernel.img")
+                cimg = os.path.join(self.tmp, "same-core.img")
+                mkfs(kimg, bits)
+                shutil.copy(kimg, cimg)
+                w = self.writer(variant, seed=31337 + bits).apply(kimg, ops, timeout=120)
+                self.assertIsNone(w.error, w.raw)
+                p = subprocess.run([core, "apply", cimg, ops_file, "--names", "nodual",
+                                    "--dummy", variant, "--seed", str(31337 + bits)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.assertIn(p.returncode, (0, 1), p.stderr)
+                with open(kimg, "rb") as f:
+                    k = {e["path"]: e for e in Fat(f.read()).walk()}
+                with open(cimg, "rb") as f:
+                    c = {e["path"]: e for e in Fat(f.read()).walk()}
+                self.assertEqual(sorted(k), sorted(c))
+                self.assertGreater(sum(1 for e in k.values() if e["slots"]), 40)
+                for path in sorted(k):
+                    self.assertEqual((k[path]["sn"], k[path]["nt"], k[path]["slots"]),
+                                     (c[path]["sn"], c[path]["nt"], c[path]["slots"]), path)
 
     def test_default_uses_kernel_random_numbers(self):
         """No seed: two runs of the same script give different dummies."""
