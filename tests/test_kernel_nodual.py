@@ -463,6 +463,30 @@ class KernelNodualTest(unittest.TestCase):
                         self.assertEqual(got[n]["sn"][:8], model_v3_base(g, n in dirs))
                         self.assertEqual(got[n]["sn"][8:], alias_ext(n))
 
+    def test_creation_rule(self):
+        """v1 follows shortname= (the seed leaves vfat_create_shortname
+        alone); v3 always creates by the winnt rule."""
+        ops = opscript.parse('create "/lower.txt" 1 1\ncreate "/UP.TXT" 1 2\n'
+                             'create "/Mixed.txt" 1 3\nmkdir "/lowdir"\n')
+        base = "codepage=437,iocharset=ascii,utf8,shortname="
+        cases = [("v1", "mixed", {"/lower.txt", "/Mixed.txt", "/lowdir"}),
+                 ("v1", "winnt", {"/Mixed.txt"}),
+                 ("v3", "mixed", {"/Mixed.txt"}),
+                 ("v3", "win95", {"/Mixed.txt"})]
+        for variant, rule, want_lfn in cases:
+            with self.subTest(variant=variant, shortname=rule):
+                img, w, data = self.write(variant, ops, 16, options=base + rule)
+                self.assertEqual(w.results, ["ok"] * 4, w.raw)
+                ents = {e["path"]: e for e in Fat(data).walk()}
+                self.assertEqual({p for p, e in ents.items() if e["slots"]}, want_lfn)
+                for p, e in ents.items():
+                    if e["slots"]:
+                        ok = (is_v1_dummy(e["sn"], e["nt"]) if variant == "v1" else
+                              v3_problem(e["sn"], e["nt"], bool(e["attr"] & 0x10), p[1:]) is None)
+                        self.assertTrue(ok, (p, e["sn"].hex(" ")))
+                    else:
+                        self.assertEqual(short_display(e["sn"], e["nt"]), p[1:])
+
     def test_core_writes_the_same_dummies(self):
         """The C core (build/vfat, written independently from DESIGN.md) and
         the patched kernel, same seed, same script, same fresh image: every
