@@ -256,6 +256,11 @@ struct tree {
 	uint32_t file1, dir1, inner, dummy, v3, readme;
 };
 
+/* plain: the v1 dummy of /dummy file is replaced by a classic alias, so
+ * that fsck.fat (which calls v1 dummies bad short names) can judge the
+ * other damages alone. */
+static int plain;
+
 static const char v1_dummy[11] = { 0x20, 0x00, 1, 2, 3, 4, 5, 6, 0x2F, 0x00, 0x00 };
 static const char v3_dummy[11] = { 0x01, '~', 0x02, '/', 0x03, 0x04, 0x05, 0x06, 'T', 'X', 'T' };
 
@@ -280,7 +285,8 @@ static int build(struct img *im, int type, struct tree *t)
 	if (i != D_INNER_SHORT + 1)
 		return -1;
 	t->dummy = alloc_chain(im, 1);
-	i = put_long(im, 0, R_DUMMY, "dummy file", v1_dummy, ATTR_ARCH, t->dummy, 10, 0);
+	i = put_long(im, 0, R_DUMMY, "dummy file", plain ? "DUMMYF~1   " : v1_dummy,
+		     ATTR_ARCH, t->dummy, 10, 0);
 	if (i != R_V3)
 		return -1;
 	t->v3 = alloc_chain(im, 1);
@@ -444,6 +450,10 @@ static void d_dummy_coll(struct img *im, const struct tree *t)
 {
 	put_long(im, 0, R_END, "another dummy", v1_dummy, ATTR_ARCH, 0, 0, 0);
 }
+static void d_dummy_coll_v3(struct img *im, const struct tree *t)
+{
+	put_long(im, 0, R_END, "another v3 dummy", v3_dummy, ATTR_ARCH, 0, 0, FAT_NO_83NAME);
+}
 static void d_ln_dup(struct img *im, const struct tree *t)
 {
 	put_long(im, 0, R_END, "LONG FILE NAME.TXT", "LONGFI~2TXT", ATTR_ARCH, 0, 0, 0);
@@ -477,49 +487,51 @@ struct dcase {
 	const char *name;
 	damage_fn fn;
 	const char *kind;
+	int needs_dummy;     /* damages the v1 dummy: not in plain images */
 };
 
 static const struct dcase cases[] = {
-	{ "chain-loop", d_loop, "chain-loop" },
-	{ "cross-link", d_cross, "cross-link" },
-	{ "lost", d_lost, "lost-clusters" },
-	{ "chain-long", d_long, "chain-long" },
-	{ "chain-short", d_short, "chain-short" },
-	{ "range-pointer", d_range_ptr, "cluster-range" },
-	{ "range-first", d_range_first, "cluster-range" },
-	{ "chain-free", d_free, "chain-free" },
-	{ "chain-bad", d_bad, "chain-bad" },
-	{ "first-zero", d_zero, "first-cluster-zero" },
-	{ "fat-media", d_media, "fat-media" },
-	{ "fat-eoc", d_eoc, "fat-eoc" },
-	{ "fat-copies", d_copies, "fat-copies" },
-	{ "lfn-checksum", d_lfn_ck, "lfn-checksum" },
-	{ "lfn-checksum-inner", d_lfn_ck_inner, "lfn-checksum" },
-	{ "lfn-order-swap", d_lfn_order, "lfn-order" },
-	{ "lfn-order-no40", d_lfn_no40, "lfn-order" },
-	{ "lfn-padding", d_lfn_pad, "lfn-padding" },
-	{ "lfn-padding-noterm", d_lfn_noterm, "lfn-padding" },
-	{ "lfn-orphan", d_lfn_orphan, "lfn-orphan" },
-	{ "lfn-orphan-interrupted", d_lfn_orphan2, "lfn-orphan" },
-	{ "lfn-toolong", d_lfn_toolong, "lfn-toolong" },
-	{ "lfn-cluster", d_lfn_cluster, "lfn-cluster" },
-	{ "dot-missing", d_dot_missing, "dot-missing" },
-	{ "dot-target", d_dot_target, "dot-target" },
-	{ "dot-root", d_dot_root, "dot-misplaced" },
-	{ "shortname-invalid", d_sn_invalid, "shortname-invalid" },
-	{ "shortname-dup", d_sn_dup, "shortname-dup" },
-	{ "dummy-malformed", d_dummy_bad, "dummy-malformed" },
-	{ "dummy-nolfn", d_dummy_nolfn, "dummy-nolfn" },
-	{ "dummy-collision", d_dummy_coll, "dummy-collision" },
-	{ "longname-dup", d_ln_dup, "longname-dup" },
-	{ "longname-shortname", d_ln_sn, "longname-shortname" },
-	{ "longname-invalid", d_ln_invalid, "longname-invalid" },
-	{ "attr", d_attr, "attr" },
-	{ "dir-size", d_dir_size, "dir-size" },
-	{ "volume-label", d_label_sub, "volume-label" },
-	{ "after-end", d_after_end, "after-end" },
-	{ "dir-cycle", d_dir_cycle, "cross-link" },
-	{ "dir-zero", d_dir_zero, "first-cluster-zero" },
+	{ "chain-loop", d_loop, "chain-loop", 0 },
+	{ "cross-link", d_cross, "cross-link", 0 },
+	{ "lost", d_lost, "lost-clusters", 0 },
+	{ "chain-long", d_long, "chain-long", 0 },
+	{ "chain-short", d_short, "chain-short", 0 },
+	{ "range-pointer", d_range_ptr, "cluster-range", 0 },
+	{ "range-first", d_range_first, "cluster-range", 0 },
+	{ "chain-free", d_free, "chain-free", 0 },
+	{ "chain-bad", d_bad, "chain-bad", 0 },
+	{ "first-zero", d_zero, "first-cluster-zero", 0 },
+	{ "fat-media", d_media, "fat-media", 0 },
+	{ "fat-eoc", d_eoc, "fat-eoc", 0 },
+	{ "fat-copies", d_copies, "fat-copies", 0 },
+	{ "lfn-checksum", d_lfn_ck, "lfn-checksum", 0 },
+	{ "lfn-checksum-inner", d_lfn_ck_inner, "lfn-checksum", 0 },
+	{ "lfn-order-swap", d_lfn_order, "lfn-order", 0 },
+	{ "lfn-order-no40", d_lfn_no40, "lfn-order", 0 },
+	{ "lfn-padding", d_lfn_pad, "lfn-padding", 0 },
+	{ "lfn-padding-noterm", d_lfn_noterm, "lfn-padding", 0 },
+	{ "lfn-orphan", d_lfn_orphan, "lfn-orphan", 0 },
+	{ "lfn-orphan-interrupted", d_lfn_orphan2, "lfn-orphan", 0 },
+	{ "lfn-toolong", d_lfn_toolong, "lfn-toolong", 0 },
+	{ "lfn-cluster", d_lfn_cluster, "lfn-cluster", 0 },
+	{ "dot-missing", d_dot_missing, "dot-missing", 0 },
+	{ "dot-target", d_dot_target, "dot-target", 0 },
+	{ "dot-root", d_dot_root, "dot-misplaced", 0 },
+	{ "shortname-invalid", d_sn_invalid, "shortname-invalid", 0 },
+	{ "shortname-dup", d_sn_dup, "shortname-dup", 0 },
+	{ "dummy-malformed", d_dummy_bad, "dummy-malformed", 1 },
+	{ "dummy-nolfn", d_dummy_nolfn, "dummy-nolfn", 1 },
+	{ "dummy-collision", d_dummy_coll, "dummy-collision", 1 },
+	{ "dummy-collision-v3", d_dummy_coll_v3, "dummy-collision", 0 },
+	{ "longname-dup", d_ln_dup, "longname-dup", 0 },
+	{ "longname-shortname", d_ln_sn, "longname-shortname", 0 },
+	{ "longname-invalid", d_ln_invalid, "longname-invalid", 0 },
+	{ "attr", d_attr, "attr", 0 },
+	{ "dir-size", d_dir_size, "dir-size", 0 },
+	{ "volume-label", d_label_sub, "volume-label", 0 },
+	{ "after-end", d_after_end, "after-end", 0 },
+	{ "dir-cycle", d_dir_cycle, "cross-link", 0 },
+	{ "dir-zero", d_dir_zero, "first-cluster-zero", 0 },
 };
 
 static void test_cases(int type)
@@ -532,17 +544,19 @@ static void test_cases(int type)
 		CHECK(!"build");
 		return;
 	}
-	snprintf(name, sizeof(name), "fat%d-clean", type);
+	snprintf(name, sizeof(name), "%sfat%d-clean", plain ? "plain-" : "", type);
 	expect_clean(&im, name);
 	img_free(&im);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (plain && cases[i].needs_dummy)
+			continue;
 		if (build(&im, type, &t)) {
 			CHECK(!"build");
 			return;
 		}
 		cases[i].fn(&im, &t);
 		fix_fsinfo(&im);
-		snprintf(name, sizeof(name), "fat%d-%s", type, cases[i].name);
+		snprintf(name, sizeof(name), "%sfat%d-%s", plain ? "plain-" : "", type, cases[i].name);
 		expect(&im, name, cases[i].kind);
 		img_free(&im);
 	}
@@ -592,22 +606,23 @@ static void test_fat32(void)
 	struct tree t;
 	uint8_t *fi;
 
+	plain = 1;   /* no v1 dummy: these images also go to fsck.fat */
 	build(&im, 32, &t);
 	fi = im.b + 512;
 	put32(fi + 488, get32(fi + 488) + 3);
-	expect(&im, "fat32-fsinfo-count", "fsinfo");
+	expect(&im, "plain-fat32-fsinfo-count", "fsinfo");
 	put32(fi + 488, 0xFFFFFFFF);
-	expect_clean(&im, "fat32-fsinfo-unknown");
+	expect_clean(&im, "plain-fat32-fsinfo-unknown");
 	put32(fi + 492, 1);
-	expect(&im, "fat32-fsinfo-hint", "fsinfo");
+	expect(&im, "plain-fat32-fsinfo-hint", "fsinfo");
 	put32(fi + 492, 0xFFFFFFFF);
 	put32(fi, 0x12345678);
-	expect(&im, "fat32-fsinfo-signature", "fsinfo");
+	expect(&im, "plain-fat32-fsinfo-signature", "fsinfo");
 	put32(fi, 0x41615252);
-	expect_clean(&im, "fat32-fsinfo-restored");
+	expect_clean(&im, "plain-fat32-fsinfo-restored");
 	fset(&im, im.g.root_cluster, 0);
 	fix_fsinfo(&im);
-	expect(&im, "fat32-root-free", "root-cluster");
+	expect(&im, "plain-fat32-root-free", "root-cluster");
 	img_free(&im);
 
 	/* a root directory of five clusters */
@@ -621,12 +636,13 @@ static void test_fat32(void)
 			put_short(slot(&im, 0, (size_t)k), sn, ATTR_ARCH, 0, 0, 0);
 		}
 		fix_fsinfo(&im);
-		expect_clean(&im, "fat32-root-five-clusters");
+		expect_clean(&im, "plain-fat32-root-five-clusters");
 		/* a loop in the root chain must be found and not followed */
 		fset(&im, c, im.g.root_cluster);
-		expect(&im, "fat32-root-loop", "chain-loop");
+		expect(&im, "plain-fat32-root-loop", "chain-loop");
 	}
 	img_free(&im);
+	plain = 0;
 }
 
 /* A deep tree (no recursion in the checker) and a wide directory. */
@@ -779,6 +795,8 @@ static void test_random(int type, int iters, uint64_t seed)
 	uint64_t s = seed;
 	int neg = 0, pos = 0;
 
+	if (iters <= 0)
+		return;
 	if (build(&im, type, &t)) {
 		CHECK(!"build");
 		return;
@@ -824,9 +842,12 @@ int main(void)
 	int iters = it ? atoi(it) : 1500;
 
 	dump_dir = getenv("VFAT_CHECK_DUMP");
-	test_cases(12);
-	test_cases(16);
-	test_cases(32);
+	for (plain = 0; plain < 2; plain++) {
+		test_cases(12);
+		test_cases(16);
+		test_cases(32);
+	}
+	plain = 0;
 	test_wording();
 	test_fat32();
 	test_deep();
