@@ -579,6 +579,44 @@ class KernelNodualTest(unittest.TestCase):
         finally:
             vm.close()
 
+    def test_colliding_dummies(self):
+        """Two equal dummies in one directory (a v1 collision, forced here):
+        both files are still found by long name, and unlinking one leaves
+        the other intact."""
+        ops = opscript.parse('create "/first long name.txt" 10 1\n'
+                             'create "/second long name.txt" 20 2\n'
+                             'create "/third long name.txt" 30 3\n')
+        img, w, data = self.write("v1", ops, 16)
+        data = bytearray(data)
+        fat = Fat(bytes(data))
+        root = (fat.rsv + fat.nf * fat.fatsz) * fat.bps
+        shorts = [off for off in range(root, root + fat.rootent * 32, 32)
+                  if data[off] and data[off + 11] != 0x0F]
+        self.assertEqual(len(shorts), 3)
+        first, second = shorts[0], shorts[1]
+        data[second:second + 11] = data[first:first + 11]
+        c = lfn_checksum(bytes(data[first:first + 11]))
+        j = second - 32
+        while data[j + 11] == 0x0F:
+            data[j + 13] = c
+            j -= 32
+        with open(img, "wb") as f:
+            f.write(data)
+        ents = list(Fat(bytes(data)).walk())
+        self.assertEqual(ents[0]["sn"], ents[1]["sn"])
+        _, want = model.expected(ops)
+        for reader in (self.stock, self.readers["v1"]):
+            r = reader.read(img, timeout=120)
+            self.assertEqual(listing.diff(want, r.listing), "", reader.name)
+        more = opscript.parse('unlink "/second long name.txt"\n'
+                              'create "/fourth long name.txt" 40 4\n')
+        w = self.writer("v1").apply(img, more, timeout=120)
+        self.assertEqual(w.results, ["ok", "ok"], w.raw)
+        _, want = model.expected(ops + more)
+        r = self.readers["v1"].read(img, timeout=120)
+        self.assertEqual(listing.diff(want, r.listing), "")
+        self.assertEqual(r.complaints, [])
+
     def test_reader_hunk_finds_empty_short_name(self):
         """A dummy with a space extension parses to an empty short name:
         stock 6.1 lists the file but cannot open it; the patch can."""
