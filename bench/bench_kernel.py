@@ -77,7 +77,7 @@ def main():
         # persistent: one VM for the whole batch (boot counted separately)
         r = K.KernelReader(build_dir=build)
         t0 = time.monotonic()
-        vm = r._vm()
+        vm = r.vm()
         boot = time.monotonic() - t0
         t0 = time.monotonic()
         res = r.read_many(imgs)

@@ -435,6 +435,30 @@ class NodualHandMade(unittest.TestCase):
                              expected_listing({"/Long File Name.txt": data}))
 
 
+    def test_one_vm_switches_module_sets(self):
+        nd = os.path.join(BUILD, "kernel-nodual")
+        if not os.path.exists(os.path.join(nd, "v1", "vfat.ko")):
+            self.skipTest("kernel-nodual modules not built (oracles/kernel-nodual/build.sh)")
+        img, data = self.make("Long File Name.txt", 0x20)
+        stock = K.KernelReader(build_dir=KBUILD, nodual_dir=nd, shared_vm=True)
+        v1 = K.KernelNodualReader(build_dir=KBUILD, nodual_dir=nd, shared_vm=True)
+        v3 = K.KernelNodualV3Reader(build_dir=KBUILD, nodual_dir=nd, shared_vm=True)
+        vm = stock.vm()
+        self.assertIs(vm, v1.vm())
+        boots, switches = vm.boots, vm.switches
+        exp = expected_listing({"/Long File Name.txt": data})
+        for _ in range(2):
+            a = stock.read(img)
+            self.assertEqual(a.listing[0].get("stat_error"), "ENOENT", a.raw)
+            b = v1.read(img)
+            self.assertEqual(listing.normalize(b.listing), exp, b.raw)
+            c = v3.read(img)
+            self.assertEqual(listing.normalize(c.listing), exp, c.raw)
+        self.assertEqual(vm.boots, boots)              # one VM all along
+        self.assertEqual(vm.switches - switches, 5)    # stock is loaded at boot
+        self.assertIn("insmod vfat", vm.modules_log)
+
+
 class Survival(unittest.TestCase):
     def small_image(self):
         img = mkfs("survive.img")
@@ -444,7 +468,7 @@ class Survival(unittest.TestCase):
     def test_kill_qemu_mid_batch(self):
         img, exp = self.small_image()
         r = K.KernelReader(build_dir=KBUILD)
-        vm = r._vm()
+        vm = r.vm()
         boots = vm.boots
         pid = vm.proc.pid
         killer = threading.Timer(0.5, lambda: os.kill(pid, signal.SIGKILL))
@@ -465,7 +489,7 @@ class Survival(unittest.TestCase):
     def test_hanging_request_times_out_then_next_works(self):
         img, exp = self.small_image()
         hang = K.KernelReader(build_dir=KBUILD, hang_ms=600000)
-        vm = hang._vm()
+        vm = hang.vm()
         boots = vm.boots
         t0 = time.monotonic()
         res = hang.read(img, timeout=3.0)

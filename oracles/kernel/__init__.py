@@ -15,7 +15,8 @@ cfg keys (all optional)
                   $VFAT_BUILD/kernel-nodual, else <repo>/build/kernel-nodual
                   (built by oracles/kernel-nodual/build.sh, never here)
     modules       explicit module set: [fat.ko path, vfat.ko path]
-                  (overrides the variant)
+                  (overrides the variant; stock = build_dir/stock/*.ko,
+                  copied there from /lib/modules by build.sh)
     options       mount options; default Debian's
                   "codepage=437,iocharset=ascii,utf8,shortname=mixed"
     fstype        default "vfat"
@@ -28,6 +29,9 @@ cfg keys (all optional)
                   default None = leave the kernel's random numbers
     boot_timeout  seconds for a boot (default 60)
     auto_build    run build.sh when the guest build is missing (default True)
+    shared_vm     False (default): one pooled VM per module set; True: all
+                  oracles with shared_vm share ONE VM that switches module
+                  sets (rmmod/insmod) between requests when needed
     persistent    True (default): the pooled VM lives across calls; False: a
                   fresh VM is booted for every image and powered off after it
                   (the naive way, for benchmarks)
@@ -97,7 +101,8 @@ _build_lock = threading.Lock()
 
 def ensure_build(build_dir, auto_build=True):
     """Run build.sh when the guest build is missing; returns an error string or None."""
-    need = [os.path.join(build_dir, f) for f in ("vmlinux", "initramfs.cpio")]
+    need = [os.path.join(build_dir, f)
+            for f in ("vmlinux", "initramfs.cpio", "stock/fat.ko", "stock/vfat.ko")]
     if all(os.path.exists(f) for f in need):
         return None
     if not auto_build:
@@ -117,26 +122,35 @@ _POOL = {}
 _POOL_LOCK = threading.Lock()
 
 
-def get_vm(build_dir, modules, mem, boot_timeout):
-    """The shared VM for this (build, module set); modules = [(name, path)] or None."""
-    key = (os.path.abspath(build_dir), tuple(modules) if modules else None, mem)
+def get_vm(build_dir, pool_key, mem, boot_timeout):
+    """The pooled VM for (build, POOL_KEY, mem); POOL_KEY is a module-set key,
+    or "*" for the one VM that switches module sets (shared_vm=True)."""
+    key = (os.path.abspath(build_dir), pool_key, mem)
     with _POOL_LOCK:
         vm = _POOL.get(key)
         if vm is None:
-            vm = VM(build_dir, modules=_read_modules(modules), mem=mem,
-                    boot_timeout=boot_timeout)
+            vm = VM(build_dir, mem=mem, boot_timeout=boot_timeout)
             _POOL[key] = vm
         return vm
 
 
-def _read_modules(modules):
-    if not modules:
-        return None
-    mods = []
-    for name, path in modules:
-        with open(path, "rb") as f:
-            mods.append((name, f.read(), ""))
-    return mods
+_MOD_CACHE = {}
+
+
+def module_set(files):
+    """[(name, path)] -> (key, [(name, bytes, "")]); the key changes when a file does."""
+    key = []
+    for name, path in files:
+        st = os.stat(path)
+        key.append((name, os.path.abspath(path), st.st_mtime_ns, st.st_size))
+    key = tuple(key)
+    if key not in _MOD_CACHE:
+        mods = []
+        for name, path in files:
+            with open(path, "rb") as f:
+                mods.append((name, f.read(), ""))
+        _MOD_CACHE[key] = mods
+    return key, _MOD_CACHE[key]
 
 
 def shutdown_all():
@@ -235,7 +249,7 @@ class _KernelBase:
     def __init__(self, name, build_dir=None, nodual_dir=None, modules=None,
                  options=DEFAULT_OPTIONS, fstype="vfat", read_only=True, hash=True,
                  mem="256M", seed=None, boot_timeout=60.0, auto_build=True, hang_ms=0,
-                 persistent=True, **cfg):
+                 persistent=True, shared_vm=False, **cfg):
         self.name = name
         self.build_dir = build_dir or default_build_dir()
         self.nodual_dir = nodual_dir or default_nodual_dir()
@@ -249,32 +263,52 @@ class _KernelBase:
         self.auto_build = auto_build
         self.hang_ms = int(hang_ms)
         self.persistent = persistent
+        self.shared_vm = shared_vm
+        self.explicit_modules = bool(modules)
         if modules:
             self.modules = [("fat", modules[0]), ("vfat", modules[1])]
         elif self.variant == "stock":
-            self.modules = None
+            d = os.path.join(self.build_dir, "stock")
+            self.modules = [("fat", os.path.join(d, "fat.ko")), ("vfat", os.path.join(d, "vfat.ko"))]
         else:
             d = os.path.join(self.nodual_dir, self.variant)
             self.modules = [("fat", os.path.join(d, "fat.ko")), ("vfat", os.path.join(d, "vfat.ko"))]
 
+    def available(self):
+        """(ok, why) for the driver: QEMU, a kernel, and the module files."""
+        import shutil
+        if shutil.which("qemu-system-x86_64") is None:
+            return False, "qemu-system-x86_64 not installed"
+        if ensure_build(self.build_dir, auto_build=False) and not self.auto_build:
+            return False, f"guest not built ({self.build_dir})"
+        for _, p in self.modules:
+            if not os.path.exists(p):
+                return False, f"{p} missing (run oracles/kernel-nodual/build.sh)"
+        return True, ""
+
     def _vm(self):
+        """(vm, modules) for a pipeline call; boots the VM when needed."""
         err = ensure_build(self.build_dir, self.auto_build)
         if err:
             raise VMError(err)
-        if self.modules:
-            for _, p in self.modules:
-                if not os.path.exists(p):
-                    raise VMError(f"{p} missing (build it with oracles/kernel-nodual/build.sh)")
+        for _, p in self.modules:
+            if not os.path.exists(p):
+                raise VMError(f"{p} missing (build it with oracles/kernel-nodual/build.sh)")
+        mods = module_set(self.modules)
+        if self.variant == "stock" and not self.explicit_modules:
+            mods = ("stock", mods[1])      # what every boot loads
         if self.persistent:
-            vm = get_vm(self.build_dir, self.modules, self.mem, self.boot_timeout)
+            vm = get_vm(self.build_dir, "*" if self.shared_vm else mods[0], self.mem,
+                        self.boot_timeout)
         else:
-            vm = VM(self.build_dir, modules=_read_modules(self.modules), mem=self.mem,
-                    boot_timeout=self.boot_timeout)
-        vm.ensure()
-        if vm.modules is not None and any(not ln.endswith(": ok")
-                                          for ln in vm.modules_log.splitlines()
-                                          if ln.startswith("insmod")):
-            raise VMError("module load failed: " + vm.modules_log.strip())
+            vm = VM(self.build_dir, mem=self.mem, boot_timeout=self.boot_timeout)
+        return vm, mods
+
+    def vm(self):
+        """The (booted) VM this oracle uses; for tests and benchmarks."""
+        vm = self._vm()[0]
+        with vm.lock:
+            vm.ensure()
         return vm
 
     def close(self):
@@ -306,7 +340,7 @@ class KernelReader(_KernelBase, Reader):
                 data = None
             if data is not None:
                 try:
-                    vm = self._vm()
+                    vm, mods = self._vm()
                     flags = MS_RDONLY if self.read_only else 0
                     frames = [("I", encode_image(data)),
                               ("O", struct.pack("<I", flags) + s(self.fstype) + s(self.options)),
@@ -315,7 +349,7 @@ class KernelReader(_KernelBase, Reader):
                     if self.hang_ms:
                         frames.insert(0, ("H", struct.pack("<I", self.hang_ms)))
                     try:
-                        replies = vm.pipeline(frames, timeout)
+                        replies = vm.pipeline(frames, timeout, modules=mods)
                     finally:
                         if not self.persistent:
                             vm.close()
@@ -390,7 +424,7 @@ class KernelWriter(_KernelBase, Writer):
         return w
 
     def _apply(self, w, image, data, ops, timeout):
-        vm = self._vm()
+        vm, mods = self._vm()
         frames = []
         if self.seed is not None and self.variant != "stock":
             frames.append(("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed))))
@@ -399,7 +433,7 @@ class KernelWriter(_KernelBase, Writer):
         frames += [("X", encode_op(op)) for op in ops]
         frames += [("U", b""), ("G", b""), ("K", b"")]
         try:
-            replies = vm.pipeline(frames, timeout)
+            replies = vm.pipeline(frames, timeout, modules=mods)
         finally:
             if not self.persistent:
                 vm.close()

@@ -26,6 +26,10 @@ class VMError(Exception):
     """The guest died, hung or broke the protocol."""
 
 
+class ModuleError(VMError):
+    """A module set could not be loaded (the VM itself is fine)."""
+
+
 def sparse_chunks(data):
     """[(offset, bytes)] of the non-zero 4 KiB blocks of DATA, merged.
 
@@ -82,14 +86,17 @@ def s(b):
 class VM:
     """A QEMU TCG guest booted from BUILD_DIR/{vmlinux,initramfs.cpio}.
 
-    modules: [(name, bytes, params)] loaded after boot (and after every restart)
-    in place of the stock fat/vfat; None keeps the stock ones loaded at boot.
+    Every boot loads the stock fat/vfat; pipeline(..., modules=(key, mods))
+    switches to another set first when KEY is not the loaded one (mods:
+    [(name, bytes, params)], loaded in order after vfat/msdos/fat are
+    removed). `loaded` is the key in force ("stock" after a boot).
     """
 
-    def __init__(self, build_dir, modules=None, mem="256M", boot_timeout=60.0,
+    def __init__(self, build_dir, mem="256M", boot_timeout=60.0,
                  qemu=QEMU, extra_append=""):
         self.build_dir = build_dir
-        self.modules = modules
+        self.loaded = None
+        self.switches = 0
         self.mem = mem
         self.boot_timeout = boot_timeout
         self.qemu = qemu
@@ -172,16 +179,13 @@ class VM:
             raise VMError(f"unexpected hello {st!r} {payload[:100]!r}")
         self.boots += 1
         self.boot_seconds.append(time.monotonic() - t0)
-        if self.modules is not None:
-            st, log = self.load_modules(self.modules)
-            if st != "o":
-                self.modules_log = log
-                # keep the VM: the caller sees the failure in modules_log
-            else:
-                self.modules_log = log
-        else:
-            self.modules_log = "stock modules loaded at boot\n"
-        self.request(b"K", timeout=10.0)  # drop boot messages
+        self.loaded = "stock"
+        self.modules_log = "stock modules loaded at boot\n"
+        try:
+            self._exchange([("K", b"")], time.monotonic() + 10.0)  # drop boot messages
+        except VMError:
+            self.stop()
+            raise
 
     def _qemu_err(self):
         try:
@@ -266,34 +270,46 @@ class VM:
         del self._rbuf[:4 + ln]
         return chr(st), payload
 
-    def pipeline(self, frames, timeout):
+    def _exchange(self, frames, deadline):
+        self._send(frames, deadline)
+        return [self._recv(max(0.0, deadline - time.monotonic())) for _ in frames]
+
+    def pipeline(self, frames, timeout, modules=None):
         """Send [(cmd, payload)] at once, return [(status, payload)].
 
-        Any failure (timeout, death) kills the VM and raises VMError."""
+        modules=(key, [(name, bytes, params)]): make that module set the
+        loaded one first (ModuleError if it does not load). Any failure
+        (timeout, death) kills the VM and raises VMError."""
         with self.lock:
             self.ensure()
-            deadline = time.monotonic() + timeout
             try:
-                self._send(frames, deadline)
-                out = []
-                for _ in frames:
-                    out.append(self._recv(max(0.0, deadline - time.monotonic())))
-                return out
+                if modules is not None and modules[0] != self.loaded:
+                    self._switch(modules, timeout)
+                return self._exchange(frames, time.monotonic() + timeout)
+            except ModuleError:
+                raise
             except VMError as e:
                 tail = self.console_tail()
                 self.stop()
                 raise VMError(f"{e}; console tail: {tail[-1500:]}" if tail.strip() else str(e))
 
+    def _switch(self, modules, timeout):
+        key, mods = modules
+        payload = struct.pack("<I", len(mods)) + b"".join(
+            s(name) + s(data) + s(params) for name, data, params in mods)
+        (st, log), (_, kmsg) = self._exchange([("M", payload), ("K", b"")],
+                                              time.monotonic() + timeout)
+        self.modules_log = log.decode("utf-8", "replace")
+        self.switches += 1
+        if st != "o":
+            self.loaded = None
+            raise ModuleError(f"module set {key!r} did not load: {self.modules_log.strip()} "
+                              f"{kmsg.decode('utf-8', 'replace').strip()[-500:]}")
+        self.loaded = key
+
     def request(self, cmd, payload=b"", timeout=30.0):
         c = cmd.decode() if isinstance(cmd, bytes) else cmd
         return self.pipeline([(c, payload)], timeout)[0]
-
-    # ------------------------------------------------------------ helpers
-    def load_modules(self, modules, timeout=30.0):
-        payload = struct.pack("<I", len(modules)) + b"".join(
-            s(name) + s(data) + s(params) for name, data, params in modules)
-        st, log = self.request("M", payload, timeout)
-        return st, log.decode("utf-8", "replace")
 
     def close(self):
         with self.lock:
