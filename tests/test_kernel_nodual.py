@@ -540,23 +540,25 @@ class KernelNodualTest(unittest.TestCase):
         self.assertEqual(len(set(runs[0])), 8)
 
     def test_modules_load_cleanly(self):
-        """A fresh guest with the stock modules, then the patched ones: the
-        only messages are the unsigned-module taint lines."""
+        """A fresh guest (stock modules loaded at boot), then the patched
+        ones: the only messages are the unsigned-module taint lines."""
         from oracles.kernel import vm as vmmod
         build_dir = oracles.kernel.default_build_dir()
         self.assertIsNone(oracles.kernel.ensure_build(build_dir))
-        vm = vmmod.VM(build_dir, modules=None)
+        vm = vmmod.VM(build_dir)
         try:
             vm.ensure()
+            vm.request("K", timeout=10.0)          # whatever came after boot
             for variant in ("v1", "v3"):
                 mods = []
                 for m in ("fat", "vfat"):
                     with open(os.path.join(NODUAL_DIR, variant, m + ".ko"), "rb") as f:
-                        mods.append((m, f.read(), ""))
-                st, log = vm.load_modules(mods)
+                        mods.append(vmmod.s(m) + vmmod.s(f.read()) + vmmod.s(""))
+                # the agent's M command: unload fat/vfat, load these in order
+                (st, log), (kst, raw) = vm.pipeline(
+                    [("M", struct.pack("<I", len(mods)) + b"".join(mods)), ("K", b"")], 60.0)
                 self.assertEqual(st, "o", log)
-                st, raw = vm.request(b"K", timeout=10.0)
-                self.assertEqual(st, "o")
+                self.assertEqual(kst, "o")
                 recs = kmsg_records(raw)
                 msgs = [m for _, m in recs]
                 taint = ("loading out-of-tree module taints kernel",
@@ -573,7 +575,7 @@ class KernelNodualTest(unittest.TestCase):
                         # (so the messages of the load were really captured)
                         for t in taint:
                             self.assertTrue(any(t in m for m in msgs), (t, msgs))
-                    st, val = vm.request(b"W", vmmod.s("/sys/module/vfat/parameters/nodual_seed")
+                    st, val = vm.request("W", vmmod.s("/sys/module/vfat/parameters/nodual_seed")
                                          + vmmod.s("5"), timeout=10.0)
                     self.assertEqual(st, "o", val)
         finally:
