@@ -9,6 +9,7 @@ say what is wrong and what -a would do. Kinds:
 
   bad-short-name   "Bad short file name (...)"     (a v1 dummy is one)
   many-bad-entries "Has a large number of bad entries. (B/N)" (a directory)
+  dots-missing     "Expected a valid '.' entry in the first slot, found free entry."
   duplicate        "Duplicate directory entry ..."
   cross-link       "... share clusters."
   size-mismatch    "File size is N bytes, cluster chain length is M bytes."
@@ -38,13 +39,15 @@ from vfz.proc import run
 
 _ACTION = re.compile(r"^\s+(Auto-|Renamed to|Truncating|Not auto-correcting|Deleting|Dropping|"
                      r"Setting|Removing|Fixing|Marking|Leaving|Correcting|Reclaiming|Freeing|"
-                     r"\(Short name|Not dropping)")
+                     r"\(Short name|Not dropping|Creating\.)")
 
 
 def _kind(msg):
     m = msg.strip()
     if m.startswith("Bad short file name"):
         return "bad-short-name"
+    if m.startswith("Expected a valid '.' entry") or m.startswith("Expected a valid '..' entry"):
+        return "dots-missing"
     if m.startswith("Has a large number of bad entries"):
         return "many-bad-entries"
     if m.startswith("Duplicate directory entry"):
@@ -133,8 +136,9 @@ def expected_complaints(mode, dirs):
     one bad-short-name per entry with LFN slots (its dummy), plus, as
     fsck.fat 4.2's check_dir does, one many-bad-entries for every non-root
     directory where good + bad > 4 and bad > good / 2 (integer division;
-    "." and ".." count as good); every other mode: nothing.
-    dirs: [(path, n_bad, n_good_without_dots, is_root)]. -> {kind: count}"""
+    "." and ".." are not counted), plus any number of dots-missing (named
+    exception fsck-v1-dots-artifact: count None = any); other modes: nothing.
+    dirs: [(path, n_bad, n_good, is_root)]. -> {kind: count or None}"""
     if mode not in BAD_NAME_MODES:
         return {}
     out = {}
@@ -145,11 +149,11 @@ def expected_complaints(mode, dirs):
     for path, bad, good, is_root in dirs:
         if is_root:
             continue
-        good += 2
         if good + bad > 4 and bad > good // 2:
             many += 1
     if many:
         out["many-bad-entries"] = many
+    out["dots-missing"] = None
     return out
 
 
@@ -206,6 +210,19 @@ class DosfsckReader(Reader):
                 ap = {e["path"] for e in after.listing}
                 rep["lost"] = sorted(bp - ap)
                 rep["new"] = sorted(ap - bp)
+                # contents that exist nowhere after the repair (renames do not count)
+                def blobs(ls):
+                    c = {}
+                    for e in ls:
+                        if e.get("type") == "file":
+                            k = (e.get("size"), e.get("sha256"))
+                            c[k] = c.get(k, 0) + 1
+                    return c
+                b, a = blobs(before.listing), blobs(after.listing)
+                rep["data_lost"] = sum(max(0, n - a.get(k, 0)) for k, n in b.items())
+                bm = {e["path"]: e.get("sha256") for e in before.listing}
+                rep["content_changed"] = sorted(e["path"] for e in after.listing
+                                                if e["path"] in bm and e.get("sha256") != bm[e["path"]])
             else:
                 rep["changes"] = None
                 rep["mtools_error"] = before.error or after.error

@@ -55,6 +55,18 @@ class GrubReader(Reader):
             r.error = f"no such image: {image}"
             return
         deadline = time.monotonic() + timeout
+        # GRUB's ls of an unrecognised volume prints nothing and exits 0:
+        # ask which filesystem it detects first
+        p = run([*self.cmd, image, "--", "ls", "-l", "(loop0)"], timeout=timeout)
+        r.raw += p.raw()
+        if p.error or p.rc != 0:
+            r.error = p.error or f"grub-fstest exit {p.rc}: {p.errtext.strip()[-200:]}"
+            return
+        m = re.search(r"Filesystem type (\S+)", p.text)
+        r.extra["fs"] = m.group(1) if m else None
+        if not m or m.group(1) != "fat":
+            r.error = "GRUB does not recognise the volume: " + p.text.strip()[:200]
+            return
         entries = []
         tmp = tempfile.mkdtemp(prefix="vfz-grub-")
         try:
