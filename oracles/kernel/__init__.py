@@ -80,6 +80,7 @@ from oracles.kernel.vm import VM, VMError, encode_image, decode_image, s  # noqa
 
 DEFAULT_OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
 MS_RDONLY = 1
+WALK_SHARE = 0.6   # of a read's timeout the walk may spend before it stops
 TYPES = {"f": "file", "d": "dir", "l": "symlink", "o": "other", "?": "unknown"}
 COMPLAINT_RE = re.compile(r"FAT-fs|VFS|BUG|Oops|WARNING|general protection|Call Trace|"
                           r"corrupt|I/O error|blk_update_request")
@@ -344,7 +345,8 @@ class KernelReader(_KernelBase, Reader):
                     flags = MS_RDONLY if self.read_only else 0
                     frames = [("I", encode_image(data)),
                               ("O", struct.pack("<I", flags) + s(self.fstype) + s(self.options)),
-                              ("L", struct.pack("<I", 0 if self.hash else 1)),
+                              ("L", struct.pack("<II", 0 if self.hash else 1,
+                                                int(timeout * 1000 * WALK_SHARE))),
                               ("U", b""), ("K", b"")]
                     if self.hang_ms:
                         frames.insert(0, ("H", struct.pack("<I", self.hang_ms)))
@@ -380,6 +382,10 @@ class KernelReader(_KernelBase, Reader):
             r.extra["walk_errors"] = errors
             r.complaints.extend(errors)
             r.raw += "[list]\n" + _txt(lp)
+            if any(e.startswith("limit ") and e.endswith(": time") for e in errors) or \
+                    any(e.get("read_error") == "ETIME" for e in entries):
+                r.error = ("timeout: the walk spent its budget "
+                           f"({WALK_SHARE:.0%} of the timeout); listing is partial")
         if ust != "o":
             r.complaints.append("umount: " + _txt(up).strip())
         r.raw += f"[umount] {_txt(up).strip()}\n[kmsg]\n" + "".join(m + "\n" for m in msgs)

@@ -16,7 +16,9 @@
  *   I {u64 size; chunks (u64 off, u32 len, data)...}  the image goes to
  *                          /tmp/img (tmpfs) and onto a fresh loop device
  *   O {u32 flags; str fstype; str options}   mount the loop device on /mnt
- *   L {u32 flags}          list the mounted tree (text, see list_tree)
+ *   L {u32 flags; u32 budget_ms}  list the mounted tree (text, see walk_dir);
+ *                          flags bit 0: do not read/hash files; a walk that
+ *                          spends its budget stops with "E path limit time"
  *   X {u8 op; args}        one op-script operation as a syscall; reply "ok"
  *                          or the errno name (strings: u32 len + bytes,
  *                          numbers: u64)
@@ -643,7 +645,16 @@ struct walk {
 	long entries;
 	int hash;
 	unsigned char *io;
+	double deadline; /* now_ms() bound for the whole walk, 0 = none */
+	int late;
 };
+
+static int walk_late(struct walk *w)
+{
+	if (!w->late && w->deadline > 0 && now_ms() > w->deadline)
+		w->late = 1;
+	return w->late;
+}
 
 static char tchar(unsigned char dt)
 {
@@ -695,6 +706,12 @@ static void walk_dir(struct walk *w, int dfd, char *path, size_t plen, int depth
 			buf_printf(w->out, "\tlimit\tentries\n");
 			break;
 		}
+		if (walk_late(w)) {
+			buf_add(w->out, "E\t", 2);
+			buf_esc(w->out, path, plen);
+			buf_printf(w->out, "\tlimit\ttime\n");
+			break;
+		}
 		if (plen + 1 + nl >= PATH_MAX) {
 			buf_add(w->out, "E\t", 2);
 			buf_esc(w->out, path, plen);
@@ -736,6 +753,10 @@ static void walk_dir(struct walk *w, int dfd, char *path, size_t plen, int depth
 						if (n == 0)
 							break;
 						sha_update(&s, w->io, (size_t)n);
+						if (walk_late(w)) {
+							rerr = "ETIME"; /* walk budget spent */
+							break;
+						}
 					}
 					uint64_t got = s.total;
 					sha_hex(&s, sha);
@@ -778,6 +799,9 @@ static void cmd_list(struct rd *r)
 	}
 	struct buf out = { 0 };
 	struct walk w = { .out = &out, .hash = !(flags & 1) };
+	uint32_t budget = (uint32_t)rd_u(r, 4); /* optional: ms for the walk */
+	if (!r->bad && budget)
+		w.deadline = now_ms() + budget;
 	static unsigned char io[1 << 16];
 	static char path[PATH_MAX + 8];
 	w.io = io;
