@@ -163,8 +163,8 @@ static int is_dummy(const uint8_t *de)
 	return vfat_is_dummy_v1(de) || vfat_is_dummy_v3(de, de[12], de[11] & ATTR_DIR);
 }
 
-int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
-	     struct fat_entry *e)
+static int find_linear(struct fat_dir *d, const uint16_t *u, size_t ulen,
+		       struct fat_entry *e)
 {
 	size_t cur = 0;
 	uint16_t sn[16];
@@ -182,7 +182,23 @@ int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
 	return -ENOENT;
 }
 
-int dir_short_exists(struct fat_dir *d, const uint8_t sn[11])
+int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
+	     struct fat_entry *e)
+{
+	int r = dix_find(d, u, ulen, e);
+
+#ifdef VFAT_INDEX_PARANOID
+	if (r != 1) {
+		struct fat_entry l;
+		int rl = find_linear(d, u, ulen, &l);
+		if (rl != r || (r == 0 && (l.pos != e->pos || l.start != e->start)))
+			abort();   /* the index disagrees with the scan */
+	}
+#endif
+	return r == 1 ? find_linear(d, u, ulen, e) : r;
+}
+
+static int short_exists_linear(struct fat_dir *d, const uint8_t sn[11])
 {
 	for (size_t i = 0; i < d->nslots; i++) {
 		const uint8_t *de = dir_slot(d, i);
@@ -192,6 +208,17 @@ int dir_short_exists(struct fat_dir *d, const uint8_t sn[11])
 			return 1;
 	}
 	return 0;
+}
+
+int dir_short_exists(struct fat_dir *d, const uint8_t sn[11])
+{
+	int r = dix_short_exists(d, sn);
+
+#ifdef VFAT_INDEX_PARANOID
+	if (r >= 0 && r != short_exists_linear(d, sn))
+		abort();
+#endif
+	return r >= 0 ? r : short_exists_linear(d, sn);
 }
 
 /* Grow a directory by one zeroed cluster (the root of FAT12/16 cannot). */
@@ -220,7 +247,8 @@ int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
 	size_t i, run = 0, start;
 	int r;
 
-	for (i = 0; i < d->nslots; i++) {
+	/* slots below the index's hint are all in use */
+	for (i = dix_free_hint(d); i < d->nslots; i++) {
 		if (is_free(dir_slot(d, i))) {
 			if (++run == (size_t)n)
 				break;
@@ -246,11 +274,13 @@ int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
 	for (int k = 0; k < n; k++)
 		memcpy(dir_slot(d, start + (size_t)k), slots + k * DIRENT_SIZE, DIRENT_SIZE);
 	*pos = start + (size_t)n - 1;
+	dix_added(d, start, *pos);
 	return 0;
 }
 
 void dir_remove(struct fat_dir *d, size_t start, size_t pos)
 {
+	dix_removing(d, start, pos);
 	for (size_t i = start; i <= pos; i++)
 		dir_slot(d, i)[0] = DELETED_FLAG;
 }

@@ -86,6 +86,7 @@ struct vfat_vol {
 	uint64_t rng;            /* splitmix64 state */
 	uint32_t free_hint;      /* next cluster to try when allocating */
 	uint32_t free_count;     /* tracked for FSInfo on FAT32 */
+	struct dix_cache *dix;   /* name indexes of large directories */
 };
 
 uint32_t vol_rand32(void *v);   /* takes a vfat_vol * */
@@ -157,6 +158,15 @@ void dir_remove(struct fat_dir *d, size_t start, size_t pos);
 int dir_is_empty(struct fat_dir *d);
 
 /* The high word only counts on FAT32 (kernel fat_get_start). */
+/* dirindex.c: accelerator behind dir_find/dir_short_exists/dir_add_slots */
+void dix_free(vfat_vol *v);
+void dix_invalidate(vfat_vol *v, uint32_t first);
+int dix_find(struct fat_dir *d, const uint16_t *u, size_t ulen, struct fat_entry *e); /* 1 = no index */
+int dix_short_exists(struct fat_dir *d, const uint8_t sn[11]);                        /* -1 = no index */
+size_t dix_free_hint(struct fat_dir *d);
+void dix_added(struct fat_dir *d, size_t start, size_t pos);
+void dix_removing(struct fat_dir *d, size_t start, size_t pos);
+
 static inline uint32_t de_start(const vfat_vol *v, const uint8_t *de)
 {
 	uint32_t c = get16(de + 26);

@@ -156,6 +156,7 @@ void fat_free_chain(vfat_vol *v, uint32_t first)
 {
 	uint32_t c = first, steps = 0, next;
 
+	dix_invalidate(v, first);   /* a removed directory's index dies with it */
 	while (fat_valid_cluster(v, c) && steps++ <= v->g.nclusters) {
 		next = fat_get(v, c);
 		if (next == 0)

@@ -79,6 +79,7 @@ void vfat_close(vfat_vol *v)
 	if (!v)
 		return;
 	fat_update_fsinfo(v);
+	dix_free(v);
 	free(v);
 }
 
