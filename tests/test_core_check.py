@@ -46,7 +46,7 @@ FSCK_SEES_NOT_ON = {("fat-eoc", "12")}
 FSCK_MISSES = {
     "lfn-padding", "lfn-padding-noterm", "lfn-toolong", "longname-dup",
     "longname-shortname", "longname-invalid", "attr", "volume-label",
-    "after-end", "fsinfo-hint",
+    "after-end", "fsinfo-hint", "longname-dot",
 }
 QUIET = ("clean", "fsinfo-unknown", "fsinfo-restored", "root-five-clusters")
 

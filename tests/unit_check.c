@@ -66,6 +66,8 @@ static int has_kind(const struct got *g, const char *kind)
 	return 0;
 }
 
+static uint64_t rng_next(uint64_t *s);
+
 /* ---- image building ---------------------------------------------------- */
 
 struct img {
@@ -466,6 +468,10 @@ static void d_ln_invalid(struct img *im, const struct tree *t)
 {
 	put_long(im, 0, R_END, "a*b", "AB~1       ", ATTR_ARCH, 0, 0, 0);
 }
+static void d_ln_dot(struct img *im, const struct tree *t)
+{
+	put_long(im, 0, R_END, "trailing.", "TRAILI~1   ", ATTR_ARCH, 0, 0, 0);
+}
 static void d_attr(struct img *im, const struct tree *t) { slot(im, 0, R_README)[11] = 0xA0; }
 static void d_dir_size(struct img *im, const struct tree *t) { put32(slot(im, 0, R_DIR1) + 28, 512); }
 static void d_label_sub(struct img *im, const struct tree *t)
@@ -526,6 +532,7 @@ static const struct dcase cases[] = {
 	{ "longname-dup", d_ln_dup, "longname-dup", 0 },
 	{ "longname-shortname", d_ln_sn, "longname-shortname", 0 },
 	{ "longname-invalid", d_ln_invalid, "longname-invalid", 0 },
+	{ "longname-dot", d_ln_dot, "longname-invalid", 0 },
 	{ "attr", d_attr, "attr", 0 },
 	{ "dir-size", d_dir_size, "dir-size", 0 },
 	{ "volume-label", d_label_sub, "volume-label", 0 },
@@ -706,6 +713,36 @@ static void test_deep(void)
 	free(g.text);
 }
 
+/* A directory spanning the whole volume, filled with garbage: the output
+ * is capped, every finding still counted, and it comes back quickly. */
+static void test_huge(void)
+{
+	struct img im;
+	struct got g = { 0 };
+	uint64_t s = 42;
+	uint32_t dc, n;
+	int r;
+
+	if (img_new(&im, 16, 8u << 20, 512)) {
+		CHECK(!"img");
+		return;
+	}
+	n = im.g.nclusters - 1;
+	dc = alloc_chain(&im, n);
+	put_short(slot(&im, 0, 0), "HUGE       ", ATTR_DIR, dc, 0, 0);
+	for (size_t i = 0; i < (size_t)n * im.g.cluster_size; i += 8) {
+		uint64_t v = rng_next(&s);
+		memcpy(cdata(&im, dc) + i, &v, 8);
+	}
+	r = run(&im, &g);
+	CHECK(r > 100000);
+	CHECK_EQ_INT(g.n, 100001);
+	CHECK(has_kind(&g, "truncated"));
+	CHECK(has_kind(&g, "dir-too-large"));
+	img_free(&im);
+	free(g.text);
+}
+
 /* Unusable images: negative errno and exactly one "unusable:" line. */
 static void test_unusable(void)
 {
@@ -746,7 +783,7 @@ static void mutate(struct img *im, size_t region, uint64_t *s)
 	for (int m = 0; m < nmut; m++) {
 		uint64_t r = rng_next(s);
 		size_t pos = (size_t)(rng_next(s) % region);
-		switch (r % 7) {
+		switch (r % 8) {
 		case 0: /* bit flip anywhere in the metadata */
 			im->b[pos] ^= (uint8_t)(1u << (r >> 8) % 8);
 			break;
@@ -778,6 +815,22 @@ static void mutate(struct img *im, size_t region, uint64_t *s)
 				im->b[pos] = sp[(r >> 8) % sizeof(sp)];
 			}
 			break;
+		case 6: { /* plausible but wrong geometry */
+			static const uint8_t spc[] = { 1, 2, 4, 8, 16, 32, 64, 128, 0, 3 };
+			switch ((r >> 8) % 6) {
+			case 0: im->b[13] = spc[(r >> 16) % sizeof(spc)]; break;
+			case 1: im->b[16] = (uint8_t)(1 + (r >> 16) % 4); break;
+			case 2: put16(im->b + 14, (uint16_t)(1 + (r >> 16) % 64)); break;
+			case 3: put16(im->b + 17, (uint16_t)(16 * ((r >> 16) % 64))); break;
+			case 4: if (im->g.fat_type == 32)
+					put32(im->b + 44, (uint32_t)((r >> 16) % (im->g.nclusters + 8)));
+				else
+					put16(im->b + 22, (uint16_t)(1 + (r >> 16) % 64));
+				break;
+			default: put16(im->b + 48, (uint16_t)((r >> 16) % 40)); break;
+			}
+			break;
+		}
 		default: /* burst of garbage */
 			for (int i = 0; i < 32 && pos + (size_t)i < region; i++)
 				im->b[pos + (size_t)i] = (uint8_t)rng_next(s);
@@ -852,6 +905,7 @@ int main(void)
 	test_fat32();
 	test_deep();
 	test_unusable();
+	test_huge();
 	test_random(12, iters, 1);
 	test_random(16, iters, 2);
 	test_random(32, iters / 3, 3);

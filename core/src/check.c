@@ -24,7 +24,9 @@
  *   dot-missing dot-misplaced dot-target
  *   attr dir-size dir-too-large volume-label after-end
  * An unusable image (boot sector rejected) gets one line
- * "unusable: /: reason" and a negative return.
+ * "unusable: /: reason" and a negative return. Past MAX_LINES findings
+ * the rest are only counted, and a last line "truncated: /: N further
+ * findings not listed" says so (the return value counts them all).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +42,7 @@
 #define PATH_LEN 8192
 #define NAME_LEN (UBUF_UNITS * 3 * 4 + 64)
 #define MAX_DIR_ENTRIES 65536      /* kernel FAT_MAX_DIR_SIZE / 32 */
+#define MAX_LINES 100000           /* findings passed to report; all are counted */
 
 /* One named thing in the tree: the root, a directory or a file. */
 struct obj {
@@ -289,7 +292,7 @@ static void finding(struct ck *k, const char *kind, uint32_t id,
 	va_list ap;
 
 	k->nfind++;
-	if (!k->report)
+	if (!k->report || k->nfind > MAX_LINES)
 		return;
 	render_path(k, id, extra, k->path, sizeof(k->path));
 	va_start(ap, fmt);
@@ -494,14 +497,11 @@ static int skey_cmp(const void *a, const void *b)
 	return x->di < y->di ? -1 : x->di > y->di;
 }
 
+/* Equality as the kernel's lookup sees it (A-Z folding only); the sort
+ * order above folds the same way, so equal names are adjacent. */
 static int lkey_eq(const struct lkey *x, const struct lkey *y)
 {
-	if (x->len != y->len)
-		return 0;
-	for (size_t i = 0; i < x->len; i++)
-		if (fold(x->u[i]) != fold(y->u[i]))
-			return 0;
-	return 1;
+	return vfat_name_eq(x->u, x->len, y->u, y->len);
 }
 
 static int lkey_cmp(const void *a, const void *b)
@@ -733,6 +733,9 @@ static size_t lfn_finish(struct ck *k, uint32_t id, const struct lfn_set *s)
 	if (badchar)
 		finding(k, "longname-invalid", id, NULL,
 			"long name holds a character invalid in long names");
+	else if (len > 0 && len <= total && k->ubuf[len - 1] == '.')
+		finding(k, "longname-invalid", id, NULL,
+			"long name ends with '.', which Linux strips before every lookup");
 	return len;
 }
 
@@ -853,6 +856,10 @@ static int walk_dir(struct ck *k, uint32_t dir)
 		uint32_t id, fc = de_first(k, de), size = get32(de + 28);
 		struct dent d;
 		uint8_t want;
+		/* names are compared among the first MAX_DIR_ENTRIES only, which
+		 * bounds the per-directory tables (a bigger directory is a
+		 * finding of its own) */
+		int track = i < MAX_DIR_ENTRIES;
 
 		memset(&d, 0, sizeof(d));
 		if (s.st == LFN_OPEN) {
@@ -886,7 +893,7 @@ static int walk_dir(struct ck *k, uint32_t dir)
 			return -ENOMEM;
 		if (has_lfn) {
 			lfn_finish(k, id, &s);
-			if (push_units(k, k->ubuf, ulen, &d.lfn_off))
+			if (track && push_units(k, k->ubuf, ulen, &d.lfn_off))
 				return -ENOMEM;
 			d.lfn_len = ulen;
 			d.flags |= D_LFN;
@@ -915,7 +922,7 @@ static int walk_dir(struct ck *k, uint32_t dir)
 					"dummy short entry %s without %s", hx,
 					had_slots ? "a valid long name" : "long name slots");
 		}
-		if (!(d.flags & D_DUMMY)) {
+		if (track && !(d.flags & D_DUMMY)) {
 			uint16_t u[16];
 			int n = vfat_shortname_to_utf16(sn, nt, u);
 			if (n > 0 && n <= 12) {
@@ -948,6 +955,8 @@ static int walk_dir(struct ck *k, uint32_t dir)
 			check_file_chain(k, id, size);
 		}
 
+		if (!track)
+			continue;
 		memcpy(d.sn, sn, 11);
 		d.obj = id;
 		d.slot = i;
@@ -1063,6 +1072,11 @@ int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
 			"%u clusters allocated but not reachable (first %u)",
 			nlost, firstlost);
 	check_fsinfo(k, nfree);
+	if (k->nfind > MAX_LINES && report) {
+		snprintf(k->line, sizeof(k->line),
+			 "truncated: /: %ld further findings not listed", k->nfind - MAX_LINES);
+		report(ctx, k->line);
+	}
 
 	r = k->nfind > 0x7FFFFFFFL ? 0x7FFFFFFF : (int)k->nfind;
 	ck_free(k);
