@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""scripts/vfatfuzz as users run it: exit codes 0/1/2 of `diff`, one-line
+errors for bad input, hanging oracles reported as `failed`, --json."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, REPO)
+
+import oracles  # noqa: E402
+from oracles import core as core_oracle  # noqa: E402
+from vfz import diff, opscript  # noqa: E402
+from vfz.fatimg import Fat  # noqa: E402
+
+VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
+CORE_OK, CORE_WHY = core_oracle.available()
+NO_CORE = f"build/vfat missing ({CORE_WHY}): core part skipped until it is built"
+READERS = "dosfsck,mtools,7z,grub"
+
+SCRIPT = """# a small tree
+mkdir "/Docs"
+create "/Docs/Read Me.txt" 3000 7
+create "/Docs/NOTES.TXT" 10 1
+create "/café.txt" 5 2
+write "/Docs/NOTES.TXT" 8 10 3
+rename "/Docs/NOTES.TXT" "/Docs/notes renamed.txt"
+create "/gone" 1 1
+unlink "/gone"
+"""
+
+
+def vfz(*args, timeout=600):
+    t0 = time.monotonic()
+    p = subprocess.run(["/usr/bin/python3", VFATFUZZ, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    p.seconds = time.monotonic() - t0
+    return p
+
+
+class DriverTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.td = tempfile.TemporaryDirectory(prefix="vfz-test-driver-")
+        cls.tmp = cls.td.name
+        cls.ops = os.path.join(cls.tmp, "tree.ops")
+        with open(cls.ops, "w") as f:
+            f.write(SCRIPT)
+        cls.good = os.path.join(cls.tmp, "good.img")
+        diff.mkfs(cls.good, 12, 2 << 20, 0)
+        w = oracles.get_writer("mtools").apply(cls.good, opscript.load(cls.ops))
+        assert w.error is None and all(r == "ok" for r in w.results), w.raw
+        cls.bad = os.path.join(cls.tmp, "crosslinked.img")
+        with open(cls.good, "rb") as f:
+            fat = Fat(f.read())
+        docs = [e for e in fat.short_entries() if e[2] & 0x10][0]
+        files = [e for e in fat.short_entries(docs[3]) if not e[2] & 0x10 and e[3]]
+        struct.pack_into("<H", fat.b, files[1][0] + 26, files[0][3])    # share a chain
+        with open(cls.bad, "wb") as f:
+            f.write(fat.b)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.td.cleanup()
+
+    def assert_one_line_error(self, p, code=2):
+        self.assertEqual(p.returncode, code, p.stdout + p.stderr)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        return lines[0]
+
+    # ------------------------------------------------------------- exit 2
+    def test_no_command(self):
+        self.assertEqual(vfz().returncode, 2)
+
+    def test_unknown_command_and_flag(self):
+        self.assertIn("invalid choice", self.assert_one_line_error(vfz("frobnicate")))
+        self.assertIn("--bogus", self.assert_one_line_error(vfz("diff", self.good, "--bogus")))
+
+    def test_missing_image(self):
+        msg = self.assert_one_line_error(vfz("diff", os.path.join(self.tmp, "nope.img")))
+        self.assertIn("no such image", msg)
+
+    def test_bad_op_script(self):
+        bad = os.path.join(self.tmp, "bad.ops")
+        with open(bad, "w") as f:
+            f.write('mkdir "/a"\ncreate "/b" notanumber 1\n')
+        msg = self.assert_one_line_error(vfz("diff", self.good, "--ops", bad, "--oracles", "mtools"))
+        self.assertIn("line 2", msg)
+        msg = self.assert_one_line_error(vfz("diff", "--ops", os.path.join(self.tmp, "none.ops"),
+                                             "--writers", "mtools"))
+        self.assertIn("no such op-script", msg)
+
+    def test_bad_lists_and_specs(self):
+        self.assertIn("unknown reader", self.assert_one_line_error(
+            vfz("diff", self.good, "--oracles", "mtools,nosuch")))
+        self.assertIn("unknown writer", self.assert_one_line_error(
+            vfz("diff", "--ops", self.ops, "--writers", "nosuch")))
+        self.assertIn("--fs", self.assert_one_line_error(
+            vfz("diff", "--ops", self.ops, "--writers", "mtools", "--fs", "fat64")))
+        self.assertIn("not both", self.assert_one_line_error(
+            vfz("diff", self.good, "--ops", self.ops, "--writers", "mtools")))
+        self.assertIn("--set", self.assert_one_line_error(vfz("diff", self.good, "--set", "x")))
+
+    # ------------------------------------------------------------- exit 0 / 1
+    def test_good_image_agrees(self):
+        p = vfz("diff", self.good, "--ops", self.ops, "--oracles", READERS)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for r in READERS.split(","):
+            self.assertRegex(p.stdout, rf"\n\s+{r}\s+ok\n")
+
+    def test_damaged_image_diverges(self):
+        p = vfz("diff", self.bad, "--ops", self.ops, "--oracles", READERS, "--json")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        rep = json.loads(p.stdout)
+        v = rep["targets"][0]["readers"]
+        self.assertEqual(v["dosfsck"]["verdict"], "complains")
+        self.assertTrue(any("cross-link" in c for c in v["dosfsck"]["complaints"]))
+        # the second file now reads the first file's bytes: the readers differ
+        self.assertEqual(v["mtools"]["verdict"], "differs")
+        self.assertIn("notes renamed.txt", v["mtools"]["detail"])
+
+    def test_hanging_reader_is_failed(self):
+        p = vfz("diff", self.good, "--ops", self.ops, "--oracles", "mtools,dosfsck",
+                "--set", "mtools.mdir=bash -c 'sleep 120' hang", "--timeout", "3", "--json")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertLess(p.seconds, 60)
+        v = json.loads(p.stdout)["targets"][0]["readers"]
+        self.assertEqual(v["mtools"]["verdict"], "failed")
+        self.assertIn("timeout", v["mtools"]["detail"])
+        self.assertEqual(v["dosfsck"]["verdict"], "ok")
+
+    def test_writers_mode(self):
+        writers = "mtools" + (",core-dual,core-v1,core-v3" if CORE_OK else "")
+        p = vfz("diff", "--ops", self.ops, "--writers", writers, "--fs", "fat16", "--oracles", READERS)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for w in writers.split(","):
+            self.assertIn(f"== writer {w}: ok", p.stdout)
+        if not CORE_OK:
+            self.skipTest(NO_CORE)
+
+    def test_writers_mode_divergence(self):
+        ops = os.path.join(self.tmp, "long.ops")
+        with open(ops, "w") as f:
+            f.write(f'create "/{"M" * 256}" 1 1\n')   # mtools 4.0.32 segfaults here
+        p = vfz("diff", "--ops", ops, "--writers", "mtools", "--fs", "fat12:1M", "--oracles", "mtools",
+                "--json")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        t = json.loads(p.stdout)["targets"][0]
+        self.assertEqual(t["verdict"], "differs")
+        self.assertEqual(t["results"], ["EIO"])
+        self.assertEqual(t["expected_results"], ["ENAMETOOLONG"])
+
+    @unittest.skipUnless(CORE_OK, NO_CORE)
+    def test_image_alone_uses_core_listing(self):
+        img = os.path.join(self.tmp, "core.img")
+        diff.mkfs(img, 16, 16 << 20, 0)
+        w = oracles.get_writer("core-v1").apply(img, opscript.load(self.ops))
+        self.assertIsNone(w.error, w.raw)
+        p = vfz("diff", img, "--oracles", READERS, "--json")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        t = json.loads(p.stdout)["targets"][0]
+        self.assertEqual(t["expected_from"], "core")
+        self.assertIn("/Docs/notes renamed.txt", [e["path"] for e in t["expected"]])
+        # readers agree with the core on the cross-linked bytes; fsck.fat does not
+        p = vfz("diff", self.bad, "--oracles", "mtools")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        p = vfz("diff", self.bad, "--oracles", "mtools,dosfsck")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"dosfsck\s+complains")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
