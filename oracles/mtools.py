@@ -61,6 +61,11 @@ def list_paths(image, timeout, cmd=("mdir",)):
     for line in p.text.splitlines():
         if not line.startswith("::/"):
             continue
+        if line == "::/":
+            # an entry whose name mtools cannot print (e.g. only a character
+            # outside the BMP, cut to a lone surrogate): no usable path
+            out.append(("", False))
+            continue
         s = line[2:]
         is_dir = s.endswith("/") and len(s) > 1
         if is_dir:
@@ -97,7 +102,7 @@ class MtoolsReader(Reader):
             return
         tmp = tempfile.mkdtemp(prefix="vfz-mtools-x-")
         try:
-            files = [s for s, d in paths if not d]
+            files = [s for s, d in paths if s and not d]
             if files:
                 c = run([*self.mcopy, "-i", image, "-s", "-n", "-p", "-Q", "::/*", tmp],
                         timeout=timeout, env=mtools_env())
@@ -109,6 +114,9 @@ class MtoolsReader(Reader):
                     r.complaints.append(f"mcopy exit {c.rc}: {c.errtext.strip()[:200]}")
             entries = []
             for s, d in paths:
+                if not s:
+                    r.complaints.append("mdir listed an entry with an empty name")
+                    continue
                 if d:
                     entries.append(listing.entry(s, "dir"))
                     continue
@@ -128,10 +136,11 @@ class MtoolsReader(Reader):
 # ---------------------------------------------------------------- writer
 
 def _fold(comp):
-    """How the writer matches names when deciding the POSIX outcome: ASCII
-    case-insensitive, trailing dots ignored (the kernel's rule)."""
+    """How the writer matches names when deciding the POSIX outcome: as
+    mtools itself does, case-insensitive for every letter (not only ASCII:
+    'É' clashes with 'é'), trailing dots ignored."""
     s = comp.rstrip(".")
-    return "".join(c.lower() if c.isascii() else c for c in s)
+    return s.lower()
 
 
 class _Tree:
@@ -139,6 +148,8 @@ class _Tree:
         self.kids = {"/": {}}
         self.isdir = {"/": True}
         for s, d in sorted(paths, key=lambda x: x[0].count("/")):
+            if not s:
+                continue
             parent, _, leaf = s.rpartition("/")
             parent = parent or "/"
             self.kids.setdefault(parent, {})[_fold(leaf)] = s

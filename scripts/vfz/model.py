@@ -203,6 +203,8 @@ class Model:
             return err
         if node.is_dir:
             return "EISDIR"
+        if size == 0:              # pwrite of 0 bytes does not extend the file
+            return "ok"
         d = node.data
         if len(d) < off:
             d.extend(b"\0" * (off - len(d)))
@@ -351,8 +353,10 @@ def _mtools_reserved(leaf):
 def _mtools_store(leaf):
     """How mtools spells a new name on disk: trailing spaces dropped; a
     single trailing dot dropped when what is left fits 8.3 without a dot
-    ('trail.' -> 'trail'); other trailing dots kept ('dots...')."""
-    s = leaf.rstrip(" ")
+    ('trail.' -> 'trail'); other trailing dots kept ('dots...'); characters
+    outside the BMP cut to their low 16 bits (so later ops that spell the
+    real name no longer find it, as with mtools)."""
+    s = "".join(chr(ord(c) & 0xFFFF) for c in leaf).rstrip(" ")
     t = s[:-1]
     if s.endswith(".") and not t.endswith(".") and "." not in t and 0 < len(t) <= 8:
         return t
@@ -362,7 +366,12 @@ def _mtools_store(leaf):
 def _mtools_name_err(leaf):
     if _mtools_reserved(leaf):
         return "EINVAL"
-    return check_new_name(_mtools_store(leaf))
+    # the kernel's rules on the name as given (mtools checks before it cuts
+    # astral characters), trailing spaces excepted (mtools drops them)
+    s = leaf.rstrip(" ")
+    if s.rstrip(".") == "" and leaf:
+        return "ENOENT" if not s else check_new_name(s)
+    return check_new_name(s.rstrip(".") + ("x" if s.endswith(".") and s.rstrip(".") else ""))
 
 
 # Profile knobs:
