@@ -223,7 +223,8 @@ class NameClassTests(unittest.TestCase):
             self.assertIn(name, used)
         # astral characters cut to 16 bits, as the mtools profile predicts
         got = [e["path"] for e in oracles.get_reader("mtools").read(img).listing]
-        self.assertIn("/\ud518\ud56b\ud566\ud560\ud56c\ud561\ud562", got)
+        self.assertIn("/" + "".join(chr(ord(c) & 0xFFFF) for c in "𝔘𝔫𝔦𝔠𝔬𝔡𝔢"), got)
+        self.assertIn("/\uf600 smile.txt", got)
 
     @unittest.skipUnless(CORE_OK, NO_CORE)
     def test_core_dual(self):
