@@ -22,7 +22,8 @@ cfg keys (all optional)
     fstype        default "vfat"
     read_only     readers mount read-only (default True); writers always rw
     hash          readers read and hash every file (default True)
-    mem           guest memory (default "256M")
+    mem           guest memory (default "512M"; the image sits in guest tmpfs,
+                  which may use 90% of it; QEMU allocates lazily)
     seed          writers of nodual variants: value written to
                   /sys/module/vfat/parameters/nodual_seed before each apply
                   (reseeds the patch's generator: replayable dummies);
@@ -82,6 +83,9 @@ DEFAULT_OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
 MS_RDONLY = 1
 WALK_SHARE = 0.6   # of a read's timeout the walk may spend before it stops
 TYPES = {"f": "file", "d": "dir", "l": "symlink", "o": "other", "?": "unknown"}
+# the loop device's backing file (guest tmpfs) failed: a harness limit, not
+# the filesystem's doing (image too large for the guest's memory)
+STORAGE_RE = re.compile(r"loop: Write error|I/O error, dev loop|Buffer I/O error on dev loop")
 COMPLAINT_RE = re.compile(r"FAT-fs|VFS|BUG|Oops|WARNING|general protection|Call Trace|"
                           r"corrupt|I/O error|blk_update_request")
 OP_CODES = {"mkdir": "m", "create": "c", "write": "w", "rename": "r", "unlink": "u", "rmdir": "d"}
@@ -249,7 +253,7 @@ class _KernelBase:
 
     def __init__(self, name, build_dir=None, nodual_dir=None, modules=None,
                  options=DEFAULT_OPTIONS, fstype="vfat", read_only=True, hash=True,
-                 mem="256M", seed=None, boot_timeout=60.0, auto_build=True, hang_ms=0,
+                 mem="512M", seed=None, boot_timeout=60.0, auto_build=True, hang_ms=0,
                  persistent=True, shared_vm=False, **cfg):
         self.name = name
         self.build_dir = build_dir or default_build_dir()
@@ -389,6 +393,9 @@ class KernelReader(_KernelBase, Reader):
         if ust != "o":
             r.complaints.append("umount: " + _txt(up).strip())
         r.raw += f"[umount] {_txt(up).strip()}\n[kmsg]\n" + "".join(m + "\n" for m in msgs)
+        bad = [m for m in msgs if STORAGE_RE.search(m)]
+        if bad and not r.error:
+            r.error = f"guest storage failed (image too large for mem={self.mem}?): {bad[0]}"
         for c in complaints_of(msgs):
             if c not in r.complaints:
                 r.complaints.append(c)
@@ -467,6 +474,9 @@ class KernelWriter(_KernelBase, Writer):
             w.results.append(res)
             w.raw += f"{op} -> {res}\n"
         w.raw += f"[umount] {_txt(up).strip()}\n[kmsg]\n" + "".join(m + "\n" for m in msgs)
+        bad = [m for m in msgs if STORAGE_RE.search(m)]
+        if bad:
+            w.error = f"guest storage failed (image too large for mem={self.mem}?): {bad[0]}"
         if ust != "o":
             w.error = "umount failed: " + _txt(up).strip()
         if gst != "o":

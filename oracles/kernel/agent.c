@@ -459,32 +459,103 @@ static void cmd_modules(struct rd *r)
 
 /* --------------------------------------------------------------- image */
 
-static void cmd_image(struct rd *r)
+/* The I payload is streamed from the channel into IMG (no copy of the
+ * whole image in memory): u64 size, then runs (u64 off, u32 len, data). */
+struct stream {
+	size_t left; /* payload bytes not read yet */
+	int dead;    /* channel failed */
+};
+
+static int st_read(struct stream *s, void *p, size_t n)
 {
-	struct buf log = { 0 };
-	double t0 = now_ms();
-	do_umount(&log);
-	uint64_t size = rd_u(r, 8);
+	if (n > s->left || s->dead)
+		return -1;
+	if (read_full(chan, p, n) < 0) {
+		s->dead = 1;
+		return -1;
+	}
+	s->left -= n;
+	return 0;
+}
+
+static void st_drain(struct stream *s)
+{
+	static unsigned char junk[1 << 16];
+	while (s->left && !s->dead) {
+		size_t n = s->left < sizeof junk ? s->left : sizeof junk;
+		if (st_read(s, junk, n) < 0)
+			break;
+	}
+}
+
+static uint64_t le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static int image_file(struct stream *s, struct buf *log, int *outfd)
+{
+	static unsigned char io[1 << 20];
+	unsigned char h[12];
+	if (st_read(s, h, 8) < 0) {
+		buf_printf(log, "bad image payload\n");
+		return -1;
+	}
+	uint64_t size = le(h, 8);
 	/* same inode every time (the loop device stays bound to it); emptied
 	 * first so that no byte of the previous image survives */
 	int fd = open(IMG, O_RDWR | O_CREAT, 0600);
+	*outfd = fd;
 	if (fd < 0 || ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)size) < 0) {
-		buf_printf(&log, "image file: %s\n", ename(errno));
+		buf_printf(log, "image file: %s\n", ename(errno));
+		return -1;
+	}
+	while (s->left) {
+		if (st_read(s, h, 12) < 0) {
+			buf_printf(log, "bad image chunk header\n");
+			return -1;
+		}
+		uint64_t off = le(h, 8), len = le(h + 8, 4);
+		if (len > s->left || off + len > size) {
+			buf_printf(log, "bad image chunk\n");
+			return -1;
+		}
+		while (len) {
+			size_t n = len < sizeof io ? (size_t)len : sizeof io;
+			if (st_read(s, io, n) < 0)
+				return -1;
+			if (pwrite(fd, io, n, (off_t)off) != (ssize_t)n) {
+				buf_printf(log, "image write: %s\n", ename(errno));
+				return -1;
+			}
+			off += n;
+			len -= n;
+		}
+	}
+	buf_printf(log, "%llu bytes\n", (unsigned long long)size);
+	return 0;
+}
+
+static void cmd_image(size_t plen)
+{
+	struct buf log = { 0 };
+	struct stream s = { .left = plen };
+	double t0 = now_ms();
+	int fd = -1;
+	do_umount(&log);
+	int rc = image_file(&s, &log, &fd);
+	st_drain(&s);
+	if (s.dead) { /* host gone mid-frame: nobody to answer */
+		if (fd >= 0)
+			close(fd);
+		free(log.p);
+		return;
+	}
+	if (rc < 0)
 		goto fail;
-	}
-	while (r->pos < r->len) {
-		uint64_t off = rd_u(r, 8);
-		uint64_t len = rd_u(r, 4);
-		if (r->bad || r->pos + len > r->len || off + len > size) {
-			buf_printf(&log, "bad image chunk\n");
-			goto fail;
-		}
-		if (pwrite(fd, r->p + r->pos, len, (off_t)off) != (ssize_t)len) {
-			buf_printf(&log, "image write: %s\n", ename(errno));
-			goto fail;
-		}
-		r->pos += len;
-	}
 	double t1 = now_ms();
 	if (loopdev[0]) {
 		int lfd = open(loopdev, O_RDWR);
@@ -530,7 +601,7 @@ static void cmd_image(struct rd *r)
 		close(lfd);
 	}
 	close(fd);
-	buf_printf(&log, "%s %llu\n", loopdev, (unsigned long long)size);
+	buf_printf(&log, "%s\n", loopdev);
 	if (timing)
 		buf_printf(&log, "write %.1f ms, loop %.1f ms\n", t1 - t0, now_ms() - t1);
 	reply('o', &log);
@@ -551,9 +622,16 @@ static int all_zero(const unsigned char *p, size_t n)
 	return 1;
 }
 
+/* G: the image back, streamed: u64 size, then the non-zero 4 KiB runs
+ * (u64 off, u32 len, data); a first pass finds the runs and the length. */
+struct run {
+	uint64_t off, len;
+};
+
 static void cmd_get(void)
 {
-	struct buf out = { 0 };
+	enum { BS = 4096, MAXRUN = 1 << 30 };
+	static unsigned char blk[1 << 16];
 	struct stat st;
 	int fd = open(IMG, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -562,34 +640,64 @@ static void cmd_get(void)
 			close(fd);
 		return;
 	}
-	buf_u64(&out, (uint64_t)st.st_size);
-	enum { BS = 4096 };
-	static unsigned char blk[BS];
-	off_t off = 0;
-	size_t hdr = 0; /* offset of the open chunk's length field, 0 = none */
-	while (off < st.st_size) {
-		ssize_t n = pread(fd, blk, BS, off);
+	struct run *runs = NULL;
+	size_t nruns = 0, cap = 0;
+	uint64_t total = 8;
+	for (off_t off = 0; off < st.st_size;) {
+		ssize_t n = pread(fd, blk, sizeof blk, off);
 		if (n <= 0)
 			break;
-		if (all_zero(blk, (size_t)n)) {
-			hdr = 0;
-		} else {
-			if (!hdr) {
-				buf_u64(&out, (uint64_t)off);
-				hdr = out.len;
-				buf_u32(&out, 0);
+		for (ssize_t i = 0; i < n; i += BS) {
+			size_t m = (size_t)(n - i) < BS ? (size_t)(n - i) : BS;
+			uint64_t at = (uint64_t)off + (uint64_t)i;
+			if (all_zero(blk + i, m))
+				continue;
+			if (nruns && runs[nruns - 1].off + runs[nruns - 1].len == at &&
+			    runs[nruns - 1].len < MAXRUN) {
+				runs[nruns - 1].len += m;
+			} else {
+				if (nruns == cap) {
+					cap = cap ? 2 * cap : 64;
+					runs = realloc(runs, cap * sizeof *runs);
+					if (!runs)
+						die("out of memory");
+				}
+				runs[nruns++] = (struct run){ at, m };
+				total += 12;
 			}
-			buf_add(&out, blk, (size_t)n);
-			uint32_t cl;
-			memcpy(&cl, out.p + hdr, 4);
-			cl += (uint32_t)n; /* little-endian host */
-			memcpy(out.p + hdr, &cl, 4);
+			total += m;
 		}
 		off += n;
 	}
+	unsigned char h[12];
+	struct buf hb = { 0 };
+	buf_u32(&hb, (uint32_t)(total + 1));
+	buf_add(&hb, "o", 1);
+	buf_u64(&hb, (uint64_t)st.st_size);
+	write_full(chan, hb.p, hb.len);
+	free(hb.p);
+	for (size_t k = 0; k < nruns; k++) {
+		for (int i = 0; i < 8; i++)
+			h[i] = (unsigned char)(runs[k].off >> (8 * i));
+		for (int i = 0; i < 4; i++)
+			h[8 + i] = (unsigned char)(runs[k].len >> (8 * i));
+		write_full(chan, h, 12);
+		uint64_t done = 0;
+		while (done < runs[k].len) {
+			size_t want = sizeof blk;
+			if (want > runs[k].len - done)
+				want = (size_t)(runs[k].len - done);
+			ssize_t n = pread(fd, blk, want, (off_t)(runs[k].off + done));
+			if (n <= 0) { /* cannot happen on tmpfs; keep the frame length */
+				memset(blk, 0, want);
+				n = (ssize_t)want;
+			}
+			write_full(chan, blk, (size_t)n);
+			done += (uint64_t)n;
+		}
+	}
+	free(runs);
 	close(fd);
-	reply('o', &out);
-	free(out.p);
 }
 
 /* --------------------------------------------------------------- mount */
@@ -1054,7 +1162,8 @@ int main(void)
 		die("mount /sys");
 	if (mount("devtmpfs", "/dev", "devtmpfs", 0, NULL) < 0 && errno != EBUSY)
 		die("mount /dev");
-	if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") < 0)
+	/* the image lives here: let it use most of the guest's memory */
+	if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777,size=90%") < 0)
 		die("mount /tmp");
 	load_boot_modules();
 	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -1080,6 +1189,10 @@ int main(void)
 			continue;
 		}
 		size_t plen = len - 1;
+		if (h[4] == 'I') { /* streamed straight into the image file */
+			cmd_image(plen);
+			continue;
+		}
 		unsigned char *p = malloc(plen ? plen : 1);
 		if (!p)
 			die("out of memory");
@@ -1091,7 +1204,6 @@ int main(void)
 		switch (h[4]) {
 		case 'P': reply_str('o', "pong"); break;
 		case 'M': cmd_modules(&r); break;
-		case 'I': cmd_image(&r); break;
 		case 'O': cmd_mount(&r); break;
 		case 'L': cmd_list(&r); break;
 		case 'X': cmd_op(&r); break;

@@ -92,7 +92,7 @@ class VM:
     removed). `loaded` is the key in force ("stock" after a boot).
     """
 
-    def __init__(self, build_dir, mem="256M", boot_timeout=60.0,
+    def __init__(self, build_dir, mem="512M", boot_timeout=60.0,
                  qemu=QEMU, extra_append=""):
         self.build_dir = build_dir
         self.loaded = None
