@@ -1,0 +1,857 @@
+"""The differential campaign (`vfatfuzz campaign`, the main job).
+
+    campaign [--minutes M] [--seed N] [--oracles LIST] [--writers LIST]
+             [--jobs J] [--workdir DIR] [--fs LIST] [--vfat PATH]
+
+Loop until the time budget is spent (or SIGINT/SIGTERM):
+  1. take the next op-script: a harvested fuzz_ops corpus entry converted
+     with `vfat gen --from-input` (when build-fuzz/fuzz/fuzz_ops exists, it
+     runs on J workers in the background for the whole budget), else
+     `vfat gen --seed S --ops K` with S, K and the volume (FAT12/16/32)
+     derived from the campaign seed and the iteration number;
+  2. every writer applies it to a fresh mkfs.fat image; its per-op results
+     are compared with the model's, and every reader reads the image
+     (vfz.diff.verdict_for decides ok|differs|complains|failed); readers
+     and writers are loaded once, so the kernel VM stays up;
+  3. every divergence gets a stable signature (vfz.findings); a new one is
+     minimised (vfz.minimize) on the writer and oracle that showed it, the
+     minimised script is checked once more on every oracle, and the finding
+     is written atomically to <workdir>/findings/<signature>/.
+A progress line at least every 5 s, a summary table at the end. A later
+run with the same workdir skips known signatures and continues the seeds
+(<workdir>/state.json). Exit 0 no new finding, 1 new findings, 2 could
+not run.
+"""
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+
+import oracles
+from oracles import Reader, ReadResult, Timer
+from vfz import diff, findings, minimize, model, opscript
+from vfz.proc import run
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_READERS = ["dosfsck", "mtools", "kernel"]
+DEFAULT_WRITERS = ["core-dual", "core-v1", "core-v3"]
+OPTIONAL_WRITERS = ["kernel"]          # added when available
+DEFAULT_FS = ["fat12", "fat16", "fat32"]
+FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:512"}
+PROGRESS_EVERY = 5.0
+MIN_BUDGET = 90.0                      # seconds per finding's minimisation (cap)
+MIN_LATE = 5.0                         # ... when the time budget is already spent
+GEN_OPS = (3, 24)
+
+
+class Stop(BaseException):
+    """Raised by the SIGTERM handler: stop cleanly."""
+
+
+class UsageError(Exception):
+    pass
+
+
+def vfat_default():
+    from oracles.core import vfat_binary
+    return vfat_binary()
+
+
+# ---------------------------------------------------------------- extra reader
+class VfatCheckReader(Reader):
+    """`vfat check` of the reference build as a structural reader (no
+    listing; each finding line is a complaint). Always the normal build,
+    never a fault-injection one, so it is independent of the writer."""
+
+    def __init__(self, name="vfat-check", vfat=None, **cfg):
+        self.name = name
+        self.vfat = vfat or os.path.join(REPO, "build", "vfat")
+
+    def available(self):
+        return (os.access(self.vfat, os.X_OK), f"{self.vfat} is not built")
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            p = run([self.vfat, "check", image], timeout=timeout)
+            r.raw = p.raw()
+            if p.error or p.rc not in (0, 1):
+                r.error = p.error or f"vfat check exit {p.rc}: {p.errtext.strip()[:200]}"
+            else:
+                r.complaints = [ln for ln in p.text.splitlines() if ln.strip()]
+        r.seconds = t.seconds
+        return r
+
+
+EXTRA_READERS = {"vfat-check": VfatCheckReader}
+
+
+def family(writer):
+    return "core" if writer.startswith("core-") else writer
+
+
+def fold_path(p):
+    return p.upper()
+
+
+def _op_for_path(ops, path):
+    """Kind of the last op that touched path (by exact or case-folded path,
+    or by leaf name), '-' when none did."""
+    if not path:
+        return "-"
+    leaf = findings.leaf_of(path).upper()
+    best = "-"
+    for op in ops:
+        for a in op.args:
+            if isinstance(a, str) and (a == path or fold_path(a) == fold_path(path) or
+                                       findings.leaf_of(a).upper() == leaf):
+                best = op.kind
+    return best
+
+
+def _cls(path):
+    return findings.name_class(findings.leaf_of(path)) if path else "-"
+
+
+def _listing_fields(detail):
+    """Parse a listing diff ('- {json}' / '+ {json}' lines) into
+    (kind, representative path)."""
+    exp, act = {}, {}
+    for ln in detail.splitlines():
+        ln = ln.strip()
+        if ln[:2] in ("- ", "+ "):
+            try:
+                e = json.loads(ln[2:])
+            except ValueError:
+                continue
+            (exp if ln[0] == "-" else act)[e.get("path")] = e
+    both = sorted(set(exp) & set(act))
+    if both:
+        p = both[0]
+        keys = sorted(k for k in set(exp[p]) | set(act[p]) if exp[p].get(k) != act[p].get(k))
+        return "changed:" + ",".join(keys), p
+    miss, extra = sorted(set(exp) - set(act)), sorted(set(act) - set(exp))
+    if miss and extra:
+        return "renamed", miss[0]
+    if miss:
+        return "missing", miss[0]
+    if extra:
+        return "extra", extra[0]
+    return "other", None
+
+
+class Divergence:
+    def __init__(self, fields, writer, detail):
+        self.fields = fields
+        self.sig = findings.sig_hash(fields)
+        self.writer = writer
+        self.detail = detail
+
+    def __repr__(self):
+        return f"<{self.sig} {findings.sig_text(self.fields)} via {self.writer}>"
+
+
+class CheckResult:
+    def __init__(self):
+        self.divs = {}            # sig -> Divergence (first writer wins)
+        self.images = {}          # writer -> image after
+        self.raws = {}            # "writer" / "writer.oracle" -> raw text
+        self.verdicts = {}        # writer -> {oracle: verdict}
+        self.details = {}         # writer -> {oracle: detail}
+
+    def add(self, d):
+        self.divs.setdefault(d.sig, d)
+
+
+class Checker:
+    """Writers x readers on op-scripts, oracles loaded once."""
+
+    def __init__(self, readers=None, writers=None, vfat=None, timeout=60.0, notes=None,
+                 explicit_readers=False, explicit_writers=False, cfg=None):
+        self.notes = notes if notes is not None else []
+        self.timeout = timeout
+        self.vfat = vfat
+        self.tmp = tempfile.mkdtemp(prefix="vfz-campaign-")
+        self.pristine = {}
+        self.images_checked = Counter()
+        self.applies = Counter()
+        cfg = dict(cfg or {})
+        if vfat:
+            for w in oracles.WRITERS:
+                if w.startswith("core-"):
+                    cfg.setdefault(w, {})["vfat"] = vfat
+        self.readers = []
+        for n in readers or DEFAULT_READERS:
+            if n in EXTRA_READERS:
+                o = EXTRA_READERS[n]()
+                ok, why = o.available()
+                if not ok:
+                    self.notes.append(f"reader {n} not available: {why}; skipped")
+                    continue
+            elif n not in oracles.READERS:
+                raise UsageError(f"unknown reader {n!r} (known: "
+                                 f"{', '.join(sorted(list(oracles.READERS) + list(EXTRA_READERS)))})")
+            else:
+                o = diff.load_oracle("reader", n, False, self.notes, cfg)
+            if o is not None:
+                self.readers.append((n, o))
+        self.writers = []
+        for n in writers or DEFAULT_WRITERS:
+            if n not in oracles.WRITERS:
+                raise UsageError(f"unknown writer {n!r} (known: {', '.join(sorted(oracles.WRITERS))})")
+            o = diff.load_oracle("writer", n, False, self.notes, cfg)
+            if o is not None:
+                self.writers.append((n, o))
+        if not self.writers:
+            raise UsageError("no writer available: " + "; ".join(self.notes))
+
+    @property
+    def reader_names(self):
+        return [n for n, _ in self.readers]
+
+    @property
+    def writer_names(self):
+        return [n for n, _ in self.writers]
+
+    def close(self):
+        for _, o in self.readers + self.writers:
+            try:
+                o.close()
+            except Exception:
+                pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def pristine_image(self, fs):
+        if fs not in self.pristine:
+            fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
+            p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
+            diff.mkfs(p, fat, size, cl)
+            self.pristine[fs] = p
+        return self.pristine[fs]
+
+    def check(self, ops, fs, writers=None, readers=None, workdir=None):
+        """Apply ops with each writer to a fresh image of fs, read with each
+        reader. writers/readers: subsets by name (None = all)."""
+        res = CheckResult()
+        wdir = workdir or self.tmp
+        models = {}
+        base = self.pristine_image(fs)
+        for wn, w in self.writers:
+            if writers is not None and wn not in writers:
+                continue
+            prof = "mtools" if wn == "mtools" else "kernel"
+            if prof not in models:
+                m = model.Model(prof)
+                m.apply(ops)
+                models[prof] = m
+            m = models[prof]
+            img = os.path.join(wdir, f"{wn}.img")
+            findings.sparse_copy(base, img)
+            try:
+                wr = w.apply(img, ops, diff.WRITE_TIMEOUT)
+            except Exception as e:
+                wr = oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+            self.applies[wn] += 1
+            res.images[wn] = img
+            res.raws[wn] = wr.raw
+            res.verdicts[wn] = {}
+            res.details[wn] = {}
+            if wr.error:
+                res.verdicts[wn]["(writer)"] = "failed"
+                res.details[wn]["(writer)"] = wr.error
+                last = ops[len(wr.results)] if len(wr.results) < len(ops) else None
+                res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "failed",
+                                    "kind": findings.normalise(wr.error, 60),
+                                    "op": last.kind if last else "-",
+                                    "cls": _cls(last.args[-1] if last and last.kind == "rename"
+                                                else last.path if last else None)},
+                                   wn, wr.error))
+                continue
+            used = Counter()
+            for i, op in enumerate(ops):
+                e = m.results[i] if i < len(m.results) else None
+                a = wr.results[i] if i < len(wr.results) else None
+                if e == a or (a is not None and model.result_exception(wn, op, e, a)):
+                    continue
+                cls = _cls(op.path)
+                if op.kind == "rename":
+                    cls = f"{_cls(op.args[0])}>{_cls(op.args[1])}"
+                det = f"line {op.line}: {op}: expected {e}, got {a}"
+                res.verdicts[wn]["(writer)"] = "differs"
+                res.details[wn]["(writer)"] = det
+                res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
+                                    "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
+                break
+            exp_entries = m.entries()
+            exp_c = diff.expected_dosfsck(wn, m)
+            for rn, r in self.readers:
+                if readers is not None and rn not in readers:
+                    continue
+                try:
+                    rr = r.read(img, self.timeout)
+                except Exception as ex:
+                    rr = ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
+                self.images_checked[rn] += 1
+                if rn == "vfat-check" and wn in ("core-v1", "core-v3", "kernel-nodual", "kernel-nodual-v3"):
+                    # two equal dummies: the patch's documented weakness, not a bug
+                    rr.complaints = [c for c in rr.complaints if not c.startswith("dummy-collision")]
+                v, d = diff.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+                res.raws[f"{wn}.{rn}"] = rr.raw
+                res.verdicts[wn][rn] = v
+                res.details[wn][rn] = d
+                if v != "ok":
+                    for div in self._reader_divs(ops, wn, rn, rr, v, d, exp_c):
+                        res.add(div)
+        return res
+
+    def _reader_divs(self, ops, wn, rn, rr, v, d, exp_c):
+        base = {"role": "reader", "oracle": rn, "verdict": v}
+        if v == "failed":
+            yield Divergence(dict(base, kind=findings.normalise(rr.error, 60), op="-", cls="-"), wn, d)
+            return
+        if v == "differs":
+            kind, p = _listing_fields(d)
+            yield Divergence(dict(base, kind=kind, op=_op_for_path(ops, p), cls=_cls(p)), wn, d)
+            return
+        # complains
+        if rn == "dosfsck":
+            got = Counter(c["kind"] for c in rr.extra.get("complaints", []))
+            want = {k: c for k, c in (exp_c or {}).items()}
+            kinds = set(got) | {k for k, c in want.items() if c is not None}
+            for k in sorted(kinds):
+                if want.get(k, 0) is None:
+                    continue
+                g, w = got.get(k, 0), want.get(k, 0)
+                if g == w:
+                    continue
+                paths = [c.get("path") for c in rr.extra.get("complaints", []) if c["kind"] == k]
+                p = next((x for x in paths if x and x.startswith("/")), None)
+                if p and " and " in p:
+                    p = p.split(" and ")[0]
+                yield Divergence(dict(base, kind=("+" if g > w else "-") + k,
+                                      op=_op_for_path(ops, p), cls=_cls(p)), wn, d)
+            return
+        seen = set()
+        for c in rr.complaints:
+            if rn == "vfat-check":
+                parts = c.split(": ", 2)
+                kind = parts[0]
+                p = parts[1] if len(parts) > 1 and parts[1].startswith("/") and parts[1] != "/" else None
+            else:
+                kind, p = findings.normalise(c, 60), None
+            if kind in seen:
+                continue
+            seen.add(kind)
+            yield Divergence(dict(base, kind=kind, op=_op_for_path(ops, p), cls=_cls(p)), wn, d)
+            if len(seen) >= 3:
+                break
+
+
+# ---------------------------------------------------------------- fuzzer
+def fuzz_ops_binary():
+    b = os.path.join(REPO, "build-fuzz", "fuzz", "fuzz_ops")
+    return b if os.access(b, os.X_OK) else None
+
+
+def from_input_supported(vfat):
+    """Does `vfat gen --from-input` exist (H7)? -> (bool, message)."""
+    with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as f:
+        f.write(b"\x00" * 8)
+        name = f.name
+    try:
+        p = run([vfat, "gen", "--from-input", name], timeout=20)
+    finally:
+        os.unlink(name)
+    if p.rc == 0:
+        return True, ""
+    return False, (f"`{vfat} gen --from-input` is not supported by this build: "
+                   f"{(p.errtext or p.text).strip().splitlines()[-1:] or p.error}")
+
+
+def convert_input(vfat, path, timeout=20):
+    """A fuzz input -> (ops list, options line or '') via vfat gen --from-input."""
+    p = run([vfat, "gen", "--from-input", path], timeout=timeout)
+    if p.rc != 0:
+        raise opscript.OpScriptError(f"vfat gen --from-input {path}: "
+                                     f"{(p.errtext or p.error or '').strip()[:200]}")
+    opts = ""
+    for ln in p.text.splitlines():
+        if ln.startswith("# apply-options:"):
+            opts = ln.split(":", 1)[1].strip()
+    return opscript.parse(p.text), opts, p.text
+
+
+def fs_from_options(opts):
+    """'# apply-options' may carry no geometry; a '--fat N' word picks the volume."""
+    w = opts.split()
+    if "--fat" in w:
+        i = w.index("--fat")
+        if i + 1 < len(w) and w[i + 1] in ("12", "16", "32"):
+            return "fat" + w[i + 1]
+    return None
+
+
+class Fuzzer:
+    """fuzz_ops on J workers in the background, corpus in <workdir>/corpus,
+    crashes in <workdir>/crashes; harvest() yields corpus entries not seen
+    before (newest first)."""
+
+    def __init__(self, binary, workdir, jobs, seconds, seed):
+        self.binary = binary
+        self.corpus = os.path.join(workdir, "corpus")
+        self.crashes = os.path.join(workdir, "crashes")
+        self.logs = os.path.join(workdir, "fuzz-logs")
+        for d in (self.corpus, self.crashes, self.logs):
+            os.makedirs(d, exist_ok=True)
+        self.seen_file = os.path.join(workdir, "harvested.txt")
+        self.seen = set()
+        if os.path.exists(self.seen_file):
+            with open(self.seen_file) as f:
+                self.seen = {ln.strip() for ln in f if ln.strip()}
+        self.crash_seen = set()
+        self.jobs = max(1, jobs)
+        self.deadline = time.monotonic() + seconds
+        self.seed = seed
+        self.procs = []
+        self.restarts = 0
+        seeds = os.path.join(REPO, "corpus", "fuzz_ops")
+        self.seed_dirs = [seeds] if os.path.isdir(seeds) else []
+        dic = os.path.join(REPO, "corpus", "fuzz_ops.dict")
+        self.dict = dic if os.path.isfile(dic) else None
+
+    def _start(self, i):
+        left = int(self.deadline - time.monotonic())
+        if left < 2:
+            return None
+        argv = [self.binary, self.corpus, *self.seed_dirs, f"-max_total_time={left}",
+                f"-seed={(self.seed + 7919 * (i + self.restarts)) % (1 << 31) or 1}",
+                f"-artifact_prefix={self.crashes}/", "-print_final_stats=0", "-reload=5",
+                "-close_fd_mask=1"]
+        if self.dict:
+            argv.append(f"-dict={self.dict}")
+        log = open(os.path.join(self.logs, f"worker{i}.log"), "ab")
+        p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        log.close()
+        return p
+
+    def start(self):
+        self.procs = [self._start(i) for i in range(self.jobs)]
+
+    def poll(self):
+        """Restart workers that stopped (a crash stops libFuzzer) while time is left."""
+        for i, p in enumerate(self.procs):
+            if p is not None and p.poll() is not None:
+                self.restarts += 1
+                self.procs[i] = self._start(i)
+
+    def execs_per_s(self):
+        total = 0.0
+        for i in range(self.jobs):
+            try:
+                with open(os.path.join(self.logs, f"worker{i}.log"), "rb") as f:
+                    f.seek(0, 2)
+                    n = f.tell()
+                    f.seek(max(0, n - 4096))
+                    tail = f.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            k = tail.rfind("exec/s: ")
+            if k >= 0:
+                try:
+                    total += float(tail[k + 8:].split()[0])
+                except ValueError:
+                    pass
+        return total
+
+    def harvest(self, limit=50):
+        try:
+            names = os.listdir(self.corpus)
+        except OSError:
+            return []
+        new = []
+        for n in names:
+            if n not in self.seen and not n.startswith("."):
+                p = os.path.join(self.corpus, n)
+                try:
+                    new.append((os.path.getmtime(p), p, n))
+                except OSError:
+                    continue
+        new.sort(reverse=True)
+        out = []
+        with open(self.seen_file, "a") as f:
+            for _, p, n in new[:limit]:
+                self.seen.add(n)
+                f.write(n + "\n")
+                out.append(p)
+        return out
+
+    def new_crashes(self):
+        try:
+            names = sorted(os.listdir(self.crashes))
+        except OSError:
+            return []
+        out = []
+        for n in names:
+            if n not in self.crash_seen and not n.startswith("."):
+                self.crash_seen.add(n)
+                out.append(os.path.join(self.crashes, n))
+        return out
+
+    def crash_message(self, path):
+        p = run([self.binary, path], timeout=30)
+        for ln in (p.errtext + p.text).splitlines():
+            s = ln.strip()
+            if not s or s.startswith(("INFO:", "Running:", "Executed", "MS:", "base unit", "0x",
+                                      "artifact_prefix", "Test unit", "==", "#", "SUMMARY",
+                                      "NOTE:", "***", "/")):
+                continue
+            return s
+        return f"exit {p.rc}"
+
+    def stop(self):
+        for p in self.procs:
+            if p is not None and p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+        for p in self.procs:
+            if p is not None:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    try:
+                        os.killpg(p.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    p.wait()
+
+
+# ---------------------------------------------------------------- campaign
+def iter_params(seed, i):
+    """(gen seed, number of ops, fs) of iteration i: a pure function."""
+    h = hashlib.sha256(f"{seed}:{i}".encode()).digest()
+    gseed = int.from_bytes(h[:6], "little")
+    nops = GEN_OPS[0] + h[6] % (GEN_OPS[1] - GEN_OPS[0] + 1)
+    return gseed, nops, h[7]
+
+
+def gen_script(vfat, gseed, nops, names=None):
+    argv = [vfat, "gen", "--seed", str(gseed), "--ops", str(nops)]
+    if names:
+        argv += ["--names", names]
+    p = run(argv, timeout=30)
+    if p.rc != 0:
+        raise UsageError(f"vfat gen failed: {(p.errtext or p.error or '').strip()[:200]}")
+    return opscript.parse(p.text)
+
+
+def load_state(workdir):
+    try:
+        with open(os.path.join(workdir, "state.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def save_state(workdir, st):
+    tmp = os.path.join(workdir, f".state.json.{os.getpid()}")
+    with open(tmp, "w") as f:
+        json.dump(st, f, indent=1)
+    os.replace(tmp, os.path.join(workdir, "state.json"))
+
+
+class Campaign:
+    def __init__(self, args, out=sys.stdout):
+        self.args = args
+        self.out = out
+        self.notes = []
+        self.t0 = time.monotonic()
+        self.scripts = 0
+        self.new = []             # (sig, summary) of findings written in this run
+        self.seen_divs = Counter()  # per oracle: divergences seen (incl. known)
+        self.phase = "starting"
+        self.fuzzer = None
+        self.lock = threading.Lock()
+        self._stop_progress = threading.Event()
+
+    def say(self, msg):
+        with self.lock:
+            print(msg, file=self.out, flush=True)
+
+    def progress_line(self):
+        el = time.monotonic() - self.t0
+        ck = self.checker
+        per = " ".join(f"{n}={ck.images_checked[n]}" for n in ck.reader_names) if ck else ""
+        execs = self.fuzzer.execs_per_s() if self.fuzzer else 0.0
+        if not execs:
+            execs = sum(ck.applies.values()) / el if ck and el > 0 else 0.0
+        return (f"[campaign] {el:6.0f}s execs/s {execs:.1f} scripts {self.scripts} "
+                f"images[{per}] findings {len(self.new)} new/{len(self.known)} total ({self.phase})")
+
+    def _progress_loop(self):
+        while not self._stop_progress.wait(PROGRESS_EVERY):
+            try:
+                self.say(self.progress_line())
+            except Exception:
+                pass
+
+    # .........................................................
+    def run(self):
+        a = self.args
+        self.workdir = os.path.abspath(a.workdir)
+        os.makedirs(self.workdir, exist_ok=True)
+        findings.clean_temp(self.workdir)
+        self.known = findings.known_signatures(self.workdir)
+        st = load_state(self.workdir)
+        seed = a.seed if a.seed is not None else st.get("last_seed")
+        if seed is None:
+            seed = random.SystemRandom().randrange(1, 1 << 31)
+        self.seed = seed
+        seeds = st.setdefault("seeds", {})
+        self.iter = int(seeds.get(str(seed), 0))
+        st["last_seed"] = seed
+        self.state = st
+        self.vfat = a.vfat or vfat_default()
+        budget = a.minutes * 60.0
+        self.deadline = self.t0 + budget
+        resumed = f", resuming at iteration {self.iter}" if self.iter else ""
+        self.say(f"campaign seed {seed} (replay: --seed {seed}){resumed}; workdir {self.workdir}; "
+                 f"{len(self.known)} known findings; budget {a.minutes:g} min")
+        readers = a.oracles.split(",") if a.oracles else list(DEFAULT_READERS)
+        if a.writers:
+            writers = a.writers.split(",")
+        else:
+            writers = list(DEFAULT_WRITERS)
+            writers += OPTIONAL_WRITERS
+        self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
+        for fs in self.fs_list:
+            diff.parse_fs(FS_SPECS.get(fs, fs))
+        self.checker = None
+        self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes)
+        for n in self.notes:
+            if "kernel" in n:
+                n = n.split(" (")[0] if len(n) > 160 else n
+            self.say(f"note: {n[:300]}")
+        self.say(f"writers: {','.join(self.checker.writer_names)}; readers: "
+                 f"{','.join(self.checker.reader_names)}; volumes: {','.join(self.fs_list)}")
+        self.queue = []
+        fb = None if a.no_fuzzer else fuzz_ops_binary()
+        if fb:
+            ok, why = from_input_supported(self.vfat)
+            if not ok:
+                self.say(f"note: fuzz_ops exists but {why}; corpus harvesting off")
+            else:
+                self.fuzzer = Fuzzer(fb, self.workdir, a.jobs, budget, seed)
+                self.fuzzer.start()
+                self.say(f"fuzzer: {fb} on {a.jobs} worker(s), corpus {self.fuzzer.corpus}")
+        elif not a.no_fuzzer:
+            self.say("note: build-fuzz/fuzz/fuzz_ops not built (cmake --preset fuzz); generated scripts only")
+        thr = threading.Thread(target=self._progress_loop, daemon=True)
+        thr.start()
+        stopped = None
+        try:
+            self.loop()
+        except (Stop, KeyboardInterrupt) as e:
+            stopped = "SIGTERM" if isinstance(e, Stop) else "SIGINT"
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)   # finish the clean-up
+            self._stop_progress.set()
+            if self.fuzzer:
+                self.fuzzer.stop()
+            findings.clean_temp(self.workdir)
+            seeds[str(seed)] = self.iter
+            save_state(self.workdir, st)
+            self.checker.close()
+        if stopped:
+            self.say(f"stopped by {stopped}; everything found so far is in {findings.findings_dir(self.workdir)}")
+        self.summary()
+        return 1 if self.new else 0
+
+    def loop(self):
+        while time.monotonic() < self.deadline:
+            if self.fuzzer:
+                self.fuzzer.poll()
+                for c in self.fuzzer.new_crashes():
+                    self.crash_finding(c)
+                if len(self.queue) < 5:
+                    self.queue.extend(self.fuzzer.harvest())
+            src = None
+            if self.queue and self.scripts % 2 == 0:
+                path = self.queue.pop(0)
+                try:
+                    ops, opts, _ = convert_input(self.vfat, path)
+                except opscript.OpScriptError as e:
+                    self.notes.append(str(e))
+                    continue
+                fs = fs_from_options(opts) or self.fs_list[self.scripts % len(self.fs_list)]
+                src = {"source": "fuzz_ops corpus", "input": os.path.basename(path)}
+            else:
+                gseed, nops, fsb = iter_params(self.seed, self.iter)
+                fs = self.fs_list[fsb % len(self.fs_list)]
+                ops = gen_script(self.vfat, gseed, nops, self.args.names)
+                src = {"source": "vfat gen", "iteration": self.iter, "gen_seed": gseed, "ops": nops}
+                self.iter += 1
+            if not ops:
+                continue
+            self.phase = "checking"
+            res = self.checker.check(ops, fs)
+            self.scripts += 1
+            for sig, d in res.divs.items():
+                self.seen_divs[d.fields["oracle"]] += 1
+                if sig in self.known:
+                    continue
+                self.new_finding(d, ops, fs, src)
+            self.phase = "running"
+            if self.scripts % 20 == 0:
+                self.state["seeds"][str(self.seed)] = self.iter
+                save_state(self.workdir, self.state)
+
+    def new_finding(self, d, ops, fs, src):
+        self.phase = f"minimising {d.sig}"
+        self.say(f"new divergence {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, {len(ops)} ops); minimising")
+        t0 = time.monotonic()
+        # minimisation may overrun the budget a little, never by much:
+        # past the deadline a finding gets MIN_LATE seconds
+        left = self.deadline - time.monotonic()
+        mops, stats = minimize_divergence(self.checker, d, ops, fs,
+                                          budget=min(self.args.min_budget, max(MIN_LATE, left)))
+        write_full(self.workdir, self.checker, d, ops, mops, fs,
+                   dict(src, seed=self.seed, found_after_s=round(t0 - self.t0, 1),
+                        minimise_s=round(time.monotonic() - t0, 1), minimise=stats))
+        self.known.add(d.sig)
+        self.new.append((d.sig, summary_line(d, mops, fs)))
+        self.say(f"finding {d.sig}: {summary_line(d, mops, fs)}")
+
+    def crash_finding(self, path):
+        msg = self.fuzzer.crash_message(path)
+        fields = {"role": "fuzz", "oracle": "fuzz_ops", "verdict": "failed",
+                  "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"}
+        h = findings.sig_hash(fields)
+        if h in self.known:
+            return
+        try:
+            ops, opts, text = convert_input(self.vfat, path)
+        except opscript.OpScriptError as e:
+            ops, opts, text = [], "", f"# {e}\n"
+        summary = f"fuzz_ops violation: {msg[:200]} ({len(ops)} ops)"
+        info = {"signature": h, "fields": fields, "summary": summary, "message": msg,
+                "crash_file": os.path.basename(path), "apply_options": opts, "seed": self.seed,
+                "found_after_s": round(time.monotonic() - self.t0, 1)}
+        with open(path, "rb") as f:
+            crash = f.read()
+        final = findings.write_finding(self.workdir, h, info, {"ops.txt": text, "ops.orig.txt": text},
+                                       {}, {})
+        with open(os.path.join(final, "crash.bin"), "wb") as f:
+            f.write(crash)
+        self.known.add(h)
+        self.new.append((h, summary))
+        self.say(f"finding {h}: {summary}")
+
+    def summary(self):
+        ck = self.checker
+        el = time.monotonic() - self.t0
+        self.say("")
+        self.say(f"campaign summary: seed {self.seed}, {el:.0f} s, {self.scripts} scripts, "
+                 f"{sum(ck.applies.values())} images written, next iteration {self.iter}")
+        self.say(f"{'oracle':<14} {'role':<7} {'images':>8} {'divergences':>12}")
+        for n in ck.writer_names:
+            self.say(f"{n:<14} {'writer':<7} {ck.applies[n]:>8} {self.seen_divs.get(family(n), 0):>12}")
+        for n in ck.reader_names:
+            self.say(f"{n:<14} {'reader':<7} {ck.images_checked[n]:>8} {self.seen_divs.get(n, 0):>12}")
+        if self.fuzzer:
+            self.say(f"fuzz_ops: {len(self.fuzzer.seen)} corpus entries harvested, "
+                     f"{self.fuzzer.restarts} worker restarts")
+        self.say(f"findings: {len(self.new)} new, {len(self.known)} total in {findings.findings_dir(self.workdir)}")
+        for h, s in self.new:
+            self.say(f"  NEW {h}  {s}")
+
+
+def summary_line(d, mops, fs):
+    return (f"{findings.sig_text(d.fields)} | writer {d.writer} on {fs} | {len(mops)} ops: "
+            + "; ".join(str(o) for o in mops[:3])[:200] + (" ..." if len(mops) > 3 else ""))
+
+
+def divergence_test(checker, d, fs):
+    """ops -> bool: does the same signature still appear (same writer/oracle)?"""
+    rd = [d.fields["oracle"]] if d.fields["role"] == "reader" else []
+
+    def test(ops):
+        r = checker.check(ops, fs, writers=[d.writer], readers=rd)
+        return d.sig in r.divs
+    return test
+
+
+def minimize_divergence(checker, d, ops, fs, budget=MIN_BUDGET):
+    test = divergence_test(checker, d, fs)
+    return minimize.minimize(ops, test, budget=budget)
+
+
+def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
+    """Re-check the minimised script on every oracle and write the finding."""
+    wd = tempfile.mkdtemp(prefix="vfz-finding-", dir=checker.tmp)
+    try:
+        res = checker.check(mops, fs, workdir=wd)
+        if d.sig not in res.divs:        # flaky: keep the original script's evidence
+            res = checker.check(orig_ops, fs, workdir=wd)
+        images = {f"before-{fs}.img": checker.pristine_image(fs)}
+        for w, p in res.images.items():
+            images[f"after-{w}.img"] = p
+        info = {"signature": d.sig, "fields": d.fields, "summary": summary_line(d, mops, fs),
+                "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
+                "ops_orig": len(orig_ops), "ops_min": len(mops), "detail": d.detail[:4000],
+                "verdicts": res.verdicts, "details": {w: {o: t[:4000] for o, t in v.items()}
+                                                      for w, v in res.details.items()},
+                "also": sorted({findings.sig_text(x.fields) for x in res.divs.values()
+                                if x.sig != d.sig}), **extra}
+        return findings.write_finding(workdir, d.sig, info,
+                                      {"ops.txt": opscript.dump(mops), "ops.orig.txt": opscript.dump(orig_ops)},
+                                      images, res.raws)
+    finally:
+        shutil.rmtree(wd, ignore_errors=True)
+
+
+def add_arguments(p):
+    p.add_argument("--minutes", type=float, default=10.0, help="time budget (default 10)")
+    p.add_argument("--seed", type=int, help="campaign seed (default: resume the workdir's, else random)")
+    p.add_argument("--oracles", help=f"readers (default {','.join(DEFAULT_READERS)}; also vfat-check)")
+    p.add_argument("--writers", help=f"writers (default {','.join(DEFAULT_WRITERS)} + kernel when available)")
+    p.add_argument("--jobs", type=int, default=1, help="fuzzer workers (default 1)")
+    p.add_argument("--workdir", default="campaign", help="findings, corpus and state (default ./campaign)")
+    p.add_argument("--fs", help=f"volumes, comma-separated (default {','.join(DEFAULT_FS)})")
+    p.add_argument("--names", help="name classes for vfat gen (default all)")
+    p.add_argument("--vfat", help="the vfat binary the core writers run (default build/vfat)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per oracle call")
+    p.add_argument("--min-budget", type=float, default=MIN_BUDGET,
+                   help=f"seconds of minimisation per finding (default {MIN_BUDGET:g})")
+    p.add_argument("--no-fuzzer", action="store_true", help="generated scripts only")
+
+
+def run_cmd(args):
+    if args.minutes <= 0:
+        print("vfatfuzz campaign: --minutes must be positive", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("vfatfuzz campaign: --jobs must be at least 1", file=sys.stderr)
+        return 2
+
+    def on_term(signum, frame):
+        raise Stop()
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        return Campaign(args).run()
+    except (UsageError, diff.UsageError) as e:
+        print(f"vfatfuzz campaign: {e}", file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, old)
