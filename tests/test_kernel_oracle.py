@@ -486,6 +486,25 @@ class Survival(unittest.TestCase):
         self.assertEqual(vm.boots, boots + 1)         # restarted exactly once
         self.assertNotEqual(vm.proc.pid, pid)
 
+    def test_guest_panic_is_an_error_and_the_vm_comes_back(self):
+        img, exp = self.small_image()
+        r = K.KernelReader(build_dir=KBUILD)
+        vm = r.vm()
+        boots = vm.boots
+        # a real kernel panic: sysrq 'c' dereferences NULL; panic=-1 and
+        # -no-reboot make QEMU exit, the request fails with the console tail
+        with self.assertRaises(VMError) as cm:
+            vm.request("W", K.s("/proc/sysrq-trigger") + K.s("c"), timeout=30.0)
+        self.assertRegex(str(cm.exception), "QEMU (exited|died)")
+        self.assertIn("guest: ", str(cm.exception))
+        self.assertIn("Kernel panic", str(cm.exception))
+        self.assertIn("sysrq", str(cm.exception).lower())
+        self.assertFalse(vm.alive())
+        ok = r.read(img)
+        self.assertIsNone(ok.error, ok.raw)
+        self.assertEqual(listing.normalize(ok.listing), exp)
+        self.assertEqual(vm.boots, boots + 1)
+
     def test_hanging_request_times_out_then_next_works(self):
         img, exp = self.small_image()
         hang = K.KernelReader(build_dir=KBUILD, hang_ms=600000)

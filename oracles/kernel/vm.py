@@ -7,6 +7,7 @@ killed and the next request boots a fresh one (restart is transparent to
 callers, who report the failed request as an error).
 """
 import os
+import re
 import select
 import shutil
 import signal
@@ -28,6 +29,25 @@ class VMError(Exception):
 
 class ModuleError(VMError):
     """A module set could not be loaded (the VM itself is fine)."""
+
+
+_CRASH = re.compile(r"Kernel panic|BUG:|Oops|general protection|WARNING:|RIP: 0010|"
+                    r"Call Trace|watchdog|hung_task|blocked for more than")
+
+
+def crash_summary(console):
+    """'; guest: <key lines>; console tail: ...' from a console log ('' if empty)."""
+    if not console.strip():
+        return ""
+    lines = [re.sub(r"^\[\s*[\d.]+\]\s*", "", ln.strip()) for ln in console.splitlines()]
+    key = []
+    for ln in lines:
+        if _CRASH.search(ln) and ln not in key:
+            key.append(ln)
+    out = ""
+    if key:
+        out += "; guest: " + " | ".join(key[:6])
+    return out + "; console tail: " + console[-800:]
 
 
 def sparse_chunks(data):
@@ -289,9 +309,9 @@ class VM:
             except ModuleError:
                 raise
             except VMError as e:
-                tail = self.console_tail()
+                tail = self.console_tail(200000)
                 self.stop()
-                raise VMError(f"{e}; console tail: {tail[-1500:]}" if tail.strip() else str(e))
+                raise VMError(f"{e}{crash_summary(tail)}")
 
     def _switch(self, modules, timeout):
         key, mods = modules
