@@ -445,8 +445,15 @@ static const struct valid_case valid_cases[] = {
 	{ "AUX", 0, 0, 3 },
 	{ "COM1", 0, 0, 4 },
 	{ "LPT1.doc", 0, 0, 8 },
-	/* names starting with 0xE5 (a-ring) */
+	/* names starting with 0xE5: U+00E5 a-ring, and sigma, which is
+	 * CP437 byte 0xE5 */
 	{ "\xc3\xa5ngstr\xc3\xb6m", 0, 0, 8 },
+	{ "\xcf\x83" "abc", 0, 0, 4 },
+	/* names differing only by case are both valid (lookup decides) */
+	{ "Case", 0, 0, 4 },
+	{ "CASE", 0, 0, 4 },
+	/* 3 slots exactly */
+	{ long_a, 39, 0, 39 },
 	/* malformed UTF-8 */
 	{ "\xff", 0, -EINVAL, 0 },
 	{ "\xc0\x80", 0, -EINVAL, 0 },         /* overlong NUL */
