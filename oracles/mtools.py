@@ -48,6 +48,14 @@ def mpath(path):
     return "::" + ("".join(out) or "/")
 
 
+def mtarget(parent, leaf):
+    """A new entry as an mtools target: mtools globs the directory part (so
+    it is escaped) but takes the last component literally (a backslash in it
+    would be refused)."""
+    base = mpath(parent)
+    return base + ("" if base.endswith("/") else "/") + leaf
+
+
 def _is_empty_root(p):
     return p.rc == 1 and p.errtext.strip().endswith('File "::/" not found')
 
@@ -138,8 +146,8 @@ class MtoolsReader(Reader):
 def _fold(comp):
     """How the writer matches names when deciding the POSIX outcome: as
     mtools itself does, case-insensitive for every letter (not only ASCII:
-    'É' clashes with 'é'), trailing dots ignored."""
-    s = comp.rstrip(".")
+    'É' clashes with 'é'), trailing spaces and dots ignored."""
+    s = comp.rstrip(" ").rstrip(".")
     return s.lower()
 
 
@@ -238,15 +246,12 @@ class MtoolsWriter(Writer):
             if leaf in (".", "..") or tree.resolve(op.path)[0] is not None:
                 return "EEXIST"
             if k == "mkdir":
-                # targets of mmd/mcopy/mmove are taken literally (no glob,
-                # so no escaping); sources are globbed and get escaped
-                p = self._m(w, ["mmd", *I, "-D", "s", "::" + _join(par, leaf)], to)
+                        p = self._m(w, ["mmd", *I, "-D", "s", mtarget(par, leaf)], to)
             else:
                 src = os.path.join(tmp, "data")
                 with open(src, "wb") as f:
                     f.write(content(op.args[2], op.args[1]))
-                # the target is not globbed by mcopy, but must not be escaped
-                p = self._m(w, ["mcopy", *I, "-D", "s", src, "::" + _join(par, leaf)], to)
+                p = self._m(w, ["mcopy", *I, "-D", "s", src, mtarget(par, leaf)], to)
             return self._rc(p)
         if k == "write":
             cur, err = tree.resolve(op.path)
@@ -268,7 +273,8 @@ class MtoolsWriter(Writer):
             data[off:off + size] = content(seed, size)
             with open(f, "wb") as fh:
                 fh.write(data)
-            p = self._m(w, ["mcopy", *I, "-D", "o", f, "::" + cur], to)
+            cpar, _, cleaf = cur.rpartition("/")
+            p = self._m(w, ["mcopy", *I, "-D", "o", f, mtarget(cpar or "/", cleaf)], to)
             return self._rc(p)
         if k == "unlink":
             cur, err = tree.resolve(op.path)
@@ -326,7 +332,7 @@ class MtoolsWriter(Writer):
                 p = self._m(w, ["mrd" if ddir else "mdel", *I, mpath(dst)], to)
                 if p.error or p.rc != 0:
                     return self._rc(p)
-            p = self._m(w, ["mmove", *I, "-D", "s", mpath(src), "::" + newp], to)
+            p = self._m(w, ["mmove", *I, "-D", "s", mpath(src), mtarget(par, leaf)], to)
             return self._rc(p)
         return "EINVAL"
 

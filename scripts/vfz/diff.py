@@ -122,8 +122,12 @@ def parse_sets(items):
 
 def load_oracle(kind, name, explicit, notes, cfg=None):
     """Instantiate a reader/writer; None (with a note) if it cannot be used."""
+    kw = dict((cfg or {}).get(name, {}))
+    if name.startswith("kernel") and not explicit:
+        # a default oracle: never start a long guest build behind the user's back
+        kw.setdefault("auto_build", False)
     try:
-        o = (oracles.get_reader if kind == "reader" else oracles.get_writer)(name, **(cfg or {}).get(name, {}))
+        o = (oracles.get_reader if kind == "reader" else oracles.get_writer)(name, **kw)
     except Exception as e:  # module missing (not built yet) or broken
         notes.append(f"{kind} {name} unavailable ({type(e).__name__}: {e})"
                      + ("" if explicit else "; skipped"))
@@ -287,8 +291,8 @@ def _run(args):
         ops = opscript.load(args.ops)
     if args.image and args.writers:
         raise UsageError("give either IMAGE or --writers, not both")
-    if not args.image and not args.writers:
-        raise UsageError("need IMAGE, or --ops OPS with --writers LIST")
+    if not args.image and not ops:
+        raise UsageError("need IMAGE, or --ops OPS [--writers LIST]")
     if args.writers and not ops:
         raise UsageError("--writers needs --ops")
     if args.image and not os.path.isfile(args.image):
@@ -308,12 +312,19 @@ def _run(args):
         if args.image:
             report["targets"].append(_diff_image(args, ops, readers, notes))
         else:
-            explicit_w = True
-            wnames = split_list(args.writers, oracles.WRITERS, "writer")
+            explicit_w = args.writers is not None
+            wnames = split_list(args.writers, oracles.WRITERS, "writer") if explicit_w else list(DEFAULT_WRITERS)
+            writers = [(wn, load_oracle("writer", wn, explicit_w, notes, args.cfg)) for wn in wnames]
+            writers = [(wn, w) for wn, w in writers if w is not None]
+            if not writers:
+                raise UsageError("no writer available: " + "; ".join(notes))
             tmp = tempfile.mkdtemp(prefix="vfz-diff-")
             try:
-                for wn in wnames:
-                    report["targets"].append(_diff_writer(args, ops, wn, fs, readers, tmp, notes, explicit_w))
+                for wn, w in writers:
+                    try:
+                        report["targets"].append(_diff_writer(args, ops, wn, w, fs, readers, tmp))
+                    finally:
+                        w.close()
             finally:
                 if args.keep:
                     os.makedirs(args.keep, exist_ok=True)
@@ -380,10 +391,9 @@ def _diff_image(args, ops, readers, notes):
     return t
 
 
-def _diff_writer(args, ops, wn, fs, readers, tmp, notes, explicit):
+def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     used = Counter()
     t = {"target": wn, "writer": wn, "readers": {}}
-    w = load_oracle("writer", wn, explicit, notes, args.cfg)
     profile = "mtools" if wn == "mtools" else "kernel"
     m = model.Model(profile)
     m.apply(ops)

@@ -188,7 +188,7 @@ class Model:
         par, leaf, err = self._parent(path)
         if err:
             return err
-        if leaf in (".", "..") or fold(leaf) in par.kids and strip_dots(leaf):
+        if leaf in (".", "..") or fold(self._stored(leaf)) in par.kids and strip_dots(leaf):
             return "EEXIST"
         err = self._name_err(leaf)
         if err:
