@@ -58,6 +58,11 @@ GROUPS = [
      "a" * 255, "b" * 256, "\U0001F600" * 127 + "c", "\U0001F600" * 128],
     ["Ab.TXT", "aB.txt", "ab.Txt", "AB.tXT", "MiXeD", "lower", "UPPER",
      "lower.UPP", "UPPER.low", "x1.y2", "X1.Y2", "+,;=[]"],
+    # ten names with base "_" (1 byte) and ten with "__" (2 bytes): hex
+    # tails of short bases
+    ["+", "=", ";", ",", "[", "]", "\u4e2d", "\u6587", "\u5b57", "\u65e5", "\u6708"],
+    [chr(0x1F600 + i) for i in range(11)],
+    [chr(0x1F600 + i) + ".j" for i in range(11)],
     ["\xc0\xc1\xc2", "\u0192x", "\u2591\u2588", "\u00df", "\u00b5", "\u00c4",
      "\u00e4.\u00c4", "\u00c7\u00e7", "\u00d1.\u00f1"],
 ]
