@@ -204,7 +204,7 @@ class NameClassTests(unittest.TestCase):
         d = diff.compare_results(ops, m.results, wr.results, wname, used)
         self.assertEqual(d, "", f"{wname} op results differ from the model")
         exp = m.entries()
-        exp_c = diff.expected_dosfsck(wname, m)
+        exp_c = diff.expected_dosfsck(wname, m, fat_bits=fs[0])
         for rname, r in self.readers:
             with self.subTest(writer=wname, reader=rname):
                 res = r.read(img, 120)
@@ -440,6 +440,19 @@ class DamageTests(unittest.TestCase):
         got = diff.Counter(c["kind"] for c in r.extra["complaints"])
         got.pop("dots-missing", None)
         self.assertEqual(dict(got), want)
+        # FAT32: the root directory is checked too ("Not dropping root directory.")
+        ops = opscript.parse("".join(f'create "/long name {i}" 1 1\n' for i in range(5)))
+        m = model.Model()
+        m.apply(ops)
+        for bits, size, many in ((16, 16 << 20, None), (32, 40 << 20, 1)):
+            img = os.path.join(self.tmp, f"root{bits}.img")
+            diff.mkfs(img, bits, size, 512)
+            oracles.get_writer("core-v1").apply(img, ops)
+            want = {k: v for k, v in diff.expected_dosfsck("core-v1", m, fat_bits=bits).items()
+                    if v is not None}
+            self.assertEqual(want.get("many-bad-entries"), many)
+            got = diff.Counter(c["kind"] for c in self.fsck.read(img).extra["complaints"])
+            self.assertEqual(dict(got), want, bits)
 
 
 class RobustnessTests(unittest.TestCase):

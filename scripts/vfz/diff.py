@@ -211,7 +211,16 @@ def compare_results(ops, expected, actual, oracle, used):
     return "\n".join(lines)
 
 
-def expected_dosfsck(mode, m=None, core_listing=None):
+def fat_bits_of(image):
+    try:
+        from vfz.fatimg import Fat
+        with open(image, "rb") as f:
+            return Fat(f.read(512 * 64)).bits
+    except Exception:
+        return 16
+
+
+def expected_dosfsck(mode, m=None, core_listing=None, fat_bits=16):
     """{kind: count} fsck.fat must report for an image written in mode.
     From the core's listing (its "short" bytes): v1 dummies found there;
     else from the model: entries needing LFN slots under the win95 rule."""
@@ -230,10 +239,10 @@ def expected_dosfsck(mode, m=None, core_listing=None):
             else:
                 d[1] += 1
         stats = [(p, b, g, p == "") for p, (b, g) in dirs.items()]
-        return expected_complaints("core-v1", stats)
+        return expected_complaints("core-v1", stats, fat_bits)
     if m is None:
         return {}
-    return expected_complaints(mode, m.dir_stats("win95"))
+    return expected_complaints(mode, m.dir_stats("win95"), fat_bits)
 
 
 TOLERATED = {"dots-missing": "fsck-v1-dots-artifact"}
@@ -384,7 +393,8 @@ def _diff_image(args, ops, readers, notes):
                              "is not available: " + (available()[1] if not available()[0] else notes[-1]))
         expected_entries = core_listing
         t["expected_from"] = "core"
-    exp_c = expected_dosfsck(None, core_listing=core_listing) if core_listing is not None else {}
+    exp_c = (expected_dosfsck(None, core_listing=core_listing, fat_bits=fat_bits_of(args.image))
+             if core_listing is not None else {})
     t["expected"] = expected_entries
     t["readers"] = _read_all(args.image, readers, expected_entries, exp_c, args.timeout, used)
     t["exceptions"] = dict(used)
@@ -414,7 +424,7 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     d = compare_results(ops, m.results, wr.results, wn, used)
     t["verdict"] = "differs" if d else "ok"
     t["detail"] = d
-    t["readers"] = _read_all(img, readers, exp_entries, expected_dosfsck(wn, m), args.timeout, used, wn)
+    t["readers"] = _read_all(img, readers, exp_entries, expected_dosfsck(wn, m, fat_bits=fs[0]), args.timeout, used, wn)
     t["exceptions"] = dict(used)
     return t
 
