@@ -66,8 +66,10 @@ struct vfat_alias_env {
  * itself when the name fits 8.3 but not the case rule, e.g. "readme.txt"
  * under mixed, else the unique BASE~N.EXT or the hex form BA####~D.EXT),
  * or a negative errno (-EEXIST when the 8.3 form already exists, -EINVAL
- * for an empty base or unknown rule). env->exists may be NULL (empty
- * directory). The hex tail calls env->rand32 exactly twice, standing in
+ * for an empty base or unknown rule, -ENOSPC when all 65536 hex tails
+ * exist, where the kernel would loop forever). env->exists may be NULL
+ * (empty directory). Verified against the real kernel by
+ * tests/test_names_kernel.py. The hex tail calls env->rand32 exactly twice, standing in
  * for the kernel's two reads of jiffies: first the number, then the
  * digit ((r >> 16) & 7). */
 int vfat_create_shortname(const uint16_t *uname, size_t ulen,
@@ -81,11 +83,18 @@ void vfat_dummy_v1(uint32_t r, uint8_t out[11]);
 
 /* The July revision: rewrites out[0..7] ('~', for files '/', invalid
  * characters) drawing 32-bit numbers from rand32; out[8..10] (the alias
- * extension) are left as they are. The NT byte to store is 0x20. */
+ * extension) are left as they are. The NT byte to store is 0x20.
+ * Draws: r = rand32(); '~' at t = r % 8, r >>= 3; files: '/' at
+ * (t + 1 + r % 7) % 8, r >>= 3; each other byte, left to right, is the
+ * (r % 35)-th of DESIGN.md's 35 invalid bytes, r /= 35, and r = rand32()
+ * whenever r < 35 after a division (also after the last one). */
 void vfat_dummy_v3(uint32_t (*rand32)(void *), void *rctx, int is_dir,
 		   uint8_t out[11]);
 
-/* Well-formedness tests used by the checker and the reader. */
+/* Well-formedness tests used by the checker and the reader. v1: exactly
+ * the seed's layout with a non-zero r. v3: NT byte with 0x20 set, one '~'
+ * in the base, one '/' for files and none for directories, every other
+ * base byte one of the 35; the extension is not checked. */
 int vfat_is_dummy_v1(const uint8_t sn[11]);
 int vfat_is_dummy_v3(const uint8_t sn[11], uint8_t ntcase, int is_dir);
 
