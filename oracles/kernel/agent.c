@@ -351,6 +351,17 @@ static void reply_str(char status, const char *s)
 	free(b.p);
 }
 
+/* The host closed the channel (its process died or gave up on us): power
+ * off, so that QEMU (-no-reboot) exits instead of idling forever. */
+static void host_gone(void)
+{
+	fprintf(stderr, "vfz-agent: host closed the channel, powering off\n");
+	sync();
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
 /* -------------------------------------------------------------- state */
 
 static int mounted;
@@ -548,12 +559,8 @@ static void cmd_image(size_t plen)
 	do_umount(&log);
 	int rc = image_file(&s, &log, &fd);
 	st_drain(&s);
-	if (s.dead) { /* host gone mid-frame: nobody to answer */
-		if (fd >= 0)
-			close(fd);
-		free(log.p);
-		return;
-	}
+	if (s.dead) /* host gone mid-frame: nobody to answer */
+		host_gone();
 	if (rc < 0)
 		goto fail;
 	double t1 = now_ms();
@@ -1177,11 +1184,8 @@ int main(void)
 
 	for (;;) {
 		unsigned char h[5];
-		if (read_full(chan, h, 5) < 0) {
-			/* host closed: wait for it to come back */
-			usleep(10000);
-			continue;
-		}
+		if (read_full(chan, h, 5) < 0)
+			host_gone();
 		uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
 			       (uint32_t)h[3] << 24;
 		if (len < 1) {
@@ -1196,10 +1200,8 @@ int main(void)
 		unsigned char *p = malloc(plen ? plen : 1);
 		if (!p)
 			die("out of memory");
-		if (read_full(chan, p, plen) < 0) {
-			free(p);
-			continue;
-		}
+		if (read_full(chan, p, plen) < 0)
+			host_gone();
 		struct rd r = { .p = p, .len = plen };
 		switch (h[4]) {
 		case 'P': reply_str('o', "pong"); break;
