@@ -22,6 +22,7 @@
 #include "opscript.h"
 #include "gen.h"
 #include "sha256.h"
+#include "fuzzinput.h"
 
 #define MAX_IMAGE ((size_t)4 << 30)
 
@@ -487,8 +488,60 @@ static int cmd_check(int argc, char **argv)
 	return r ? 1 : 0;
 }
 
+/* vfat gen --from-input FILE [--image OUT]: decode a fuzz_ops input
+ * (fuzzinput.h) into its op-script on stdout, with the apply options on
+ * a comment line; --image writes the template image it starts from. */
+static int cmd_gen_from_input(int argc, char **argv)
+{
+	const char *file = NULL, *image = NULL;
+	struct vfat_fuzz_input in;
+	uint8_t *data = NULL, *img;
+	size_t n = 0, isz;
+	char opts[200], err[200], line[4096];
+	int r;
+
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--from-input") && val) file = argv[++i];
+		else if (!strcmp(a, "--image") && val) image = argv[++i];
+		else return die("gen: with --from-input only --image OUT is allowed, not '%s'", a);
+	}
+	if (!file)
+		return die("%s", "gen: --from-input needs a FILE");
+	r = read_file(file, &data, &n);
+	if (r)
+		return die("gen: cannot read fuzz input '%s'", file);
+	r = vfat_fuzz_decode(data, n, &in);
+	free(data);
+	if (r)
+		return die("%s", "gen: out of memory");
+	vfat_fuzz_format_options(&in, opts, sizeof(opts));
+	if (image) {
+		isz = vfat_fuzz_image_size(in.fat_type, in.cluster_bytes);
+		img = calloc(1, isz);
+		if (!img || vfat_fuzz_make_image(in.fat_type, in.cluster_bytes, img, isz, err, sizeof(err)))
+			return die("gen: cannot make the template image: %s", img ? err : "out of memory");
+		r = write_atomic(image, img, isz);
+		free(img);
+		if (r)
+			return die("gen: cannot write image '%s'", image);
+	}
+	printf("# vfat gen --from-input: FAT%d, %u-byte clusters, %zu ops\n", in.fat_type,
+	       in.cluster_bytes, in.script.n);
+	printf("# apply-options: %s\n", opts);
+	for (size_t i = 0; i < in.script.n; i++)
+		if (vfat_op_format(&in.script.ops[i], line, sizeof(line)) == 0)
+			printf("%s\n", line);
+	vfat_fuzz_input_free(&in);
+	return 0;
+}
+
 static int cmd_gen(int argc, char **argv)
 {
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--from-input"))
+			return cmd_gen_from_input(argc, argv);
+
 	uint64_t seed = 0, nops = 20;
 	uint32_t mask = (1u << NC_COUNT) - 1;
 	struct vfat_script s = { 0 };
@@ -532,7 +585,8 @@ static int usage(void)
 		"                  [--shortname mixed|winnt|win95|lower] [--seed N]\n"
 		"       vfat ls IMAGE\n"
 		"       vfat check IMAGE\n"
-		"       vfat gen --seed N --ops K [--names CLASSES]\n");
+		"       vfat gen --seed N --ops K [--names CLASSES]\n"
+		"       vfat gen --from-input FUZZFILE [--image OUT]\n");
 	return 2;
 }
 

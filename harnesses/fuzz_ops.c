@@ -1,0 +1,458 @@
+/* fuzz_ops - input bytes -> write options + op-script (fuzzinput.c),
+ * applied by the core to an in-memory image; every op is checked in
+ * process against the model (model.c) and the structural checker.
+ *
+ * After each op:
+ *   - the op's result equals the model's prediction;
+ *   - a failed op left the image byte-identical (free clusters' data and
+ *     the FSInfo next-free hint excepted: a failed mkdir allocates and
+ *     frees its cluster first, as the kernel does);
+ *   - after a successful op: vfat_check reports nothing (two equal
+ *     dummies, "dummy-collision", are allowed in nodual images without
+ *     --unique: that is the patch's documented weakness), and the core's
+ *     listing (vfat_readdir walk) equals the model: same names, types,
+ *     sizes, contents of changed files;
+ *   - each entry's short entry fits the mode: a bare 8.3 entry is what
+ *     the model predicted; in nodual images a long-named entry has a
+ *     well-formed dummy (never a valid short name); in dual images its
+ *     alias is a valid short name; aliases (and --unique dummies) are
+ *     unique in their directory; an untouched entry's short entry never
+ *     changes.
+ * Any violation prints one line and aborts.
+ *
+ * Speed: one pristine template per geometry; after each input only the
+ * bytes below the highest cluster ever allocated are restored (the
+ * allocator is next-fit and the decoder's bounds keep it from wrapping).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vfat.h"
+#include "fat.h"
+#include "names.h"
+#include "opscript.h"
+#include "fuzzinput.h"
+#include "model.h"
+
+struct geo {
+	uint8_t *tmpl, *work, *snap;
+	size_t size;
+	struct fat_geom g;
+	uint32_t base_hw;      /* highest cluster in use in the template */
+};
+
+static struct geo geos[3][4];
+
+struct run {
+	const struct vfat_fuzz_input *in;
+	struct geo *G;
+	size_t opi;
+	char opline[4200];
+	struct model m;
+	int nodual, allow_dummy_dup;
+	char first_finding[600];
+	int nfind;
+};
+
+static void fail(struct run *R, const char *fmt, ...)
+{
+	char opts[200];
+	va_list ap;
+
+	vfat_fuzz_format_options(R->in, opts, sizeof(opts));
+	fprintf(stderr, "fuzz_ops: VIOLATION: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n  fat %d cluster %u, options %s\n  op %zu: %s\n",
+		R->in->fat_type, R->in->cluster_bytes, opts, R->opi + 1, R->opline);
+	abort();
+}
+
+static struct geo *get_geo(int fat_type, uint32_t cs)
+{
+	int t = fat_type == 12 ? 0 : fat_type == 16 ? 1 : 2, c = 0;
+	struct geo *G;
+	char err[200];
+
+	while ((512u << c) < cs)
+		c++;
+	G = &geos[t][c];
+	if (G->tmpl)
+		return G;
+	G->size = vfat_fuzz_image_size(fat_type, cs);
+	G->tmpl = malloc(G->size);
+	G->work = malloc(G->size);
+	G->snap = malloc(G->size);
+	if (!G->tmpl || !G->work || !G->snap)
+		abort();
+	if (vfat_fuzz_make_image(fat_type, cs, G->tmpl, G->size, err, sizeof(err)) ||
+	    fat_parse_boot(G->tmpl, G->size, &G->g, err, sizeof(err))) {
+		fprintf(stderr, "fuzz_ops: template FAT%d/%u: %s\n", fat_type, cs, err);
+		abort();
+	}
+	if (vfat_check(G->tmpl, G->size, NULL, NULL) != 0) {
+		fprintf(stderr, "fuzz_ops: template FAT%d/%u is not clean\n", fat_type, cs);
+		abort();
+	}
+	memcpy(G->work, G->tmpl, G->size);
+	G->base_hw = fat_type == 32 ? 2 : 1;
+	return G;
+}
+
+static size_t end_of(const struct geo *G, uint32_t clus)
+{
+	size_t e = (size_t)G->g.data_off + (size_t)(clus >= 2 ? clus - 1 : 0) * G->g.cluster_size;
+	return e < G->size ? e : G->size;
+}
+
+/* vfat_shortname_valid, except that 0x7F counts as valid: the kernel's
+ * vfat_create_shortname copies DEL into aliases (cp437 maps it to
+ * itself) although fsck.fat 4.2 calls such a name bad. */
+static int alias_valid(const uint8_t sn[11])
+{
+	uint8_t t[11];
+
+	for (int i = 0; i < 11; i++)
+		t[i] = sn[i] == 0x7F ? 'X' : sn[i];
+	return vfat_shortname_valid(t);
+}
+
+/* ---- checker ------------------------------------------------------------ */
+
+/* "shortname-invalid: PATH: bad short name HEX22" where the only bad
+ * bytes are 0x7F: the kernel's own aliases (see alias_valid). */
+static int only_del(const char *line)
+{
+	const char *h = strstr(line, "bad short name ");
+	uint8_t sn[11];
+	unsigned x;
+
+	if (!h || strlen(h + 15) < 22)
+		return 0;
+	for (int i = 0; i < 11; i++) {
+		if (sscanf(h + 15 + 2 * i, "%2x", &x) != 1)
+			return 0;
+		sn[i] = (uint8_t)x;
+	}
+	return memchr(sn, 0x7F, 11) && alias_valid(sn);
+}
+
+static void on_finding(void *ctx, const char *line)
+{
+	struct run *R = ctx;
+
+	if (R->allow_dummy_dup && !strncmp(line, "dummy-collision:", 16))
+		return;
+	if (!strncmp(line, "shortname-invalid:", 18) && only_del(line))
+		return;
+	if (!R->nfind++)
+		snprintf(R->first_finding, sizeof(R->first_finding), "%s", line);
+}
+
+static void run_check(struct run *R)
+{
+	int n;
+
+	R->nfind = 0;
+	n = vfat_check(R->G->work, R->G->size, on_finding, R);
+	if (n < 0)
+		fail(R, "vfat_check: image unusable (%d)", n);
+	if (R->nfind)
+		fail(R, "vfat_check: %d finding(s), first: %s", R->nfind, R->first_finding);
+}
+
+/* ---- failed op: image unchanged ------------------------------------------ */
+
+static uint32_t fat_entry(const struct geo *G, const uint8_t *img, uint32_t c)
+{
+	return fatent_ops_for(G->g.fat_type)->get(img + G->g.fat_off, c);
+}
+
+static void compare_unchanged(struct run *R, size_t snap_end)
+{
+	const struct geo *G = R->G;
+	const uint8_t *a = G->snap, *b = G->work;
+	size_t meta = (size_t)G->g.data_off, hint = (size_t)-1;
+
+	if (G->g.fat_type == 32 && G->g.fsinfo_sector)
+		hint = (size_t)G->g.fsinfo_sector * G->g.sector_size + 492;
+	if (hint > meta)
+		hint = meta;
+	if (memcmp(a, b, hint) || (hint + 4 < meta && memcmp(a + hint + 4, b + hint + 4, meta - hint - 4))) {
+		size_t i = 0;
+		while (a[i] == b[i] || (i >= hint && i < hint + 4))
+			i++;
+		fail(R, "failed op changed byte %zu (0x%02x -> 0x%02x) of the metadata", i, a[i], b[i]);
+	}
+	for (uint32_t c = 2; c <= G->g.nclusters + 1; c++) {
+		size_t off = (size_t)G->g.data_off + (size_t)(c - 2) * G->g.cluster_size;
+		if (off >= snap_end)
+			break;
+		if (fat_entry(G, b, c) == 0)
+			continue;
+		if (memcmp(a + off, b + off, G->g.cluster_size))
+			fail(R, "failed op changed the data of allocated cluster %u", c);
+	}
+}
+
+/* ---- listing against the model ------------------------------------------- */
+
+struct ents {
+	struct vfat_dirent *e;
+	size_t n, cap;
+};
+
+static int collect(void *ctx, const struct vfat_dirent *e)
+{
+	struct ents *L = ctx;
+	if (L->n == L->cap) {
+		L->cap = L->cap ? 2 * L->cap : 16;
+		L->e = realloc(L->e, L->cap * sizeof(*L->e));
+		if (!L->e)
+			abort();
+	}
+	L->e[L->n++] = *e;
+	return 0;
+}
+
+static int is_v3_bad(uint8_t b)
+{
+	static const uint8_t set[] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x0B, 0x0C, 0x0E, 0x0F,
+		0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A, 0x1B, 0x1C, 0x1D,
+		0x1E, 0x1F, 0x22, 0x2A, 0x3A, 0x3C, 0x3E, 0x3F, 0x5B, 0x5D, 0x7C };
+	return memchr(set, b, sizeof(set)) != NULL;
+}
+
+/* DESIGN.md's dummy shapes, checked without the core's predicates. */
+static const char *dummy_problem(const struct run *R, const struct vfat_dirent *e)
+{
+	const uint8_t *s = e->shortname;
+
+	if (R->in->opts.dummy == VFAT_DUMMY_V1) {
+		uint32_t r = 0;
+		if (s[0] != 0x20 || s[1] != 0 || s[8] != '/' || s[9] || s[10])
+			return "v1 dummy is not 20 00 r r r r r r 2F 00 00";
+		for (int i = 0; i < 6; i++) {
+			if (s[2 + i] > 31)
+				return "v1 dummy random byte above 31";
+			r |= (uint32_t)s[2 + i] << (5 * i);
+		}
+		if (!r)
+			return "v1 dummy with random number 0";
+		if (e->ntcase)
+			return "v1 dummy with a non-zero NT case byte";
+		if (vfat_shortname_valid(s))
+			return "v1 dummy is a valid short name";
+		return NULL;
+	}
+	int tilde = 0, slash = 0;
+	for (int i = 0; i < 8; i++) {
+		if (s[i] == '~') tilde++;
+		else if (s[i] == '/') slash++;
+		else if (!is_v3_bad(s[i])) return "v3 dummy base byte outside the invalid set";
+	}
+	if (tilde != 1)
+		return "v3 dummy without exactly one '~'";
+	if (slash != ((e->attr & 0x10) ? 0 : 1))
+		return "v3 dummy '/' count wrong for its type";
+	if (e->ntcase != 0x20)
+		return "v3 dummy NT byte is not 0x20";
+	return NULL;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p = malloc(a + b + 2);
+	if (!p)
+		abort();
+	memcpy(p, dir, a);
+	p[a] = '/';
+	memcpy(p + a + 1, name, b + 1);
+	return p;
+}
+
+static void check_content(struct run *R, vfat_vol *v, const char *path, struct mnode *k)
+{
+	uint8_t *buf = malloc(k->size ? k->size : 1);
+	size_t got = 0;
+	int r;
+
+	if (!buf)
+		abort();
+	r = vfat_read(v, path, 0, buf, k->size, &got);
+	if (r || got != k->size)
+		fail(R, "read %s: %s, %zu of %u bytes", path, vfat_errname(r), got, k->size);
+	if (k->size && memcmp(buf, k->data, k->size))
+		fail(R, "content of %s differs from the model", path);
+	free(buf);
+	k->touched = 0;
+}
+
+static void compare_dir(struct run *R, vfat_vol *v, const char *path, struct mnode *d, int all)
+{
+	struct ents L = { 0 };
+	int r = vfat_readdir(v, path[0] ? path : "/", collect, &L);
+	char *matched;
+
+	if (r)
+		fail(R, "readdir %s: %s", path[0] ? path : "/", vfat_errname(r));
+	if (L.n != d->nkids)
+		fail(R, "%s: core lists %zu entries, model has %zu", path[0] ? path : "/", L.n, d->nkids);
+	matched = calloc(d->nkids + 1, 1);
+	if (!matched)
+		abort();
+	for (size_t i = 0; i < L.n; i++) {
+		const struct vfat_dirent *e = &L.e[i];
+		struct mnode *k = NULL;
+		size_t j;
+		for (j = 0; j < d->nkids; j++) {
+			if (!matched[j] && !strcmp(d->kids[j]->name, e->name)) {
+				k = d->kids[j];
+				matched[j] = 1;
+				break;
+			}
+		}
+		if (!k)
+			fail(R, "%s: core lists \"%s\", which the model does not have", path[0] ? path : "/", e->name);
+		int isdir = (e->attr & 0x10) != 0;
+		if (isdir != k->is_dir)
+			fail(R, "%s/%s: type differs (core dir=%d)", path, e->name, isdir);
+		if (!isdir && e->size != k->size)
+			fail(R, "%s/%s: size %u, model %u", path, e->name, e->size, k->size);
+		/* the short entry */
+		if (k->pred_pending) {
+			if (k->pred_short) {
+				if (e->nlfn)
+					fail(R, "%s/%s: a valid 8.3 name got LFN slots", path, e->name);
+				if (memcmp(e->shortname, k->pred_sn, 11) || e->ntcase != k->pred_lcase)
+					fail(R, "%s/%s: bare short entry differs from the name's 8.3 form", path, e->name);
+			} else if (!e->nlfn) {
+				fail(R, "%s/%s: a long name got no (valid) LFN slots", path, e->name);
+			}
+			k->pred_pending = 0;
+		} else if (k->seen && (memcmp(e->shortname, k->sn, 11) || e->ntcase != k->ntcase ||
+				       e->nlfn != k->nlfn)) {
+			fail(R, "%s/%s: short entry or LFN slots of an untouched entry changed", path, e->name);
+		}
+		if (e->nlfn) {
+			if (R->nodual) {
+				const char *p = dummy_problem(R, e);
+				if (p)
+					fail(R, "%s/%s: %s", path, e->name, p);
+			} else {
+				if (e->is_dummy || !alias_valid(e->shortname))
+					fail(R, "%s/%s: dual-mode alias is not a valid short name", path, e->name);
+			}
+		} else if (!vfat_shortname_valid(e->shortname) || e->is_dummy) {
+			fail(R, "%s/%s: bare short entry is not a valid short name", path, e->name);
+		}
+		memcpy(k->sn, e->shortname, 11);
+		k->ntcase = e->ntcase;
+		k->nlfn = e->nlfn;
+		k->seen = 1;
+		if (!isdir && (all || k->touched)) {
+			char *p = join(path, e->name);
+			check_content(R, v, p, k);
+			free(p);
+		}
+	}
+	/* short entries unique in the directory (dummies too with --unique) */
+	for (size_t i = 0; i < L.n; i++) {
+		for (size_t j = i + 1; j < L.n; j++) {
+			if (memcmp(L.e[i].shortname, L.e[j].shortname, 11))
+				continue;
+			if (R->allow_dummy_dup && L.e[i].nlfn && L.e[j].nlfn)
+				continue;
+			fail(R, "%s: \"%s\" and \"%s\" share a short entry", path[0] ? path : "/",
+			     L.e[i].name, L.e[j].name);
+		}
+	}
+	for (size_t i = 0; i < L.n; i++) {
+		if (!(L.e[i].attr & 0x10))
+			continue;
+		struct mnode *k = NULL;
+		for (size_t j = 0; j < d->nkids; j++)
+			if (!strcmp(d->kids[j]->name, L.e[i].name))
+				k = d->kids[j];
+		char *p = join(path, L.e[i].name);
+		compare_dir(R, v, p, k, all);
+		free(p);
+	}
+	free(matched);
+	free(L.e);
+}
+
+/* ASan defaults for this target: a smaller quarantine keeps the
+ * allocator's memory warm (large per-op allocations otherwise fault in
+ * fresh pages every time); use-after-free of recent frees is still
+ * caught. ASAN_OPTIONS overrides. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "quarantine_size_mb=16:malloc_context_size=10";
+}
+
+/* ---- one input ------------------------------------------------------------ */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct vfat_fuzz_input in;
+	struct run R;
+	vfat_vol *v;
+	uint32_t hw;
+	int wrapped = 0;
+	char err[200];
+
+	if (vfat_fuzz_decode(data, size, &in))
+		return 0;
+	memset(&R, 0, sizeof(R));
+	R.in = &in;
+	R.G = get_geo(in.fat_type, in.cluster_bytes);
+	R.nodual = in.opts.names == VFAT_NAMES_NODUAL;
+	R.allow_dummy_dup = R.nodual && !in.opts.unique;
+	model_init(&R.m, &in.opts);
+	hw = R.G->base_hw;
+
+	/* one mount for the whole script, as a kernel writer would keep it;
+	 * FSInfo is flushed after every op so that the checker sees it */
+	if (vfat_open(&v, R.G->work, R.G->size, &in.opts, err, sizeof(err)))
+		fail(&R, "vfat_open: %s", err);
+	for (R.opi = 0; R.opi < in.script.n; R.opi++) {
+		const struct vfat_op *op = &in.script.ops[R.opi];
+		size_t snap_end = end_of(R.G, hw + 1);
+		int pred, r;
+		uint32_t h0 = v->free_hint;
+
+		if (vfat_op_format(op, R.opline, sizeof(R.opline)))
+			snprintf(R.opline, sizeof(R.opline), "(op too long to print)");
+		pred = model_apply(&R.m, op);
+		if (pred)
+			memcpy(R.G->snap, R.G->work, snap_end);
+		r = vfat_op_apply(v, op);
+		if (r != pred)
+			fail(&R, "core returned %s, model predicts %s", vfat_errname(r), vfat_errname(pred));
+		if (v->free_hint < h0)
+			wrapped = 1;    /* the allocator wrapped: restore everything */
+		if (v->free_hint > hw)
+			hw = v->free_hint;
+		fat_update_fsinfo(v);
+		if (r == 0) {
+			compare_dir(&R, v, "", R.m.root, R.opi + 1 == in.script.n);
+			run_check(&R);
+		} else {
+			compare_unchanged(&R, snap_end);
+		}
+	}
+	vfat_close(v);
+
+	/* back to the pristine template */
+	memcpy(R.G->work, R.G->tmpl, wrapped ? R.G->size : end_of(R.G, hw + 1));
+	model_free(&R.m);
+	vfat_fuzz_input_free(&in);
+	return 0;
+}

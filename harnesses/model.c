@@ -1,0 +1,504 @@
+/* model.c - the in-process tree model of fuzz_ops (see model.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+#include "names.h"
+
+#define MAX_DEPTH 256
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n, sz);
+	if (!p)
+		abort();
+	return p;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static uint16_t fold(uint16_t c) { return (c >= 'A' && c <= 'Z') ? (uint16_t)(c + 32) : c; }
+
+int model_name_eq(const uint16_t *a, size_t alen, const uint16_t *b, size_t blen)
+{
+	if (alen != blen)
+		return 0;
+	for (size_t i = 0; i < alen; i++)
+		if (fold(a[i]) != fold(b[i]))
+			return 0;
+	return 1;
+}
+
+/* Strict UTF-8 (no overlongs, surrogates or > U+10FFFF) -> UTF-16, as the
+ * kernel's utf8s_to_utf16s with room for max units: a full buffer stops
+ * the scan before the next sequence ("too long" beats a later bad byte). */
+static int dec_utf8(const char *s, size_t len, uint16_t *out, size_t max, size_t *on)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		uint32_t c = p[i], cp, need, min;
+		if (n >= max)
+			return -ENAMETOOLONG;
+		if (c < 0x80) { cp = c; need = 0; min = 0; }
+		else if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; need = 1; min = 0x80; }
+		else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; need = 2; min = 0x800; }
+		else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; need = 3; min = 0x10000; }
+		else return -EINVAL;
+		if (len - i - 1 < need)
+			return -EINVAL;
+		for (uint32_t k = 1; k <= need; k++) {
+			if ((p[i + k] & 0xC0) != 0x80)
+				return -EINVAL;
+			cp = cp << 6 | (p[i + k] & 0x3F);
+		}
+		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return -EINVAL;
+		i += need + 1;
+		if (cp < 0x10000) {
+			out[n++] = (uint16_t)cp;
+			continue;
+		}
+		if (max - n < 2)
+			return -ENAMETOOLONG;
+		cp -= 0x10000;
+		out[n++] = (uint16_t)(0xD800 | cp >> 10);
+		out[n++] = (uint16_t)(0xDC00 | (cp & 0x3FF));
+	}
+	*on = n;
+	return 0;
+}
+
+static int bad_char(uint16_t w)
+{
+	return w < 0x20 || w == '*' || w == '?' || w == '<' || w == '>' || w == '|' ||
+	       w == '"' || w == ':' || w == '/' || w == '\\';
+}
+
+static size_t strip_dots(const char *s, size_t len)
+{
+	while (len && s[len - 1] == '.')
+		len--;
+	return len;
+}
+
+/* ---- tree -------------------------------------------------------------- */
+
+static struct mnode *node_new(const char *name, size_t len, const uint16_t *u, size_t ulen, int is_dir)
+{
+	struct mnode *n = xcalloc(1, sizeof(*n));
+	n->name = xcalloc(1, len + 1);
+	memcpy(n->name, name, len);
+	if (ulen)
+		memcpy(n->u, u, ulen * sizeof(*u));
+	n->ulen = ulen;
+	n->is_dir = is_dir;
+	return n;
+}
+
+static void node_free(struct mnode *n)
+{
+	for (size_t i = 0; i < n->nkids; i++)
+		node_free(n->kids[i]);
+	free(n->kids);
+	free(n->data);
+	free(n->name);
+	free(n);
+}
+
+static void kid_add(struct mnode *d, struct mnode *k)
+{
+	if (d->nkids == d->capkids) {
+		d->capkids = d->capkids ? 2 * d->capkids : 8;
+		d->kids = realloc(d->kids, d->capkids * sizeof(*d->kids));
+		if (!d->kids)
+			abort();
+	}
+	d->kids[d->nkids++] = k;
+	k->parent = d;
+}
+
+static void kid_del(struct mnode *d, struct mnode *k)
+{
+	for (size_t i = 0; i < d->nkids; i++) {
+		if (d->kids[i] == k) {
+			memmove(d->kids + i, d->kids + i + 1, (d->nkids - i - 1) * sizeof(*d->kids));
+			d->nkids--;
+			return;
+		}
+	}
+	abort();
+}
+
+void model_init(struct model *m, const struct vfat_opts *o)
+{
+	memset(m, 0, sizeof(*m));
+	m->opts = *o;
+	m->rule = o->shortname;
+	if (o->names == VFAT_NAMES_NODUAL && o->dummy == VFAT_DUMMY_V3)
+		m->rule = VFAT_SN_WINNT;
+	m->root = node_new("", 0, NULL, 0, 1);
+}
+
+void model_free(struct model *m)
+{
+	if (m->root)
+		node_free(m->root);
+	m->root = NULL;
+}
+
+static int is_dummy(const struct mnode *k)
+{
+	return vfat_is_dummy_v1(k->sn) || vfat_is_dummy_v3(k->sn, k->ntcase, k->is_dir);
+}
+
+/* The core's lookup: long name, or the short display name of a bare
+ * entry, or the alias of a long-named entry (not a dummy). */
+static struct mnode *lookup(struct mnode *dir, const char *c, size_t len)
+{
+	uint16_t u[VFAT_MAX_UNI + 2], sd[16];
+	size_t ulen;
+
+	len = strip_dots(c, len);
+	if (!len || dec_utf8(c, len, u, VFAT_MAX_UNI, &ulen))
+		return NULL;
+	for (size_t i = 0; i < dir->nkids; i++) {
+		struct mnode *k = dir->kids[i];
+		if (model_name_eq(u, ulen, k->u, k->ulen))
+			return k;
+		if (k->seen && k->nlfn && !is_dummy(k)) {
+			int n = vfat_shortname_to_utf16(k->sn, k->ntcase, sd);
+			if (model_name_eq(u, ulen, sd, (size_t)n))
+				return k;
+		}
+	}
+	return NULL;
+}
+
+struct mwalk {
+	struct mnode *stack[MAX_DEPTH + 1];
+	int depth;
+	const char *last;
+	size_t lastlen;
+	int last_kind;   /* 0 normal, 1 ".", 2 "..", 3 root */
+	struct mnode *found;
+};
+
+static int next_comp(const char **p, const char **c, size_t *len)
+{
+	const char *s = *p;
+	while (*s == '/')
+		s++;
+	if (!*s)
+		return 0;
+	*c = s;
+	while (*s && *s != '/')
+		s++;
+	*len = (size_t)(s - *c);
+	*p = s;
+	return 1;
+}
+
+static int comp_kind(const char *c, size_t len)
+{
+	if (len == 1 && c[0] == '.')
+		return 1;
+	if (len == 2 && c[0] == '.' && c[1] == '.')
+		return 2;
+	return 0;
+}
+
+static int walk(struct model *m, const char *path, struct mwalk *w)
+{
+	const char *p = path, *c, *nc;
+	size_t len, nlen;
+
+	memset(w, 0, sizeof(*w));
+	w->stack[0] = m->root;
+	if (!path || path[0] != '/')
+		return -ENOENT;
+	w->last_kind = 3;
+	if (!next_comp(&p, &c, &len))
+		return 0;
+	for (;;) {
+		int kind = comp_kind(c, len);
+		if (!next_comp(&p, &nc, &nlen)) {
+			w->last = c;
+			w->lastlen = len;
+			w->last_kind = kind;
+			if (!kind)
+				w->found = lookup(w->stack[w->depth], c, len);
+			return 0;
+		}
+		if (kind == 2) {
+			if (w->depth > 0)
+				w->depth--;
+		} else if (kind == 0) {
+			struct mnode *e = lookup(w->stack[w->depth], c, len);
+			if (!e)
+				return -ENOENT;
+			if (!e->is_dir)
+				return -ENOTDIR;
+			if (w->depth >= MAX_DEPTH)
+				return -ELOOP;
+			w->stack[++w->depth] = e;
+		}
+		c = nc;
+		len = nlen;
+	}
+}
+
+struct exists_ctx { struct mnode *dir; };
+
+static int sib_exists(void *ctx, const uint8_t sn[11])
+{
+	struct mnode *d = ((struct exists_ctx *)ctx)->dir;
+	for (size_t i = 0; i < d->nkids; i++)
+		if (d->kids[i]->seen && !memcmp(d->kids[i]->sn, sn, 11))
+			return 1;
+	return 0;
+}
+
+static uint32_t zero_rand(void *ctx) { (void)ctx; return 0; }
+
+struct newname {
+	uint16_t u[VFAT_MAX_UNI + 2];
+	size_t ulen, len;
+	int is_short;
+	uint8_t sn[11], lcase;
+};
+
+/* Everything that can refuse a new entry's name in directory dir. */
+static int new_name(struct model *m, struct mnode *dir, const char *c, size_t len, struct newname *nn)
+{
+	struct exists_ctx ec = { dir };
+	struct vfat_alias_env env = { sib_exists, &ec, zero_rand, NULL };
+	int r;
+
+	len = strip_dots(c, len);
+	if (!len)
+		return -ENOENT;
+	r = dec_utf8(c, len, nn->u, VFAT_MAX_UNI + 2, &nn->ulen);
+	if (r)
+		return r;
+	if (nn->ulen > VFAT_MAX_UNI)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < nn->ulen; i++)
+		if (bad_char(nn->u[i]))
+			return -EINVAL;
+	if (nn->u[nn->ulen - 1] == ' ')
+		return -EINVAL;
+	nn->len = len;
+	r = vfat_create_shortname(nn->u, nn->ulen, m->rule, &env, nn->sn, &nn->lcase);
+	if (r < 0)
+		return r;
+	nn->is_short = r;
+	return 0;
+}
+
+static struct mnode *add_new(struct mnode *dir, const char *c, const struct newname *nn, int is_dir)
+{
+	struct mnode *k = node_new(c, nn->len, nn->u, nn->ulen, is_dir);
+	k->pred_pending = 1;
+	k->pred_short = nn->is_short;
+	memcpy(k->pred_sn, nn->sn, 11);
+	k->pred_lcase = nn->lcase;
+	kid_add(dir, k);
+	return k;
+}
+
+static void write_data(struct mnode *f, uint32_t off, uint32_t size, uint32_t seed)
+{
+	uint64_t end = (uint64_t)off + size;
+
+	if (!size)
+		return;
+	if (end > f->cap) {
+		f->cap = (uint32_t)end;
+		f->data = realloc(f->data, f->cap);
+		if (!f->data)
+			abort();
+	}
+	if (off > f->size)
+		memset(f->data + f->size, 0, off - f->size);
+	vfat_content(seed, f->data + off, size);
+	if (end > f->size)
+		f->size = (uint32_t)end;
+	f->touched = 1;
+}
+
+static int on_stack(const struct mwalk *w, const struct mnode *n)
+{
+	for (int i = 1; i <= w->depth; i++)
+		if (w->stack[i] == n)
+			return 1;
+	return 0;
+}
+
+static int op_mkdir_create(struct model *m, const struct vfat_op *op, int is_dir)
+{
+	struct mwalk w;
+	struct newname nn;
+	struct mnode *k;
+	int r = walk(m, op->a, &w);
+
+	if (r)
+		return r;
+	if (w.last_kind || w.found)
+		return -EEXIST;
+	r = new_name(m, w.stack[w.depth], w.last, w.lastlen, &nn);
+	if (r)
+		return r;
+	k = add_new(w.stack[w.depth], w.last, &nn, is_dir);
+	if (!is_dir && op->kind == OP_CREATE && op->n[0])
+		write_data(k, 0, op->n[0], op->n[1]);
+	k->touched = 1;
+	return 0;
+}
+
+static int op_write(struct model *m, const struct vfat_op *op)
+{
+	struct mwalk w;
+	int r = walk(m, op->a, &w);
+
+	if (r)
+		return r;
+	if (w.last_kind)
+		return -EISDIR;
+	if (!w.found)
+		return -ENOENT;
+	if (w.found->is_dir)
+		return -EISDIR;
+	if ((uint64_t)op->n[0] + op->n[1] > 0xFFFFFFFFull && op->n[1])
+		return -EFBIG;
+	write_data(w.found, op->n[0], op->n[1], op->n[2]);
+	return 0;
+}
+
+static int op_unlink(struct model *m, const struct vfat_op *op)
+{
+	struct mwalk w;
+	int r = walk(m, op->a, &w);
+
+	if (r)
+		return r;
+	if (w.last_kind)
+		return -EISDIR;
+	if (!w.found)
+		return -ENOENT;
+	if (w.found->is_dir)
+		return -EISDIR;
+	kid_del(w.stack[w.depth], w.found);
+	node_free(w.found);
+	return 0;
+}
+
+static int op_rmdir(struct model *m, const struct vfat_op *op)
+{
+	struct mwalk w;
+	int r = walk(m, op->a, &w);
+
+	if (r)
+		return r;
+	if (w.last_kind == 3)
+		return -EBUSY;
+	if (w.last_kind == 1)
+		return -EINVAL;
+	if (w.last_kind == 2)
+		return -ENOTEMPTY;
+	if (!w.found)
+		return -ENOENT;
+	if (!w.found->is_dir)
+		return -ENOTDIR;
+	if (w.found->nkids)
+		return -ENOTEMPTY;
+	kid_del(w.stack[w.depth], w.found);
+	node_free(w.found);
+	return 0;
+}
+
+/* Move what src holds (content or children) into dst. */
+static void take_body(struct mnode *dst, struct mnode *src)
+{
+	dst->is_dir = src->is_dir;
+	free(dst->data);
+	dst->data = src->data;
+	dst->size = src->size;
+	dst->cap = src->cap;
+	src->data = NULL;
+	src->size = src->cap = 0;
+	for (size_t i = 0; i < dst->nkids; i++)
+		node_free(dst->kids[i]);
+	free(dst->kids);
+	dst->kids = src->kids;
+	dst->nkids = src->nkids;
+	dst->capkids = src->capkids;
+	src->kids = NULL;
+	src->nkids = src->capkids = 0;
+	for (size_t i = 0; i < dst->nkids; i++)
+		dst->kids[i]->parent = dst;
+	dst->touched = 1;
+}
+
+static int op_rename(struct model *m, const struct vfat_op *op)
+{
+	struct mwalk ws, wt;
+	struct mnode *src, *tgt, *sdir, *tdir;
+	struct newname nn;
+	int r = walk(m, op->a, &ws);
+
+	if (r)
+		return r;
+	if (ws.last_kind == 0 && !ws.found)
+		return -ENOENT;
+	r = walk(m, op->b, &wt);
+	if (r)
+		return r;
+	if (ws.last_kind || wt.last_kind)
+		return -EBUSY;
+	src = ws.found;
+	tgt = wt.found;
+	sdir = ws.stack[ws.depth];
+	tdir = wt.stack[wt.depth];
+	if (src->is_dir && on_stack(&wt, src))
+		return -EINVAL;
+	if (tgt && tgt->is_dir && on_stack(&ws, tgt))
+		return -ENOTEMPTY;
+	if (tgt == src)
+		return 0;               /* the same entry: case-only rename */
+	if (tgt) {
+		if (src->is_dir && !tgt->is_dir)
+			return -ENOTDIR;
+		if (!src->is_dir && tgt->is_dir)
+			return -EISDIR;
+		if (tgt->is_dir && tgt->nkids)
+			return -ENOTEMPTY;
+		/* the target entry keeps its name and short entry */
+		take_body(tgt, src);
+		kid_del(sdir, src);
+		node_free(src);
+		return 0;
+	}
+	r = new_name(m, tdir, wt.last, wt.lastlen, &nn);
+	if (r)
+		return r;
+	tgt = add_new(tdir, wt.last, &nn, src->is_dir);
+	take_body(tgt, src);
+	kid_del(sdir, src);
+	node_free(src);
+	return 0;
+}
+
+int model_apply(struct model *m, const struct vfat_op *op)
+{
+	switch (op->kind) {
+	case OP_MKDIR: return op_mkdir_create(m, op, 1);
+	case OP_CREATE: return op_mkdir_create(m, op, 0);
+	case OP_WRITE: return op_write(m, op);
+	case OP_RENAME: return op_rename(m, op);
+	case OP_UNLINK: return op_unlink(m, op);
+	case OP_RMDIR: return op_rmdir(m, op);
+	}
+	return -EINVAL;
+}

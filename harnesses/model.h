@@ -1,0 +1,56 @@
+/* model.h - in-process model of the tree a VFAT writer should produce,
+ * used by fuzz_ops to predict the result of every op and to compare the
+ * core's listing with it.
+ *
+ * The model follows the Linux 6.1 vfat semantics the core documents
+ * (DESIGN.md): names are keyed case-insensitively with ASCII folding,
+ * trailing dots are stripped, a clash is EEXIST, a case-only rename is a
+ * no-op, rename replaces an existing file (or empty directory) in place
+ * (the target keeps its name), rmdir of a non-empty directory is
+ * ENOTEMPTY, and the errno precedence of the core's path walk is
+ * reproduced. It decodes UTF-8 and checks long-name validity itself; it
+ * borrows from names.h only what depends on the short-name tables
+ * (vfat_create_shortname to know whether a name is stored as a bare 8.3
+ * entry or whose 8.3 form already exists, and the display of an alias).
+ */
+#ifndef VFZ_MODEL_H
+#define VFZ_MODEL_H
+#include <stddef.h>
+#include <stdint.h>
+#include "vfat.h"
+#include "opscript.h"
+
+struct mnode {
+	char *name;              /* UTF-8, as the listing must show it */
+	uint16_t u[256];         /* the same name in UTF-16 */
+	size_t ulen;
+	int is_dir;
+	struct mnode *parent;
+	struct mnode **kids;
+	size_t nkids, capkids;
+	uint8_t *data;           /* file content */
+	uint32_t size, cap;
+	/* naming: the prediction made when the entry was (re)named, and
+	 * what the core's listing showed last (filled in by the harness) */
+	int pred_pending;        /* prediction not yet compared */
+	int pred_short;          /* 1: bare 8.3 entry pred_sn/pred_lcase */
+	uint8_t pred_sn[11], pred_lcase;
+	int seen;
+	uint8_t sn[11], ntcase;
+	int nlfn;
+	int touched;             /* content changed: verify it */
+};
+
+struct model {
+	struct mnode *root;
+	struct vfat_opts opts;
+	enum vfat_shortname rule;   /* creation rule in force */
+};
+
+void model_init(struct model *m, const struct vfat_opts *o);
+void model_free(struct model *m);
+/* Predict the result of op and, when it is 0, apply it to the model. */
+int model_apply(struct model *m, const struct vfat_op *op);
+/* Case-insensitive (ASCII) equality of two UTF-16 names. */
+int model_name_eq(const uint16_t *a, size_t alen, const uint16_t *b, size_t blen);
+#endif
