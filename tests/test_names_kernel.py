@@ -50,7 +50,7 @@ GROUPS = [
     ["a+%d" % i for i in range(1, 12)],
     ["+", "=", ";", ",", "[", "]"] + ["+%d" % i for i in range(1, 5)],
     ["+x%d" % i for i in range(1, 12)],
-    ["x.", "y...", "z. ", " lead", "in ner", "trail ", "a*b", "a?b", "a<b",
+    ["x.", "y...", "z. ", "...", "....", ". .", " lead", "in ner", "trail ", "a*b", "a?b", "a<b",
      "a>b", "a|b", 'a"b', "a:b", "a\\b", "a\u0001", "a\tb", "AUX", "COM1",
      "LPT1.doc", "\u00e5ngstr\u00f6m", "caf\u00e9", "\u03b1\u03b2\u03b3",
      "\u03a9mega.TXT", "\u03c9mega.txt", "\u00ff\u00a0x"],
