@@ -524,6 +524,18 @@ class Survival(unittest.TestCase):
         with self.assertRaises(VMError):
             vm.request("H", struct.pack("<I", 600000), timeout=1.0)
         self.assertFalse(vm.alive())
+        # a writer whose guest stops answering after the ops: error, the
+        # per-op results that did arrive are kept, the image is untouched
+        img2 = mkfs("hang-write.img")
+        with open(img2, "rb") as f:
+            before = f.read()
+        ops = opscript.parse('mkdir "/a"\nmkdir "/a"\ncreate "/a/b*" 1 1\n')
+        w = K.KernelWriter(build_dir=KBUILD, hang_ms=600000).apply(img2, ops, timeout=3.0)
+        self.assertIn("timeout", w.error)
+        self.assertEqual(w.results, ["ok", "EEXIST", "EINVAL"])
+        self.assertIn("[no answer] after the last op", w.raw)
+        with open(img2, "rb") as f:
+            self.assertEqual(f.read(), before)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,9 @@ cfg keys (all optional)
     persistent    True (default): the pooled VM lives across calls; False: a
                   fresh VM is booted for every image and powered off after it
                   (the naive way, for benchmarks)
-    hang_ms       test hook: each read first makes the agent busy-loop this
-                  many ms without answering (a hanging request); default 0
+    hang_ms       test hook: the agent busy-loops this many ms without
+                  answering (a hanging request): readers before the image,
+                  writers after the last op; default 0
 
 Answers
     ReadResult.listing   canonical entries (vfz.listing) plus, when they
@@ -443,10 +444,24 @@ class KernelWriter(_KernelBase, Writer):
             frames.append(("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed))))
         frames += [("I", encode_image(data)),
                    ("O", struct.pack("<I", 0) + s(self.fstype) + s(self.options))]
+        first_op = len(frames)
         frames += [("X", encode_op(op)) for op in ops]
+        if self.hang_ms:   # test hook: the guest stops answering after the ops
+            frames.append(("H", struct.pack("<I", self.hang_ms)))
         frames += [("U", b""), ("G", b""), ("K", b"")]
         try:
             replies = vm.pipeline(frames, timeout, modules=mods)
+        except VMError as e:
+            # the ops that answered before the guest hung or died
+            got = list(e.partial)[first_op:first_op + len(ops)]
+            w.results = [_txt(p) if st == "o" else "EHARNESS" for st, p in got]
+            if len(e.partial) < first_op:
+                w.raw += "[no answer] to the image/mount request\n"
+            elif len(w.results) < len(ops):
+                w.raw += f"[no answer] op {len(w.results) + 1}: {ops[len(w.results)]}\n"
+            else:
+                w.raw += "[no answer] after the last op (unmount/image)\n"
+            raise
         finally:
             if not self.persistent:
                 vm.close()
@@ -458,6 +473,8 @@ class KernelWriter(_KernelBase, Writer):
                 return
         (ist, ip), (mst, mp) = replies[0], replies[1]
         opr = replies[2:2 + len(ops)]
+        if self.hang_ms:
+            del replies[2 + len(ops)]
         (ust, up), (gst, gp), (_, kp) = replies[2 + len(ops):]
         msgs = parse_kmsg(kp)
         w.raw += (f"[image] {_txt(ip).strip()}\n[mount {self.fstype} {self.options}] "

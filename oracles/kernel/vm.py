@@ -24,7 +24,9 @@ ZERO_BLOCK = bytes(BLOCK)
 
 
 class VMError(Exception):
-    """The guest died, hung or broke the protocol."""
+    """The guest died, hung or broke the protocol; .partial = the replies of
+    a pipeline that did arrive before."""
+    partial = ()
 
 
 class ModuleError(VMError):
@@ -291,8 +293,15 @@ class VM:
         return chr(st), payload
 
     def _exchange(self, frames, deadline):
-        self._send(frames, deadline)
-        return [self._recv(max(0.0, deadline - time.monotonic())) for _ in frames]
+        out = []
+        try:
+            self._send(frames, deadline)
+            for _ in frames:
+                out.append(self._recv(max(0.0, deadline - time.monotonic())))
+        except VMError as e:
+            e.partial = out       # the replies that did arrive, in order
+            raise
+        return out
 
     def pipeline(self, frames, timeout, modules=None):
         """Send [(cmd, payload)] at once, return [(status, payload)].
@@ -311,7 +320,9 @@ class VM:
             except VMError as e:
                 tail = self.console_tail(200000)
                 self.stop()
-                raise VMError(f"{e}{crash_summary(tail)}")
+                err = VMError(f"{e}{crash_summary(tail)}")
+                err.partial = getattr(e, "partial", [])
+                raise err
 
     def _switch(self, modules, timeout):
         key, mods = modules
