@@ -672,7 +672,13 @@ static void lfn_slot(struct ck *k, uint32_t dir, struct lfn_set *s,
 		s->st = LFN_BROKEN;
 		return;
 	}
-	if (ord != s->expect || ord == 0) {
+	if (s->expect == 0) {
+		finding(k, "lfn-order", dir, NULL,
+			"long name slot %zu (ordinal %d) follows the set's last slot", i, ord);
+		s->st = LFN_BROKEN;
+		return;
+	}
+	if (ord != s->expect) {
 		finding(k, "lfn-order", dir, NULL,
 			"long name slot %zu has ordinal %d, expected %d", i, ord, s->expect);
 		s->st = LFN_BROKEN;
