@@ -700,6 +700,8 @@ class Campaign:
                 gseed, nops, fsb = iter_params(self.seed, self.iter)
                 fs = self.fs_list[fsb % len(self.fs_list)]
                 ops = gen_script(self.vfat, gseed, nops, self.args.names)
+                if fsb & 0x80:                   # half the scripts: tricky additions
+                    ops = enrich(ops, random.Random(gseed))
                 src = {"source": "vfat gen", "iteration": self.iter, "gen_seed": gseed, "ops": nops}
                 self.iter += 1
             if not ops:
@@ -855,3 +857,148 @@ def run_cmd(args):
         return 2
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+# ---------------------------------------------------------------- repro / minimize
+ALL_READERS = ["dosfsck", "mtools", "kernel", "7z", "grub", "vfat-check"]
+REPRO_WRITERS = ["core-dual", "core-v1", "core-v3", "kernel"]
+
+
+class Target:
+    """What repro/minimize were given: a finding directory, a fuzz input
+    (crash file) or an op-script."""
+
+    def __init__(self, path, vfat):
+        self.path = path
+        self.info = None
+        self.crash = None
+        self.fs = None
+        self.opts = ""
+        if os.path.isdir(path):
+            if not os.path.isfile(os.path.join(path, "finding.json")):
+                raise UsageError(f"{path}: a directory but not a finding (no finding.json)")
+            self.info = findings.load_finding(path)
+            self.kind = "finding"
+            self.fs = self.info.get("fs")
+            self.ops = opscript.load(os.path.join(path, "ops.txt"))
+            if not self.ops and os.path.isfile(os.path.join(path, "crash.bin")):
+                self.crash = os.path.join(path, "crash.bin")
+            return
+        if not os.path.isfile(path):
+            raise UsageError(f"no such finding, crash file or op-script: {path}")
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            self.ops = opscript.parse(data.decode("utf-8"))
+            self.kind = "op-script"
+            if not self.ops and data.strip() and not all(
+                    ln.strip().startswith("#") or not ln.strip() for ln in data.decode().splitlines()):
+                raise opscript.OpScriptError("no ops")
+            return
+        except (UnicodeDecodeError, opscript.OpScriptError) as e:
+            err = e
+        # not an op-script: a fuzz input
+        ok, why = from_input_supported(vfat)
+        if not ok:
+            raise UsageError(f"{path} is not an op-script ({err}) and cannot be converted as a "
+                             f"fuzz input: {why}")
+        self.kind = "crash file"
+        self.crash = path
+        self.ops, self.opts, _ = convert_input(vfat, path)
+        self.fs = fs_from_options(self.opts)
+
+
+def replay_crash(path):
+    """Run fuzz_ops on a crash file when it is built: (ran, still_fails, message)."""
+    b = fuzz_ops_binary()
+    if not b:
+        return False, False, "build-fuzz/fuzz/fuzz_ops not built"
+    p = run([b, path], timeout=60)
+    msg = ""
+    for ln in (p.errtext + p.text).splitlines():
+        if ln.strip() and not ln.startswith(("INFO:", "Running:", "Executed", "MS:", "==", "#")):
+            msg = ln.strip()
+            break
+    return True, p.rc != 0, msg or f"exit {p.rc}"
+
+
+def common_arguments(p):
+    p.add_argument("target", help="finding directory, crash file (fuzz_ops input) or op-script")
+    p.add_argument("--oracles", help=f"readers (default: every available one of {','.join(ALL_READERS)})")
+    p.add_argument("--writers", help=f"writers (default {','.join(REPRO_WRITERS)} when available, "
+                                     "plus the finding's writer)")
+    p.add_argument("--fs", help="volumes, comma-separated (default: the finding's, else fat16)")
+    p.add_argument("--vfat", help="the vfat binary the core writers run (default build/vfat)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per oracle call")
+
+
+def checker_for(args, target, notes):
+    readers = args.oracles.split(",") if args.oracles else list(ALL_READERS)
+    writers = args.writers.split(",") if args.writers else list(REPRO_WRITERS)
+    if target.info and target.info.get("writer") and target.info["writer"] not in writers:
+        writers.append(target.info["writer"])
+    if target.info and target.info["fields"].get("role") == "reader" and \
+            target.info["fields"]["oracle"] not in readers:
+        readers.append(target.info["fields"]["oracle"])
+    return Checker(readers, writers, vfat=args.vfat, timeout=args.timeout, notes=notes)
+
+
+def fs_list(args, target):
+    if args.fs:
+        out = args.fs.split(",")
+    else:
+        out = [target.fs or "fat16"]
+    for fs in out:
+        diff.parse_fs(FS_SPECS.get(fs, fs))
+    return out
+
+
+# ---------------------------------------------------------------- script enrichment
+def enrich(ops, rng):
+    """Append a few ops aimed at tricky semantics to a generated script:
+    aliases that collide (siblings sharing the first 6 characters and the
+    extension), case-only renames, renames onto an existing file, names of
+    13*k characters, a name whose first byte is 0xE5 in CP437. Random but
+    seeded (rng), so a replay gives the same script."""
+    made = [o for o in ops if o.kind in ("create", "mkdir")]
+    files = [o.path for o in ops if o.kind == "create"]
+    out = list(ops)
+    n = 1 + rng.randrange(4)
+    for _ in range(n):
+        k = rng.randrange(7)
+        parent = "/"
+        if made and rng.randrange(2):
+            parent = made[rng.randrange(len(made))].path.rpartition("/")[0] + "/"
+        if k == 0 and made:
+            src = made[rng.randrange(len(made))].path
+            par, _, leaf = src.rpartition("/")
+            base, dot, ext = leaf.rpartition(".") if "." in leaf[1:] else (leaf, "", "")
+            stem = (base or leaf)[:6] or "x"
+            for j in range(1 + rng.randrange(3)):
+                sib = f"{stem}{'_-+ '[rng.randrange(4)]}{rng.randrange(100)}{dot}{ext[:3]}"
+                out.append(opscript.Op("create", [f"{par}/{sib}", rng.randrange(600), rng.randrange(256)]))
+        elif k == 1 and made:
+            src = made[rng.randrange(len(made))].path
+            par, _, leaf = src.rpartition("/")
+            out.append(opscript.Op("rename", [src, f"{par}/{leaf.swapcase()}"]))
+        elif k == 2 and len(files) >= 2:
+            a, b = rng.sample(files, 2)
+            out.append(opscript.Op("rename", [a, b]))
+        elif k == 3:
+            name = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(13 * (1 + rng.randrange(4))))
+            out.append(opscript.Op("create", [parent + name, rng.randrange(3000), rng.randrange(256)]))
+        elif k == 5 and len([o for o in made if o.kind == "mkdir"]) >= 2:
+            dirs = [o.path for o in made if o.kind == "mkdir"]
+            a, b = rng.sample(dirs, 2)
+            out.append(opscript.Op("rename", [a, b + "/" + a.rpartition("/")[2]]))
+        elif k == 4:
+            for j in range(2):
+                out.append(opscript.Op("create", [f"{parent}LongName{'ABC'[j]}{rng.randrange(9)}.txt",
+                                                  rng.randrange(600), rng.randrange(256)]))
+        else:
+            out.append(opscript.Op("mkdir", [parent + "\u03c3" + str(rng.randrange(100))]))
+    return campaign_renumber(out)
+
+
+def campaign_renumber(ops):
+    return [opscript.Op(o.kind, list(o.args), i + 1) for i, o in enumerate(ops)]

@@ -1,0 +1,70 @@
+"""vfatfuzz minimize FINDING|CRASHFILE|OPSCRIPT [--out F] [--sig HASH]
+
+Shrinks the op-script to the smallest one that still shows the same
+divergence signature (a finding's own, else --sig, else the first
+divergence the script shows) on the writer and oracle that showed it:
+delta debugging over op lines, then names, then sizes (vfz.minimize).
+Writes the result to --out (default stdout). Exit 0 minimised, 1 the
+script shows no divergence, 2 could not run.
+"""
+import sys
+
+from vfz import campaign, diff, findings, opscript
+
+HELP = "shrink a finding, crash file or op-script to the smallest op-script that still diverges"
+
+
+def add_arguments(p):
+    campaign.common_arguments(p)
+    p.add_argument("--out", help="write the minimised op-script here (default stdout)")
+    p.add_argument("--sig", help="signature to keep (default: the finding's, else the first divergence)")
+    p.add_argument("--budget", type=float, default=120.0, help="seconds (default 120)")
+
+
+def run(args):
+    try:
+        return _run(args)
+    except (campaign.UsageError, diff.UsageError, opscript.OpScriptError) as e:
+        print(f"vfatfuzz minimize: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
+    vfat = args.vfat or campaign.vfat_default()
+    t = campaign.Target(args.target, vfat)
+    notes = []
+    ck = campaign.checker_for(args, t, notes)
+    try:
+        for n in notes:
+            print(f"note: {n[:300]}", file=sys.stderr)
+        want = args.sig or (t.info["signature"] if t.info else None)
+        found = None
+        for fs in campaign.fs_list(args, t):
+            res = ck.check(t.ops, fs)
+            if want:
+                if want in res.divs:
+                    found = (res.divs[want], fs)
+            elif res.divs:
+                found = (next(iter(res.divs.values())), fs)
+            if found:
+                break
+        if not found:
+            print(f"vfatfuzz minimize: {args.target}: "
+                  + (f"signature {want} does not reproduce" if want else "no divergence to keep"),
+                  file=sys.stderr)
+            return 1
+        d, fs = found
+        print(f"keeping {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, {fs}); "
+              f"{len(t.ops)} ops", file=sys.stderr)
+        mops, st = campaign.minimize_divergence(ck, d, t.ops, fs, budget=args.budget)
+        print(f"minimised to {len(mops)} ops in {st['tests']} tests"
+              + (" (budget spent)" if st["timeout"] else ""), file=sys.stderr)
+        text = f"# minimised: {findings.sig_text(d.fields)} (writer {d.writer}, {fs})\n" + opscript.dump(mops)
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+        return 0
+    finally:
+        ck.close()

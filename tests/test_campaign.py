@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""The campaign as users run it (`vfatfuzz campaign`, `selftest`, `repro`,
+`minimize`) against the real oracles: a 60-second smoke campaign on the
+default oracles, resume without duplicates, SIGTERM mid-run, the planted
+fault self-test, and repro/minimize of a finding. Total < 4 minutes."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, REPO)
+
+from vfz import findings, opscript  # noqa: E402
+
+VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
+VFAT = os.path.join(REPO, "build", "vfat")
+
+
+def vfz(*args, timeout=600):
+    t0 = time.monotonic()
+    p = subprocess.run(["/usr/bin/python3", VFATFUZZ, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    p.seconds = time.monotonic() - t0
+    return p
+
+
+def finding_dirs(workdir):
+    d = os.path.join(workdir, "findings")
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+@unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat not built")
+class CampaignTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.td = tempfile.TemporaryDirectory(prefix="vfz-test-campaign-")
+        cls.tmp = cls.td.name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.td.cleanup()
+
+    def assert_findings_well_formed(self, workdir):
+        for n in finding_dirs(workdir):
+            self.assertFalse(n.startswith(".tmp-"), f"partial finding directory {n} left behind")
+            p = os.path.join(workdir, "findings", n)
+            self.assertEqual(findings.well_formed(p), "", p)
+            ops = opscript.load(os.path.join(p, "ops.txt"))
+            orig = opscript.load(os.path.join(p, "ops.orig.txt"))
+            self.assertLessEqual(len(ops), len(orig), p)
+
+    def test_1_smoke_and_resume(self):
+        wd = os.path.join(self.tmp, "smoke")
+        p = vfz("campaign", "--minutes", "1", "--seed", "4242", "--workdir", wd,
+                "--min-budget", "15", "--jobs", "1", timeout=240)
+        out = p.stdout
+        self.assertIn(p.returncode, (0, 1), p.stderr[-2000:])
+        self.assertNotIn("Traceback", p.stderr + out)
+        self.assertIn("campaign seed 4242", out)
+        self.assertRegex(out, r"writers: core-dual,core-v1,core-v3")
+        prog = [ln for ln in out.splitlines() if ln.startswith("[campaign]")]
+        times = [float(re.match(r"\[campaign\]\s+(\d+)s", ln).group(1)) for ln in prog]
+        # a progress line at least every 5 s (rounded to whole seconds in the line)
+        self.assertGreaterEqual(len(prog), 60 // 5 - 1, out[-3000:])
+        self.assertTrue(all(b - a <= 6 for a, b in zip([0] + times, times)), times)
+        for ln in prog:
+            self.assertRegex(ln, r"execs/s [\d.]+ scripts \d+ images\[dosfsck=\d+ mtools=\d+.*\] findings \d+ new/\d+ total")
+        self.assertIn("campaign summary: seed 4242", out)
+        self.assertRegex(out, r"\ndosfsck\s+reader\s+[1-9]\d*\s+\d+")
+        self.assertRegex(out, r"\nmtools\s+reader\s+[1-9]\d*\s+\d+")
+        if "kernel oracle not available" not in out and "reader kernel not available" not in out:
+            self.assertRegex(out, r"\nkernel\s+reader\s+[1-9]\d*\s+\d+")
+        else:
+            self.assertEqual(len([ln for ln in out.splitlines() if "kernel" in ln and "not available" in ln]), 1)
+        self.assert_findings_well_formed(wd)
+        first = finding_dirs(wd)
+        m = re.search(r"findings: (\d+) new, (\d+) total", out)
+        self.assertEqual(int(m.group(1)), len(first))
+        self.assertEqual(p.returncode, 1 if first else 0)
+        nscripts = int(re.search(r"(\d+) scripts, \d+ images written, next iteration (\d+)", out).group(2))
+        self.assertGreater(nscripts, 0)
+
+        # resume: same workdir, the known signatures are skipped, seeds continue
+        p2 = vfz("campaign", "--minutes", "0.25", "--workdir", wd, "--min-budget", "10",
+                 "--oracles", "dosfsck,mtools", "--writers", "core-dual,core-v1,core-v3", timeout=180)
+        self.assertIn(p2.returncode, (0, 1), p2.stderr[-2000:])
+        self.assertIn(f"resuming at iteration {nscripts}", p2.stdout)
+        self.assertIn(f"{len(first)} known findings", p2.stdout)
+        new = re.findall(r"^  NEW ([0-9a-f]{12})", p2.stdout, re.M)
+        self.assertFalse(set(new) & set(first), "a known signature was written again")
+        after = finding_dirs(wd)
+        self.assertEqual(sorted(set(first) | set(new)), after)
+        sigs = [findings.load_finding(os.path.join(wd, "findings", n))["fields"] for n in after]
+        self.assertEqual(len({json.dumps(s, sort_keys=True) for s in sigs}), len(sigs))
+        self.assert_findings_well_formed(wd)
+        type(self).workdir = wd
+
+    def test_2_sigterm_mid_run(self):
+        wd = os.path.join(self.tmp, "kill")
+        proc = subprocess.Popen(["/usr/bin/python3", VFATFUZZ, "campaign", "--minutes", "5",
+                                 "--seed", "99", "--workdir", wd, "--oracles", "dosfsck,mtools",
+                                 "--writers", "core-dual,core-v1,core-v3", "--fs", "fat32"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = []
+        t0 = time.monotonic()
+        try:
+            for ln in proc.stdout:      # kill it while it minimises (writes findings)
+                lines.append(ln)
+                if "minimising" in ln and ln.startswith("new divergence") or time.monotonic() - t0 > 40:
+                    time.sleep(1.0)
+                    break
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        out = "".join(lines) + out
+        self.assertIn(proc.returncode, (0, 1), err[-2000:])
+        self.assertIn("stopped by SIGTERM", out)
+        self.assertIn("campaign summary", out)
+        self.assertNotIn("Traceback", err)
+        names = os.listdir(os.path.join(wd, "findings")) if os.path.isdir(os.path.join(wd, "findings")) else []
+        self.assertEqual([n for n in names if n.startswith(".")], [])
+        self.assert_findings_well_formed(wd)
+        with open(os.path.join(wd, "state.json")) as f:
+            self.assertIn("99", json.load(f)["seeds"])
+
+    def test_3_selftest_three_faults(self):
+        js = os.path.join(self.tmp, "selftest.json")
+        p = vfz("selftest", "--faults", "CHECKSUM,CLUSTER_LEAK,SECOND_FAT", "--budget", "60",
+                "--min-budget", "30", "--json", js, timeout=900)
+        self.assertNotIn("Traceback", p.stderr)
+        with open(js) as f:
+            rows = {r["fault"]: r for r in json.load(f)}
+        for fault in ("CHECKSUM", "CLUSTER_LEAK", "SECOND_FAT"):
+            r = rows[fault]
+            self.assertTrue(r["found"], f"{fault} not found: {r}\n{p.stdout[-3000:]}")
+            self.assertLessEqual(r["seconds"], 60)
+            self.assertLessEqual(r["ops"], 5, r.get("script"))
+            self.assertTrue(r["oracle"])
+            # the minimised script really shows the fault: the fault build
+            # diverges on it, the reference build does not
+            with tempfile.NamedTemporaryFile("w", suffix=".ops", delete=False) as f:
+                f.write(r["script"])
+            try:
+                fb = os.path.join(REPO, f"build-fault-{fault}", "vfat")
+                args = ["--fs", r["fs"], "--writers", r["writer"], "--oracles", "dosfsck,mtools,vfat-check"]
+                bad = vfz("repro", f.name, "--vfat", fb, *args, timeout=120)
+                self.assertEqual(bad.returncode, 1, bad.stdout + bad.stderr)
+                self.assertIn(r["signature"], bad.stdout)
+                good = vfz("repro", f.name, *args, timeout=120)
+                self.assertIn(good.returncode, (0, 1), good.stderr)
+                self.assertNotIn(r["signature"], good.stdout)
+            finally:
+                os.unlink(f.name)
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:])
+        self.assertRegex(p.stdout, r"fault\s+found\s+seconds\s+min ops\s+oracle")
+
+    def test_4_repro_and_minimize_a_finding(self):
+        wd = getattr(type(self), "workdir", None)
+        dirs = finding_dirs(wd) if wd else []
+        dirs = [d for d in dirs if findings.load_finding(os.path.join(wd, "findings", d))["fields"]["role"] != "fuzz"
+                and findings.load_finding(os.path.join(wd, "findings", d))["fields"]["oracle"] in ("dosfsck", "mtools", "core")]
+        if not dirs:
+            self.skipTest("the smoke campaign found nothing replayable on fast oracles")
+        fd = os.path.join(wd, "findings", dirs[0])
+        info = findings.load_finding(fd)
+        p = vfz("repro", fd, "--oracles", "dosfsck,mtools", timeout=300)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertIn(f"expected signature {info['signature']}", p.stdout)
+        if p.returncode == 1:
+            self.assertIn("<== the finding", p.stdout)
+            out = os.path.join(self.tmp, "min.ops")
+            m = vfz("minimize", os.path.join(fd, "ops.orig.txt"), "--sig", info["signature"],
+                    "--fs", info["fs"], "--writers", info["writer"], "--oracles", "dosfsck,mtools",
+                    "--out", out, "--budget", "20", timeout=300)
+            self.assertEqual(m.returncode, 0, m.stderr)
+            self.assertLessEqual(len(opscript.load(out)), info["ops_orig"])
+
+    def test_5_bad_input(self):
+        p = vfz("repro", "/nonexistent/finding")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        p = vfz("campaign", "--minutes", "0")
+        self.assertEqual(p.returncode, 2)
+        p = vfz("campaign", "--minutes", "0.1", "--oracles", "nosuch", "--workdir",
+                os.path.join(self.tmp, "bad"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown reader", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

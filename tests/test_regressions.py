@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""corpus/regressions/: every case replayed on every available oracle.
+
+A case is a directory with ops.txt (op-script), expected.json
+({"fs": "fat16", "verdicts": {writer: {"(writer)": v, reader: v}}}, v one
+of ok|differs|complains|failed) and README (one line: what it guards).
+Each writer of expected.json applies ops.txt to a fresh image (vfz.campaign
+Checker, the same path as the campaign), every reader of the case that is
+available here reads it, and each verdict must equal the expected one.
+Oracles that are not available on this machine (no kernel guest build,
+say) are reported as skipped, never silently passed: at least dosfsck and
+mtools must be there. New cases: `vfatfuzz repro FINDING --save-case
+corpus/regressions/NAME --note "..."` once the finding is fixed.
+"""
+import json
+import os
+import sys
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, REPO)
+
+from vfz import campaign, opscript  # noqa: E402
+
+CASES = os.path.join(REPO, "corpus", "regressions")
+VERDICTS = {"ok", "differs", "complains", "failed"}
+
+
+def cases():
+    if not os.path.isdir(CASES):
+        return []
+    return sorted(n for n in os.listdir(CASES) if os.path.isdir(os.path.join(CASES, n)))
+
+
+class RegressionTests(unittest.TestCase):
+    checker = None
+
+    @classmethod
+    def setUpClass(cls):
+        readers, writers = set(), set()
+        for n in cases():
+            with open(os.path.join(CASES, n, "expected.json")) as f:
+                exp = json.load(f)
+            for w, vs in exp["verdicts"].items():
+                writers.add(w)
+                readers |= {r for r in vs if r != "(writer)"}
+        cls.notes = []
+        cls.checker = campaign.Checker(sorted(readers), sorted(writers), notes=cls.notes,
+                                       timeout=120.0) if writers else None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.checker:
+            cls.checker.close()
+
+    def test_corpus_is_well_formed(self):
+        self.assertGreaterEqual(len(cases()), 5)
+        for n in cases():
+            d = os.path.join(CASES, n)
+            for f in ("ops.txt", "expected.json", "README"):
+                self.assertTrue(os.path.isfile(os.path.join(d, f)), f"{n}: missing {f}")
+            with open(os.path.join(d, "README"), encoding="utf-8") as f:
+                self.assertEqual(len(f.read().strip().splitlines()), 1, f"{n}: README is not one line")
+            with open(os.path.join(d, "expected.json")) as f:
+                exp = json.load(f)
+            self.assertIn(exp["fs"], campaign.FS_SPECS)
+            for w, vs in exp["verdicts"].items():
+                self.assertTrue(set(vs.values()) <= VERDICTS, f"{n}: {vs}")
+            self.assertTrue(opscript.load(os.path.join(d, "ops.txt")), f"{n}: empty script")
+
+    def test_fast_readers_present(self):
+        have = set(self.checker.reader_names)
+        self.assertTrue({"dosfsck", "mtools"} <= have, self.notes)
+
+    def test_replay_every_case(self):
+        for n in cases():
+            with self.subTest(case=n):
+                d = os.path.join(CASES, n)
+                with open(os.path.join(d, "expected.json")) as f:
+                    exp = json.load(f)
+                ops = opscript.load(os.path.join(d, "ops.txt"))
+                writers = [w for w in exp["verdicts"] if w in self.checker.writer_names]
+                skipped = sorted(set(exp["verdicts"]) - set(writers))
+                self.assertTrue(writers, f"{n}: no writer of the case available ({self.notes})")
+                res = self.checker.check(ops, exp["fs"], writers=writers)
+                for w in writers:
+                    got = res.verdicts[w]
+                    for o, want in exp["verdicts"][w].items():
+                        if o == "(writer)":
+                            have = got.get("(writer)", "ok")
+                            detail = res.details[w].get("(writer)", "")
+                        elif o in got:
+                            have, detail = got[o], res.details[w].get(o, "")
+                        else:
+                            skipped.append(f"{w}.{o}")
+                            continue
+                        self.assertEqual(have, want, f"{n}: writer {w}, oracle {o}: {detail[:1500]}")
+                if skipped:
+                    print(f"{n}: skipped (not available here): {', '.join(skipped)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
