@@ -433,7 +433,8 @@ static int cmd_ls(int argc, char **argv)
 		if (r && !L.oom)
 			L.e[i].err = vfat_errname(r);
 	}
-	qsort(L.e, L.n, sizeof(*L.e), cmp_lent);
+	if (L.n)
+		qsort(L.e, L.n, sizeof(*L.e), cmp_lent);
 	for (size_t i = 0; i < L.n; i++) {
 		struct lent *e = &L.e[i];
 		printf("{\"path\": ");

@@ -15,10 +15,12 @@
 #include "fat.h"
 #include "names.h"
 
+/* Small directories are scanned; paranoid builds index every directory so
+ * that the cross-check covers the index everywhere. */
 #ifdef VFAT_INDEX_PARANOID
-#define INDEX_MIN_SLOTS 0
+#define dir_is_small(n) ((void)(n), 0)
 #else
-#define INDEX_MIN_SLOTS 512
+#define dir_is_small(n) ((n) < 512)
 #endif
 #define NCACHE 4
 #define TOMB 0xFFFFFFFEu
@@ -248,7 +250,7 @@ static struct dir_index *ix_get(struct fat_dir *d)
 	vfat_vol *v = d->v;
 	struct dir_index *x = ix_lookup(v, d->first), *victim;
 
-	if (x || d->nslots < INDEX_MIN_SLOTS)
+	if (x || dir_is_small(d->nslots))
 		return x;
 	if (!v->dix && !(v->dix = calloc(1, sizeof(struct dix_cache))))
 		return NULL;
@@ -282,10 +284,12 @@ void dix_invalidate(vfat_vol *v, uint32_t first)
 		ix_clear(x);
 }
 
+/* The first match in directory order wins, as in a linear scan: only a
+ * damaged directory can hold two entries answering to one name. */
 int dix_find(struct fat_dir *d, const uint16_t *u, size_t ulen, struct fat_entry *e)
 {
 	struct dir_index *x = ix_get(d);
-	uint32_t h;
+	uint32_t h, best = EMPTY;
 
 	if (!x)
 		return 1;
@@ -293,21 +297,29 @@ int dix_find(struct fat_dir *d, const uint16_t *u, size_t ulen, struct fat_entry
 	for (size_t i = h & (x->ncap - 1); x->nk[i].pos != EMPTY; i = (i + 1) & (x->ncap - 1)) {
 		size_t cur;
 		uint16_t sn[16];
+		int hit;
 
-		if (x->nk[i].pos == TOMB || x->nk[i].hash != h)
+		if (x->nk[i].pos == TOMB || x->nk[i].hash != h || x->nk[i].pos >= best)
 			continue;
 		cur = x->nk[i].start;
 		if (dir_next(d, &cur, e, 0) != 1 || e->pos != x->nk[i].pos)
 			continue;
-		if (vfat_name_eq(u, ulen, e->uname, e->ulen))
-			return 0;
-		if (e->nlfn && !entry_is_dummy(e->de)) {
+		hit = vfat_name_eq(u, ulen, e->uname, e->ulen);
+		if (!hit && e->nlfn && !entry_is_dummy(e->de)) {
 			int l = vfat_shortname_to_utf16(e->de, e->de[12], sn);
-			if (vfat_name_eq(u, ulen, sn, (size_t)l))
-				return 0;
+			hit = vfat_name_eq(u, ulen, sn, (size_t)l);
 		}
+		if (hit)
+			best = x->nk[i].pos;
 	}
-	return -ENOENT;
+	if (best == EMPTY)
+		return -ENOENT;
+	for (size_t i = h & (x->ncap - 1);; i = (i + 1) & (x->ncap - 1))
+		if (x->nk[i].pos == best) {
+			size_t cur = x->nk[i].start;
+			dir_next(d, &cur, e, 0);
+			return 0;
+		}
 }
 
 int dix_short_exists(struct fat_dir *d, const uint8_t sn[11])
