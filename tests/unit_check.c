@@ -398,6 +398,14 @@ static void d_lfn_order(struct img *im, const struct tree *t)
 	memcpy(slot(im, 0, R_LONG + 1), tmp, 32);
 }
 static void d_lfn_no40(struct img *im, const struct tree *t) { slot(im, 0, R_LONG)[0] &= 0x3F; }
+static void d_lfn_extra(struct img *im, const struct tree *t)
+{
+	/* a one-slot set, then a stray ordinal-1 slot before its short entry */
+	put_long(im, 0, R_END, "abc", "ABC~1      ", ATTR_ARCH, 0, 0, 0);
+	memcpy(slot(im, 0, R_END + 2), slot(im, 0, R_END + 1), 32);
+	memcpy(slot(im, 0, R_END + 1), slot(im, 0, R_END), 32);
+	slot(im, 0, R_END + 1)[0] = 0x01;
+}
 static void d_lfn_pad(struct img *im, const struct tree *t)
 {
 	/* "Long file name.txt" is 18 units: unit 19 is padding, in slot 2 */
@@ -514,6 +522,7 @@ static const struct dcase cases[] = {
 	{ "lfn-checksum-inner", d_lfn_ck_inner, "lfn-checksum", 0 },
 	{ "lfn-order-swap", d_lfn_order, "lfn-order", 0 },
 	{ "lfn-order-no40", d_lfn_no40, "lfn-order", 0 },
+	{ "lfn-order-extra", d_lfn_extra, "lfn-order", 0 },
 	{ "lfn-padding", d_lfn_pad, "lfn-padding", 0 },
 	{ "lfn-padding-noterm", d_lfn_noterm, "lfn-padding", 0 },
 	{ "lfn-orphan", d_lfn_orphan, "lfn-orphan", 0 },
