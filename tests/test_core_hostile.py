@@ -18,6 +18,7 @@ test.
 Mutant i is fully determined by (seed, i): rerun one with
 VFZ_HOSTILE_SEED=S VFZ_HOSTILE_ONLY=i.
 """
+import json
 import os
 import random
 import shutil
@@ -71,7 +72,7 @@ def mutate(base, rng):
         fat, meta_end = None, min(len(img), 65536)
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(["bits", "bits", "run", "bpb", "bpb", "swap", "fat", "fat",
-                           "lfn", "lfn", "short", "truncate"])
+                           "lfn", "lfn", "short", "dirloop", "truncate"])
         if kind == "bits":
             n = rng.randint(1, 24)
             for _ in range(n):
@@ -118,6 +119,19 @@ def mutate(base, rng):
             else:
                 img[off:off + 32] = random_short(rng, fat)
             done.append(f"{kind}@{off}")
+        elif kind == "dirloop" and fat is not None:
+            # a subdirectory entry pointing at its own parent, the root, or
+            # another directory: a cycle in the tree
+            dirs = [(d, off) for d, ss in fat.walk() for off, raw in ss
+                    if raw[0] not in (0xE5, 0x2E) and raw[11] != 0x0F and raw[11] & 0x10]
+            if not dirs:
+                continue
+            parent, off = rng.choice(dirs)
+            target = rng.choice([parent, fat.root_clus if fat.fat32 else 0, rng.choice(dirs)[0]])
+            img[off + 26:off + 28] = (target & 0xFFFF).to_bytes(2, "little")
+            if fat.fat32:
+                img[off + 20:off + 22] = (target >> 16).to_bytes(2, "little")
+            done.append(f"dirloop@{off}->{target}")
         elif kind == "truncate":
             cut = rng.choice([rng.randrange(0, 512), rng.randrange(0, len(img)),
                               len(img) - rng.randint(1, 4096)])
@@ -229,6 +243,13 @@ def run_one(vfat, work, idx, name, data, apply_ops):
             problems.append(f"{cmd}: exit 2 without a message on stderr")
         elif cp.returncode == 1 and cmd != "check":
             problems.append(f"{cmd}: exit 1 (only check may exit 1)")
+        elif cp.returncode == 0 and cmd in ("ls", "apply"):
+            # what it printed must still be well-formed JSON lines
+            try:
+                for line in cp.stdout.decode("utf-8").splitlines():
+                    json.loads(line)
+            except (UnicodeDecodeError, ValueError) as e:
+                problems.append(f"{cmd}: exit 0 but output is not JSON lines: {e}")
     os.unlink(img)
     return problems
 
