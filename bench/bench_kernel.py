@@ -5,7 +5,8 @@
 
 Makes N distinct FAT images (mkfs.fat + mtools: long names, CJK, a
 subdirectory, a few KiB of data each), reads all of them with the kernel
-reader keeping ONE QEMU guest alive, then reads K of them the naive way
+reader keeping ONE QEMU guest alive, then with a busybox shell lister in
+the same guest (mount, find/stat, sha256sum, umount), then K of them the naive way
 (a fresh VM booted and shut down per image), in the same run, and prints
 a table with images/s and the ratio. --writer also times the writer
 (an 8-op script per image) on the persistent VM.
@@ -24,6 +25,7 @@ sys.path.insert(0, SRC)
 sys.path.insert(0, os.path.join(SRC, "scripts"))
 
 from oracles import kernel as K  # noqa: E402
+from oracles.kernel.vm import encode_image, s  # noqa: E402
 from vfz import opscript  # noqa: E402
 
 
@@ -88,6 +90,25 @@ def main():
                   file=sys.stderr)
             return 1
 
+        # peer in the same VM: the lister done by busybox sh (mount, find +
+        # stat, sha256sum, umount, drop caches) instead of the agent's walk
+        sh = ("mount -t vfat -o ro,%s {dev} /mnt && cd /mnt && "
+              "find . -exec stat -c '%%F|%%s|%%n' {{}} + && "
+              "find . -type f -exec sha256sum {{}} + ; cd /; umount /mnt; "
+              "echo 3 > /proc/sys/vm/drop_caches" % K.DEFAULT_OPTIONS)
+        t0 = time.monotonic()
+        for img in imgs:
+            with open(img, "rb") as f:
+                data = f.read()
+            (ist, ip), = vm.pipeline([("I", encode_image(data))], 30.0)
+            dev = ip.decode().split()[-1]
+            (sst, sp), (_, kp) = vm.pipeline([("S", s(sh.format(dev=dev))), ("K", b"")], 30.0)
+            out = sp.decode("utf-8", "replace")
+            if ist != "o" or not out.startswith("rc=0") or out.count("regular file|") != 3:
+                print(f"bench_kernel: shell lister failed: {ip!r} {out[:300]}", file=sys.stderr)
+                return 1
+        shell = time.monotonic() - t0
+
         # naive: boot, read one image, power off; K times
         naive_r = K.KernelReader(build_dir=build, persistent=False)
         t0 = time.monotonic()
@@ -119,6 +140,9 @@ def main():
         print(f"{'method':<34}{'images':>8}{'seconds':>10}{'images/s':>10}{'ms/image':>10}")
         print(f"{'persistent VM (1 boot, agent)':<34}{len(imgs):>8}{pers:>10.2f}{prate:>10.1f}"
               f"{1000 / prate:>10.1f}")
+        srate = len(imgs) / shell
+        print(f"{'shell lister in the same VM':<34}{len(imgs):>8}{shell:>10.2f}{srate:>10.1f}"
+              f"{1000 / srate:>10.1f}")
         print(f"{'naive (boot per image)':<34}{a.naive:>8}{naive:>10.2f}{nrate:>10.2f}"
               f"{1000 / nrate:>10.1f}")
         if wtime is not None:
@@ -126,7 +150,8 @@ def main():
             print(f"{'writer, 8 ops, persistent VM':<34}{len(imgs):>8}{wtime:>10.2f}{wr_:>10.1f}"
                   f"{1000 / wr_:>10.1f}")
         print(f"\nboot of the persistent VM: {boot:.2f} s; "
-              f"ratio persistent/naive: {prate / nrate:.1f}x")
+              f"ratio persistent/naive: {prate / nrate:.1f}x; "
+              f"agent/shell lister: {prate / srate:.2f}x")
         K.shutdown_all()
         return 0
     finally:

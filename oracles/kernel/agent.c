@@ -25,6 +25,8 @@
  *   U                      unmount (syncs), drop caches
  *   G                      image bytes back: u64 size; chunks as in I
  *   K                      kernel messages (/dev/kmsg records) since last K
+ *   S {str cmd}            run `busybox sh -c CMD` (debugging, benchmarks);
+ *                          reply "rc=N\n" + its stdout and stderr
  *   H {u32 ms}             test hook: busy-loop MS milliseconds without
  *                          answering (a hanging request), then reply
  *   Q                      power off
@@ -48,6 +50,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1079,6 +1082,53 @@ static void cmd_writefile(struct rd *r)
 	free(data);
 }
 
+static void cmd_shell(struct rd *r)
+{
+	char *cmd = rd_str(r, NULL);
+	if (r->bad) {
+		reply_str('e', "bad S payload");
+		free(cmd);
+		return;
+	}
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		reply_str('e', ename(errno));
+		free(cmd);
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		execl("/bin/busybox", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	struct buf out = { 0 };
+	char tmp[4096];
+	for (;;) {
+		ssize_t n = read(pfd[0], tmp, sizeof tmp);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		buf_add(&out, tmp, (size_t)n);
+	}
+	close(pfd[0]);
+	int status = 0;
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	struct buf rep = { 0 };
+	buf_printf(&rep, "rc=%d\n", pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	if (out.len)
+		buf_add(&rep, out.p, out.len);
+	reply('o', &rep);
+	free(rep.p);
+	free(out.p);
+	free(cmd);
+}
+
 /* ---------------------------------------------------------------- kmsg */
 
 static void cmd_kmsg(void)
@@ -1213,6 +1263,7 @@ int main(void)
 		case 'G': cmd_get(); break;
 		case 'K': cmd_kmsg(); break;
 		case 'W': cmd_writefile(&r); break;
+		case 'S': cmd_shell(&r); break;
 		case 'H': {
 			struct timespec t0, t1;
 			uint64_t ms = rd_u(&r, 4);
