@@ -361,6 +361,24 @@ class Damaged(unittest.TestCase):
         self.assertEqual(listing.normalize(res.listing), exp, listing.diff(exp, res.listing))
         self.assertEqual([c for c in res.complaints if "FAT-fs" in c], [])
 
+    def test_duplicate_short_entries_are_listed_twice(self):
+        img = mkfs("dup.img")
+        mt_put(img, "/TWIN.TXT", pattern(1, 10))
+        mt_put(img, "/OTHER.TXT", pattern(2, 20))
+        with open(img, "r+b") as f:
+            g = Geometry(f)
+            ents = g.root_entries(f)
+            self.assertEqual(ents[1][:11], b"OTHER   TXT")
+            f.seek(g.root + 32)
+            f.write(b"TWIN    TXT")          # OTHER.TXT renamed to TWIN.TXT
+        res = K.KernelReader(build_dir=KBUILD).read(img)
+        self.assertIsNone(res.error)
+        twins = [e for e in res.listing if e["path"] == "/TWIN.TXT"]
+        self.assertEqual(len(twins), 2, res.raw)
+        # lookup by name finds the first entry for both readdir names
+        self.assertEqual({e["size"] for e in twins}, {10})
+        self.assertIn("listing: /TWIN.TXT listed 2 times", res.complaints)
+
     def test_directory_loop_and_short_chain(self):
         img = mkfs("dirloop.img")
         mt_mkdir(img, "/SUB")

@@ -49,7 +49,9 @@ Answers
                          no size/sha256. None when the mount failed.
     ReadResult.complaints  kernel messages about the filesystem (FAT-fs,
                          VFS, BUG/Oops/WARNING), "(loopN)" normalised to
-                         "(loop)", plus "mount failed: ERRNO" and walk errors
+                         "(loop)", plus "mount failed: ERRNO", walk errors
+                         and "listing: PATH listed N times" (readdir gave
+                         one name twice; both entries stay in the listing)
     ReadResult.extra     {"kmsg": [...all messages...], "mount": "ok"|errno,
                          "walk_errors": [...]}
     ReadResult.error / WriteResult.error   the VM died, hung (timeout) or the
@@ -384,6 +386,10 @@ class KernelReader(_KernelBase, Reader):
         else:
             entries, errors = parse_listing(lp)
             r.listing = entries
+            seen = {}
+            for e in entries:
+                seen[e["path"]] = seen.get(e["path"], 0) + 1
+            errors += [f"listing: {p} listed {n} times" for p, n in seen.items() if n > 1]
             r.extra["walk_errors"] = errors
             r.complaints.extend(errors)
             r.raw += "[list]\n" + _txt(lp)
