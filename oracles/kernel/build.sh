@@ -42,7 +42,7 @@ fi
 if uptodate "$OUT/agent" "$HERE/agent.c"; then
     echo "agent: up to date"
 else
-    $CC -static -O2 -Wall -Wextra -Werror -o "$OUT/agent.tmp" "$HERE/agent.c"
+    $CC -std=c11 -static -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -o "$OUT/agent.tmp" "$HERE/agent.c"
     mv "$OUT/agent.tmp" "$OUT/agent"
     echo "agent: built"
 fi
