@@ -386,6 +386,10 @@ def convert_input(vfat, path, timeout=20):
     for ln in p.text.splitlines():
         if ln.startswith("# apply-options:"):
             opts = ln.split(":", 1)[1].strip()
+        elif ln.startswith("# vfat gen --from-input:"):
+            for fat in ("12", "16", "32"):       # "# vfat gen --from-input: FAT16, ..."
+                if f"FAT{fat}" in ln:
+                    opts += f" --fat {fat}"
     return opscript.parse(p.text), opts, p.text
 
 
