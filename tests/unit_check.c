@@ -615,6 +615,25 @@ static void test_wording(void)
 	free(g.text);
 }
 
+/* Linux writes 0x7F into aliases ("a<DEL>" -> "A<DEL>"), the Microsoft
+ * spec allows it: no finding (fsck.fat 4.2 disagrees; its oracle says so). */
+static void test_del_alias(void)
+{
+	struct img im;
+	struct tree t;
+
+	plain = 1;
+	build(&im, 12, &t);
+	put_short(slot(&im, 0, R_END), "A\x7f         ", ATTR_ARCH, 0, 0, 0);
+	put_long(&im, 0, R_END + 1, "b\x7f long", "B\x7fLONG~1   ", ATTR_ARCH, 0, 0, 0);
+	expect_clean(&im, "plain-fat12-del-alias");
+	/* but a DEL in a short name is no licence for other bad bytes */
+	memcpy(slot(&im, 0, R_END), "A\x7f*        ", 11);
+	expect(&im, "plain-fat12-del-star", "shortname-invalid");
+	img_free(&im);
+	plain = 0;
+}
+
 /* FAT32 only: FSInfo and the root cluster. */
 static void test_fat32(void)
 {
@@ -912,6 +931,7 @@ int main(void)
 	plain = 0;
 	test_wording();
 	test_fat32();
+	test_del_alias();
 	test_deep();
 	test_unusable();
 	test_huge();

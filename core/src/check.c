@@ -465,6 +465,21 @@ static void check_file_chain(struct ck *k, uint32_t id, uint32_t size)
 
 /* ---- directories ------------------------------------------------------- */
 
+/* fsck.fat's rule (vfat_shortname_valid), except that 0x7F is accepted:
+ * the Microsoft specification allows it and Linux writes it in aliases
+ * ("a<DEL>" -> "A<DEL>"); fsck.fat 4.2 alone rejects it, which the
+ * dosfsck oracle reports, not this checker. */
+static int short_valid(const uint8_t *sn)
+{
+	uint8_t w[11];
+
+	memcpy(w, sn, 11);
+	for (int i = 0; i < 11; i++)
+		if (w[i] == 0x7F)
+			w[i] = 'A';
+	return vfat_shortname_valid(w);
+}
+
 static const uint8_t dot_name[11] = { '.', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ' };
 static const uint8_t dotdot_name[11] = { '.', '.', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ' };
 
@@ -910,7 +925,7 @@ static int walk_dir(struct ck *k, uint32_t dir)
 			finding(k, "attr", id, NULL, "reserved attribute bits 0x%02x set", attr & 0xC0);
 
 		/* short name: valid, a well-formed dummy, or neither */
-		if (!vfat_shortname_valid(sn)) {
+		if (!short_valid(sn)) {
 			char hx[23];
 			hex11(sn, hx);
 			if (vfat_is_dummy_v1(sn) || vfat_is_dummy_v3(sn, nt, is_dir)) {
