@@ -243,6 +243,37 @@ class ReaderListing(unittest.TestCase):
         self.assertEqual([listing.normalize(x.listing) for x in res], [ea, eb, ea, eb, eb, ea])
 
 
+    def test_threads_share_one_vm(self):
+        a = mkfs("thr-a.img")
+        b = mkfs("thr-b.img")
+        mt_put(a, "/in a.txt", pattern(1, 100))
+        mt_put(b, "/in b.txt", pattern(2, 200))
+        ea = expected_listing({"/in a.txt": pattern(1, 100)})
+        eb = expected_listing({"/in b.txt": pattern(2, 200)})
+        r = K.KernelReader(build_dir=KBUILD)
+        w = K.KernelWriter(build_dir=KBUILD)
+        boots = r.vm().boots
+        out = {}
+
+        def work(key, img):
+            out[key] = [listing.normalize(x.listing) for x in r.read_many([img] * 8)]
+
+        def write():
+            c = mkfs("thr-c.img")
+            out["w"] = [w.apply(c, opscript.parse(f'mkdir "/d{i}"')).results for i in range(8)]
+
+        ts = [threading.Thread(target=work, args=("a", a)), threading.Thread(target=work, args=("b", b)),
+              threading.Thread(target=write)]
+        for th in ts:
+            th.start()
+        for th in ts:
+            th.join()
+        self.assertEqual(out["a"], [ea] * 8)
+        self.assertEqual(out["b"], [eb] * 8)
+        self.assertEqual(out["w"], [["ok"]] * 8)
+        self.assertEqual(r.vm().boots, boots)
+
+
 class Writer(unittest.TestCase):
     SCRIPT = [
         ('mkdir "/Dir A"', "ok"),
