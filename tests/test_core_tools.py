@@ -164,6 +164,10 @@ TREE_SCRIPT = [
   + [(f'create "/big/second round {i:03d} name.txt" 1 {i}', "ok") for i in range(20)]
 
 FIXED = {"names": NAMES_SCRIPT, "tree": TREE_SCRIPT}
+# the 35 characters invalid in 8.3 names that v3 dummies draw from (DESIGN.md)
+V3_INVALID = bytes(list(range(0x01, 0x07)) + [0x0B, 0x0C] + list(range(0x0E, 0x20))
+                   + [0x22, 0x2A, 0x3A, 0x3C, 0x3E, 0x3F, 0x5B, 0x5D, 0x7C])
+assert len(V3_INVALID) == 35
 GEN_SEEDS = (11, 12, 13)
 GEN_OPS = 80
 
@@ -436,10 +440,7 @@ class CoreToolsTest(unittest.TestCase):
                 self.assertFalse(e.get("dummy"), f"dummy in dual mode {what}: {e}")
             if mode in ("v1", "v1-unique") and e.get("dummy"):
                 self.assertTrue(fsck_bad_short(e), f"v1 dummy that fsck accepts {what}: {e}")
-        if mode == "v3":
-            for e in entries:
-                if e.get("dummy"):
-                    self.assertEqual(e["nt"], 0x20, f"v3 dummy without NT 0x20 {what}: {e}")
+        self.check_dummy_shapes(entries, mode, what)
         # an independent allocation check: every allocated cluster belongs
         # to exactly the chains the listing reaches
         with open(img, "rb") as f:
@@ -463,6 +464,30 @@ class CoreToolsTest(unittest.TestCase):
         self.assertEqual(findings, [], f"vfat check {what}:\n{cp.stdout.decode()}{cp.stderr.decode()}")
         os.unlink(img)
         return entries
+
+    def check_dummy_shapes(self, entries, mode, what):
+        """The 11 bytes of every dummy as DESIGN.md fixes them."""
+        per_dir = {}
+        for e in entries:
+            if not e.get("dummy"):
+                continue
+            raw = bytes.fromhex(e["short"])
+            self.assertGreater(e["lfn"], 0, f"dummy without LFN slots {what}: {e}")
+            if mode in ("v1", "v1-unique"):
+                self.assertEqual((raw[:2], raw[8:], e["nt"]), (b" \0", b"/\0\0", 0), f"v1 dummy {what}: {e}")
+                self.assertTrue(all(b < 32 for b in raw[2:8]) and any(raw[2:8]), f"v1 dummy {what}: {e}")
+            elif mode == "v3":
+                self.assertEqual(e["nt"], 0x20, f"v3 dummy without NT 0x20 {what}: {e}")
+                base = raw[:8]
+                self.assertEqual(base.count(b"~"), 1, f"v3 dummy {what}: {e}")
+                slashes = base.count(b"/")
+                self.assertEqual(slashes, 0 if e["type"] == "dir" else 1, f"v3 dummy '/' {what}: {e}")
+                others = [b for b in base if b not in b"~/"]
+                self.assertTrue(all(b in V3_INVALID for b in others), f"v3 dummy bytes {what}: {e}")
+            per_dir.setdefault(e["path"].rsplit("/", 1)[0], []).append(raw)
+        if mode == "v1-unique":
+            for d, raws in per_dir.items():
+                self.assertEqual(len(raws), len(set(raws)), f"--unique dummies repeat in {d!r} {what}")
 
     def _all(self, fs):
         for mode in U.MODES:
