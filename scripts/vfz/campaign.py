@@ -476,27 +476,29 @@ class Fuzzer:
                     pass
         return total
 
-    def harvest(self, limit=50):
+    def harvest(self, limit=20, queued=()):
+        """Newest corpus entries not processed yet (mark_done when checked)."""
         try:
             names = os.listdir(self.corpus)
         except OSError:
             return []
+        q = {os.path.basename(x) for x in queued}
         new = []
         for n in names:
-            if n not in self.seen and not n.startswith("."):
+            if n not in self.seen and n not in q and not n.startswith("."):
                 p = os.path.join(self.corpus, n)
                 try:
                     new.append((os.path.getmtime(p), p, n))
                 except OSError:
                     continue
         new.sort(reverse=True)
-        out = []
+        return [p for _, p, _ in new[:limit]]
+
+    def mark_done(self, path):
+        n = os.path.basename(path)
+        self.seen.add(n)
         with open(self.seen_file, "a") as f:
-            for _, p, n in new[:limit]:
-                self.seen.add(n)
-                f.write(n + "\n")
-                out.append(p)
-        return out
+            f.write(n + "\n")
 
     def new_crashes(self):
         try:
@@ -511,7 +513,11 @@ class Fuzzer:
         return out
 
     def crash_message(self, path):
+        """The violation line fuzz_ops prints for a crash file; None when it
+        no longer fails."""
         p = run([self.binary, path], timeout=30)
+        if p.rc == 0:
+            return None
         for ln in (p.errtext + p.text).splitlines():
             s = ln.strip()
             if not s or s.startswith(("INFO:", "Running:", "Executed", "MS:", "base unit", "0x",
@@ -581,6 +587,7 @@ class Campaign:
         self.notes = []
         self.t0 = time.monotonic()
         self.scripts = 0
+        self.harvested = 0
         self.new = []             # (sig, summary) of findings written in this run
         self.seen_divs = Counter()  # per oracle: divergences seen (incl. known)
         self.phase = "starting"
@@ -689,10 +696,12 @@ class Campaign:
                 for c in self.fuzzer.new_crashes():
                     self.crash_finding(c)
                 if len(self.queue) < 5:
-                    self.queue.extend(self.fuzzer.harvest())
+                    self.queue.extend(self.fuzzer.harvest(queued=self.queue))
             src = None
             if self.queue and self.scripts % 2 == 0:
                 path = self.queue.pop(0)
+                self.fuzzer.mark_done(path)
+                self.harvested += 1
                 try:
                     ops, opts, _ = convert_input(self.vfat, path)
                 except opscript.OpScriptError as e:
@@ -741,6 +750,9 @@ class Campaign:
 
     def crash_finding(self, path):
         msg = self.fuzzer.crash_message(path)
+        if msg is None:
+            self.say(f"note: {os.path.basename(path)} no longer fails in fuzz_ops; ignored")
+            return
         fields = {"role": "fuzz", "oracle": "fuzz_ops", "verdict": "failed",
                   "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"}
         h = findings.sig_hash(fields)
@@ -776,8 +788,8 @@ class Campaign:
         for n in ck.reader_names:
             self.say(f"{n:<14} {'reader':<7} {ck.images_checked[n]:>8} {self.seen_divs.get(n, 0):>12}")
         if self.fuzzer:
-            self.say(f"fuzz_ops: {len(self.fuzzer.seen)} corpus entries harvested, "
-                     f"{self.fuzzer.restarts} worker restarts")
+            self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
+                     f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
         self.say(f"findings: {len(self.new)} new, {len(self.known)} total in {findings.findings_dir(self.workdir)}")
         for h, s in self.new:
             self.say(f"  NEW {h}  {s}")

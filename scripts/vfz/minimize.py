@@ -3,7 +3,8 @@
 minimize(ops, test, budget) with test(ops) -> bool (True = still shows the
 same signature) runs, within `budget` seconds:
   1. delta debugging (ddmin) over op lines,
-  2. shrinking names: each distinct path component is replaced, everywhere
+  2. hoisting: a `mkdir P` is dropped and what was under P/ moves up,
+     shrinking names: each distinct path component is replaced, everywhere
      it occurs, by shorter candidates (a one-letter name, prefixes, ...),
   3. shrinking numbers: sizes, offsets and content seeds towards 0,
   4. one more pass of single-line removal (1-minimal result).
@@ -152,6 +153,32 @@ def shrink_names(ops, t):
     return ops
 
 
+def hoist_dirs(ops, t):
+    """Drop a directory level: remove `mkdir P` and move everything under
+    P/ to P's parent (deep paths rarely matter)."""
+    i = 0
+    while i < len(ops):
+        o = ops[i]
+        if o.kind == "mkdir":
+            p = o.path
+            par = p.rpartition("/")[0]
+            new = []
+            for j, x in enumerate(ops):
+                if j == i:
+                    continue
+                args = []
+                for a, k in zip(x.args, opscript.OPS[x.kind]):
+                    if k == "s" and a.startswith(p + "/"):
+                        a = par + a[len(p):]
+                    args.append(a)
+                new.append(opscript.Op(x.kind, args, x.line))
+            if new and _valid(new) and t(renumber(new)):
+                ops = new
+                continue
+        i += 1
+    return ops
+
+
 def _num_candidates(v):
     out = [0, 1]
     x = v
@@ -185,6 +212,7 @@ def minimize(ops, test, budget=90.0, max_tests=2000):
     try:
         best = renumber(ddmin(best, t))
         best = renumber(one_minimal(best, t))
+        best = renumber(hoist_dirs(best, t))
         best = renumber(shrink_names(best, t))
         best = renumber(shrink_numbers(best, t))
         best = renumber(one_minimal(best, t))
