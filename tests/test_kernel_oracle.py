@@ -204,12 +204,18 @@ class ReaderListing(unittest.TestCase):
         self.assertEqual(res.extra["mount"], "ok")
         # options are per request: with shortname=lower an all-upper 8.3
         # name is shown in lower case, everything else stays
-        r2 = K.KernelReader(build_dir=KBUILD,
-                            options="codepage=437,iocharset=ascii,utf8,shortname=lower")
-        paths = {e["path"] for e in r2.read(img).listing}
-        self.assertIn("/readme", paths)
-        self.assertNotIn("/README", paths)
-        self.assertIn("/Dir A/a long file name.txt", paths)
+        lower = "codepage=437,iocharset=ascii,utf8,shortname=lower"
+        r2 = K.KernelReader(build_dir=KBUILD, options=lower)
+        for res2 in (r2.read(img), r.read(img, options=lower)):
+            paths = {e["path"] for e in res2.listing}
+            self.assertIn("/readme", paths)
+            self.assertNotIn("/README", paths)
+            self.assertIn("/Dir A/a long file name.txt", paths)
+        # a bad option: the kernel refuses the mount and says why
+        bad = r.read(img, options="codepage=437,nosuchoption")
+        self.assertIsNone(bad.listing)
+        self.assertIn("mount failed: EINVAL", bad.complaints)
+        self.assertTrue(any("nosuchoption" in c for c in bad.complaints), bad.complaints)
 
     def test_read_many_and_unmountable(self):
         good = mkfs("many.img")

@@ -328,16 +328,17 @@ class KernelReader(_KernelBase, Reader):
     def __init__(self, name="kernel", **cfg):
         _KernelBase.__init__(self, name, **cfg)
 
-    def read(self, image, timeout=30.0):
-        return self.read_many([image], timeout)[0]
+    def read(self, image, timeout=30.0, options=None):
+        """options: mount options for this request only (default cfg options)."""
+        return self.read_many([image], timeout, options)[0]
 
-    def read_many(self, images, timeout=30.0):
+    def read_many(self, images, timeout=30.0, options=None):
         out = []
         for img in images:
-            out.append(self._read_one(img, timeout))
+            out.append(self._read_one(img, timeout, options or self.options))
         return out
 
-    def _read_one(self, image, timeout):
+    def _read_one(self, image, timeout, options):
         r = ReadResult(self.name)
         with Timer() as t:
             try:
@@ -351,7 +352,7 @@ class KernelReader(_KernelBase, Reader):
                     vm, mods = self._vm()
                     flags = MS_RDONLY if self.read_only else 0
                     frames = [("I", encode_image(data)),
-                              ("O", struct.pack("<I", flags) + s(self.fstype) + s(self.options)),
+                              ("O", struct.pack("<I", flags) + s(self.fstype) + s(options)),
                               ("L", struct.pack("<II", 0 if self.hash else 1,
                                                 int(timeout * 1000 * WALK_SHARE))),
                               ("U", b""), ("K", b"")]
@@ -365,18 +366,18 @@ class KernelReader(_KernelBase, Reader):
                     if self.hang_ms:
                         replies.pop(0)
                     (ist, ip), (mst, mp), (lst, lp), (ust, up), (_, kp) = replies
-                    self._fill(r, ist, ip, mst, mp, lst, lp, ust, up, kp)
+                    self._fill(r, options, ist, ip, mst, mp, lst, lp, ust, up, kp)
                 except VMError as e:
                     r.error = f"kernel VM: {e}"
                     r.raw += f"[error] {e}\n"
         r.seconds = t.seconds
         return r
 
-    def _fill(self, r, ist, ip, mst, mp, lst, lp, ust, up, kp):
+    def _fill(self, r, options, ist, ip, mst, mp, lst, lp, ust, up, kp):
         msgs = parse_kmsg(kp)
         r.extra["kmsg"] = msgs
         r.extra["mount"] = _txt(mp)
-        r.raw = (f"[image] {_txt(ip).strip()}\n[mount {self.fstype} {self.options}"
+        r.raw = (f"[image] {_txt(ip).strip()}\n[mount {self.fstype} {options}"
                  f"{' ro' if self.read_only else ''}] {_txt(mp)}\n")
         if ist != "o":
             r.error = "image transfer failed: " + _txt(ip).strip()
@@ -425,7 +426,8 @@ class KernelWriter(_KernelBase, Writer):
     def __init__(self, name="kernel", **cfg):
         _KernelBase.__init__(self, name, **cfg)
 
-    def apply(self, image, ops, timeout=60.0):
+    def apply(self, image, ops, timeout=60.0, options=None):
+        """options: mount options for this request only (default cfg options)."""
         w = WriteResult(self.name)
         with Timer() as t:
             try:
@@ -436,20 +438,20 @@ class KernelWriter(_KernelBase, Writer):
                 data = None
             if data is not None:
                 try:
-                    self._apply(w, image, data, ops, timeout)
+                    self._apply(w, image, data, ops, timeout, options or self.options)
                 except VMError as e:
                     w.error = f"kernel VM: {e}"
                     w.raw += f"[error] {e}\n"
         w.seconds = t.seconds
         return w
 
-    def _apply(self, w, image, data, ops, timeout):
+    def _apply(self, w, image, data, ops, timeout, options):
         vm, mods = self._vm()
         frames = []
         if self.seed is not None and self.variant != "stock":
             frames.append(("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed))))
         frames += [("I", encode_image(data)),
-                   ("O", struct.pack("<I", 0) + s(self.fstype) + s(self.options))]
+                   ("O", struct.pack("<I", 0) + s(self.fstype) + s(options))]
         first_op = len(frames)
         frames += [("X", encode_op(op)) for op in ops]
         if self.hang_ms:   # test hook: the guest stops answering after the ops
@@ -483,7 +485,7 @@ class KernelWriter(_KernelBase, Writer):
             del replies[2 + len(ops)]
         (ust, up), (gst, gp), (_, kp) = replies[2 + len(ops):]
         msgs = parse_kmsg(kp)
-        w.raw += (f"[image] {_txt(ip).strip()}\n[mount {self.fstype} {self.options}] "
+        w.raw += (f"[image] {_txt(ip).strip()}\n[mount {self.fstype} {options}] "
                   f"{_txt(mp)}\n")
         if ist != "o":
             w.error = "image transfer failed: " + _txt(ip).strip()
