@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections import Counter
 
 import oracles
@@ -357,9 +358,17 @@ def _run(args):
     return 1 if bad else 0
 
 
+def progress(msg):
+    """One line on stderr for long work (only on a terminal: logs stay clean)."""
+    if sys.stderr.isatty():
+        sys.stderr.write(f"[diff {time.strftime('%H:%M:%S')}] {msg}\n")
+        sys.stderr.flush()
+
+
 def _read_all(image, readers, expected_entries, exp_complaints, timeout, used, writer=None):
     out = {}
     for n, o in readers:
+        progress(f"{n} reading {os.path.basename(image)}")
         try:
             r = o.read(image, timeout)
         except Exception as e:  # the contract says never raise; belt and braces
@@ -411,6 +420,7 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     t["expected_results"] = m.results
     img = os.path.join(tmp, f"{wn}.img")
     mkfs(img, *fs)
+    progress(f"{wn} applying {len(ops)} ops")
     try:
         wr = w.apply(img, ops, WRITE_TIMEOUT)
     except Exception as e:
