@@ -592,6 +592,8 @@ class Campaign:
         self.seen_divs = Counter()  # per oracle: divergences seen (incl. known)
         self.phase = "starting"
         self.fuzzer = None
+        self.checker = None
+        self.known = set()
         self.lock = threading.Lock()
         self._stop_progress = threading.Event()
 
@@ -647,12 +649,24 @@ class Campaign:
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
-        self.checker = None
-        self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes)
+        kcfg = {k: {"auto_build": False} for k in ("kernel", "kernel-nodual", "kernel-nodual-v3")}
+        self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes,
+                               cfg=kcfg)
+        thr = threading.Thread(target=self._progress_loop, daemon=True)
+        thr.start()            # progress lines while the kernel VM boots, too
+        try:
+            self.probe_kernel()
+        except BaseException:
+            self._stop_progress.set()
+            self.checker.close()
+            raise
+        knotes = [n for n in self.notes if "kernel" in n]
+        if knotes:
+            self.say(f"kernel oracle not available ({knotes[0].split(': ', 1)[-1].replace('; skipped', '')[:200]}); "
+                     f"going on without it")
         for n in self.notes:
-            if "kernel" in n:
-                n = n.split(" (")[0] if len(n) > 160 else n
-            self.say(f"note: {n[:300]}")
+            if "kernel" not in n:
+                self.say(f"note: {n[:300]}")
         self.say(f"writers: {','.join(self.checker.writer_names)}; readers: "
                  f"{','.join(self.checker.reader_names)}; volumes: {','.join(self.fs_list)}")
         self.queue = []
@@ -667,8 +681,6 @@ class Campaign:
                 self.say(f"fuzzer: {fb} on {a.jobs} worker(s), corpus {self.fuzzer.corpus}")
         elif not a.no_fuzzer:
             self.say("note: build-fuzz/fuzz/fuzz_ops not built (cmake --preset fuzz); generated scripts only")
-        thr = threading.Thread(target=self._progress_loop, daemon=True)
-        thr.start()
         stopped = None
         try:
             self.loop()
@@ -688,6 +700,45 @@ class Campaign:
             self.say(f"stopped by {stopped}; everything found so far is in {findings.findings_dir(self.workdir)}")
         self.summary()
         return 1 if self.new else 0
+
+    def probe_kernel(self):
+        """Boot the kernel VM once up front (an empty volume); if it cannot
+        read, drop the kernel oracles with a note instead of reporting
+        every script as a finding."""
+        ck = self.checker
+        kr = [n for n in ck.reader_names if n.startswith("kernel")]
+        kw = [n for n in ck.writer_names if n.startswith("kernel")]
+        if not kr and not kw:
+            return
+        self.phase = "booting the kernel VM"
+        fs = self.fs_list[0]
+        why = None
+        if kr:
+            r = ck.readers[ck.reader_names.index(kr[0])][1]
+            img = os.path.join(ck.tmp, "probe.img")
+            findings.sparse_copy(ck.pristine_image(fs), img)
+            try:
+                rr = r.read(img, max(self.args.timeout, 120.0))
+                why = rr.error
+            except Exception as e:
+                why = f"{type(e).__name__}: {e}"
+        elif kw:
+            w = ck.writers[ck.writer_names.index(kw[0])][1]
+            img = os.path.join(ck.tmp, "probe.img")
+            findings.sparse_copy(ck.pristine_image(fs), img)
+            try:
+                why = w.apply(img, [], max(self.args.timeout, 120.0)).error
+            except Exception as e:
+                why = f"{type(e).__name__}: {e}"
+        if why:
+            self.notes.append(f"kernel: {why}")
+            for lst in (ck.readers, ck.writers):
+                for n, o in [x for x in lst if x[0].startswith("kernel")]:
+                    try:
+                        o.close()
+                    except Exception:
+                        pass
+                    lst.remove((n, o))
 
     def loop(self):
         while time.monotonic() < self.deadline:
@@ -871,6 +922,9 @@ def run_cmd(args):
     except (UsageError, diff.UsageError) as e:
         print(f"vfatfuzz campaign: {e}", file=sys.stderr)
         return 2
+    except (Stop, KeyboardInterrupt):
+        print("vfatfuzz campaign: stopped while starting; nothing was found yet", file=sys.stderr)
+        return 130
     finally:
         signal.signal(signal.SIGTERM, old)
 

@@ -5,7 +5,9 @@ core/src) configure and build build-fault-<NAME>/ (default preset options
 plus -DVFAT_FAULT=NAME; only the vfat CLI), then run a focused campaign
 loop against that binary for the time budget: op-scripts from `vfat gen`
 (half of them enriched with collision/case/13*k ops, see
-vfz.campaign.enrich) on FAT12/16/32, written by the core writers of the
+vfz.campaign.enrich) on FAT12/16/32 (with --fuzz, also the in-process
+fuzz_ops target of a fuzz-preset build of the fault, build-fuzzfault-NAME/,
+running in the background), written by the core writers of the
 fault build, read by the fast readers (dosfsck, mtools, vfat-check by
 default). A divergence counts only when the reference build (build/vfat)
 does not show the same signature on the same script, so the model's known
@@ -43,6 +45,9 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=1, help="seed of the generated scripts (default 1)")
     p.add_argument("--json", help="also write the table as JSON to this file")
     p.add_argument("--workdir", help="keep a finding directory per fault here")
+    p.add_argument("--fuzz", action="store_true",
+                   help="also build the fuzz preset with each fault (build-fuzzfault-NAME/) and run "
+                        "the in-process fuzz_ops target alongside the campaign loop")
 
 
 def listed_faults():
@@ -80,17 +85,90 @@ def build_fault(name):
     return os.path.join(bdir, "vfat"), None
 
 
-def hunt(fault, vfat, ref, args, notes):
+def build_fuzz_fault(name):
+    """fuzz preset + fault: build-fuzzfault-NAME/fuzz/fuzz_ops -> (path, err)."""
+    bdir = os.path.join(REPO, f"build-fuzzfault-{name}")
+    if not os.path.isfile(os.path.join(bdir, "CMakeCache.txt")):
+        p = prun(["cmake", "--preset", "fuzz", "-B", bdir, f"-DVFAT_FAULT={name}"], timeout=300, cwd=REPO)
+        if p.rc != 0:
+            return None, f"fuzz configure failed: {(p.errtext or p.text).strip()[-300:]}"
+    p = prun(["cmake", "--build", bdir, "-j2", "--target", "fuzz_ops"], timeout=1800, cwd=REPO)
+    if p.rc != 0:
+        return None, f"fuzz build failed: {(p.errtext or p.text).strip()[-300:]}"
+    return os.path.join(bdir, "fuzz", "fuzz_ops"), None
+
+
+class FaultFuzzer:
+    """fuzz_ops of a fault build in the background; crash() -> (path, message)
+    of the first crash the reference fuzz_ops does not share."""
+
+    def __init__(self, binary, seconds):
+        import subprocess
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="vfz-selftest-fuzz-")
+        self.corpus = os.path.join(self.dir, "corpus")
+        self.crashes = os.path.join(self.dir, "crashes")
+        os.makedirs(self.corpus)
+        os.makedirs(self.crashes)
+        self.binary = binary
+        self.log = open(os.path.join(self.dir, "log"), "wb")
+        self.p = subprocess.Popen([binary, self.corpus, f"-max_total_time={max(1, int(seconds))}",
+                                   f"-artifact_prefix={self.crashes}/", "-seed=1"],
+                                  stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL,
+                                  start_new_session=True)
+        self.checked = set()
+
+    def crash(self):
+        for n in sorted(os.listdir(self.crashes)):
+            if n in self.checked:
+                continue
+            self.checked.add(n)
+            path = os.path.join(self.crashes, n)
+            ref = campaign.fuzz_ops_binary()
+            if ref and prun([ref, path], timeout=60).rc != 0:
+                continue              # the reference fails too: not the planted fault
+            p = prun([self.binary, path], timeout=60)
+            msg = next((ln.strip() for ln in (p.errtext + p.text).splitlines()
+                        if "VIOLATION" in ln or "ERROR:" in ln), f"exit {p.rc}")
+            return path, msg
+        return None
+
+    def stop(self):
+        import shutil
+        import signal
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGTERM)
+            except OSError:
+                pass
+        try:
+            self.p.wait(timeout=10)
+        except Exception:
+            os.killpg(self.p.pid, signal.SIGKILL)
+            self.p.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def hunt(fault, vfat, ref, args, notes, fuzz_bin=None):
     """Search for the fault within the budget -> row dict."""
     row = {"fault": fault, "found": False, "seconds": None, "ops": None, "oracle": None,
            "signature": None, "scripts": 0}
     readers = ref.reader_names
     ck = campaign.Checker(readers, ref.writer_names, vfat=vfat, timeout=30.0, notes=notes)
+    ff = FaultFuzzer(fuzz_bin, args.budget) if fuzz_bin else None
     try:
         t0 = time.monotonic()
         i = 0
         fsl = campaign.DEFAULT_FS
         while time.monotonic() - t0 < args.budget:
+            c = ff.crash() if ff else None
+            if c:
+                ops, _, _ = campaign.convert_input(ref_vfat(), c[0])
+                row.update(found=True, seconds=round(time.monotonic() - t0, 1), oracle="fuzz_ops",
+                           signature=findings.normalise(c[1], 100), ops=len(ops),
+                           script=opscript.dump(ops), writer="core-dual", fs="fat16")
+                break
             gseed, nops, fsb = campaign.iter_params(args.seed, i)
             fs = fsl[i % len(fsl)]
             ops = campaign.gen_script(ref_vfat(), gseed, min(nops, 12))
@@ -128,6 +206,8 @@ def hunt(fault, vfat, ref, args, notes):
             break
     finally:
         ck.close()
+        if ff:
+            ff.stop()
     return row
 
 
@@ -175,8 +255,14 @@ def run(args):
                 rows.append({"fault": f, "found": False, "note": err.splitlines()[-1][:200]})
                 print(f"{f}: {err}", flush=True)
                 continue
-            print(f"{f}: built in {time.monotonic() - t:.0f} s; hunting for {args.budget:g} s", flush=True)
-            row = hunt(f, vfat, refck, args, notes)
+            fuzz_bin = None
+            if args.fuzz:
+                fuzz_bin, ferr = build_fuzz_fault(f)
+                if ferr:
+                    print(f"{f}: {ferr}; fuzz_ops not used", flush=True)
+            print(f"{f}: built in {time.monotonic() - t:.0f} s; hunting for {args.budget:g} s"
+                  + (" (with fuzz_ops)" if fuzz_bin else ""), flush=True)
+            row = hunt(f, vfat, refck, args, notes, fuzz_bin)
             rows.append(row)
             if row["found"]:
                 print(f"{f}: found after {row['seconds']} s ({row['scripts']} scripts) by "
