@@ -7,7 +7,6 @@ the real mkfs.fat and mtools, or written byte by byte here (hand-made
 nodual entries, damaged chains); the expected trees are computed from what
 was put in.
 """
-import hashlib
 import os
 import shutil
 import signal

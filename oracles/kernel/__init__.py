@@ -67,19 +67,17 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.dirname(os.path.dirname(_HERE))
 try:
-    from vfz import listing as _listing  # noqa: F401
+    import vfz  # noqa: F401
 except ImportError:  # pragma: no cover - when run without scripts/ on the path
     sys.path.insert(0, os.path.join(_REPO, "scripts"))
 if _REPO not in sys.path:
     sys.path.insert(0, _REPO)
 
 from oracles import Reader, Writer, ReadResult, WriteResult, Timer  # noqa: E402
-from vfz import listing  # noqa: E402
 from oracles.kernel.vm import VM, VMError, encode_image, decode_image, s  # noqa: E402
 
 DEFAULT_OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"

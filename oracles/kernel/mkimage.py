@@ -10,7 +10,6 @@ compression magic and inflated with the standard library (xz/lzma/gzip/
 bzip2); the first candidate that inflates to an ELF image wins.
 """
 import bz2
-import gzip
 import lzma
 import os
 import stat
