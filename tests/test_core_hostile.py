@@ -45,6 +45,9 @@ unlink "/x"
 rmdir "/hostile dir"
 """
 
+APPLY_MODES = (["--names", "nodual"], ["--names", "dual"], ["--names", "nodual", "--dummy", "v3"],
+               ["--names", "nodual", "--unique"], ["--names", "dual", "--shortname", "lower"])
+
 # BPB fields: (offset, size)
 BPB_FIELDS = {
     "bps": (11, 2), "spc": (13, 1), "reserved": (14, 2), "nfats": (16, 1),
@@ -227,7 +230,8 @@ def run_one(vfat, work, idx, name, data, apply_ops):
         f.write(data)
     problems = []
     for argv in ([vfat, "ls", img], [vfat, "check", img],
-                 [vfat, "apply", img, apply_ops, "--names", "nodual", "--seed", str(idx)]):
+                 [vfat, "apply", img, apply_ops, *APPLY_MODES[idx % len(APPLY_MODES)],
+                  "--seed", str(idx)]):
         cp = U.run(argv, timeout=TIMEOUT)
         err = cp.stderr.decode("utf-8", "replace")
         cmd = argv[1]
