@@ -130,7 +130,10 @@ def complaint_str(c):
 BAD_NAME_MODES = ("core-v1", "core-unique", "kernel-nodual")
 
 
-def expected_complaints(mode, dirs, fat_bits=16):
+DUAL_MODES = ("core-dual", "kernel")   # Linux aliases; mtools makes its own (no 0x7F)
+
+
+def expected_complaints(mode, dirs, fat_bits=16, del_aliases=0):
     """What fsck.fat -n must say about a clean image written in `mode`
     (DESIGN.md): in v1 modes (core-v1, core-unique, kernel-nodual) exactly
     one bad-short-name per entry with LFN slots (its dummy), plus, as
@@ -141,7 +144,8 @@ def expected_complaints(mode, dirs, fat_bits=16):
     exception fsck-v1-dots-artifact: count None = any); other modes: nothing.
     dirs: [(path, n_bad, n_good, is_root)]. -> {kind: count or None}"""
     if mode not in BAD_NAME_MODES:
-        return {}
+        # dual aliases holding 0x7F (named exception fsck-del-alias)
+        return {"bad-short-name": del_aliases} if del_aliases and mode in DUAL_MODES else {}
     out = {}
     nbad = sum(d[1] for d in dirs)
     if nbad:

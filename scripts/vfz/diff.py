@@ -243,7 +243,7 @@ def expected_dosfsck(mode, m=None, core_listing=None, fat_bits=16):
         return expected_complaints("core-v1", stats, fat_bits)
     if m is None:
         return {}
-    return expected_complaints(mode, m.dir_stats("win95"), fat_bits)
+    return expected_complaints(mode, m.dir_stats("win95"), fat_bits, m.del_alias_count())
 
 
 TOLERATED = {"dots-missing": "fsck-v1-dots-artifact"}
