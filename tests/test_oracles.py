@@ -422,6 +422,22 @@ class DamageTests(unittest.TestCase):
         r = self.fsck.read(self.damaged("v3nt0", lambda f: self.set_short(f, 0, v3, 0x00)))
         self.assertEqual(self.kinds(r), [("bad-short-name", "/long file name one.txt")])
 
+    def test_v3_dummy_starting_0x05_loses_long_name_in_7z_and_grub(self):
+        """Finding: a v3 dummy's first byte can be 0x05 (one of the 35 invalid
+        characters). 7-Zip and GRUB then ignore the long name (they show the
+        short entry), while mtools and Linux still use the LFN; the same
+        dummy starting with 0x01 is read by everyone. fsck.fat exempts both."""
+        results = {}
+        for first in (0x01, 0x05):
+            v3 = bytes([first, 0x7E, 0x22, 0x16, 0x03, 0x11, 0x14, 0x2F]) + b"TXT"
+            img = self.damaged(f"v3-{first:02x}", lambda f: self.set_short(f, 0, v3, 0x20))
+            self.assertEqual(self.kinds(self.fsck.read(img)), [])
+            for rn in ("mtools", "7z", "grub"):
+                paths = [e["path"] for e in oracles.get_reader(rn).read(img).listing]
+                results[(first, rn)] = "/long file name one.txt" in paths
+        self.assertEqual(results, {(0x01, "mtools"): True, (0x01, "7z"): True, (0x01, "grub"): True,
+                                   (0x05, "mtools"): True, (0x05, "7z"): False, (0x05, "grub"): False})
+
     def test_many_bad_entries_rule(self):
         # 5 long names in a subdirectory of a v1 image: bad 5 > good 2 // 2
         ops = opscript.parse('mkdir "/D"\n' + "".join(f'create "/D/long name {i}" 1 1\n' for i in range(5)))
