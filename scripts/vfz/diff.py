@@ -292,13 +292,43 @@ def run_cmd(args):
         return 2
 
 
+def check(ops=None, image=None, writers=None, readers=None, fs="fat16", timeout=READ_TIMEOUT,
+          sets=(), keep=None):
+    """`diff` for other drivers (campaign, repro, minimize): no printing.
+    ops: a list of Op (or None); writers/readers: lists of names (None =
+    defaults). -> (status, report): status 0 all agree, 1 divergence.
+    Raises UsageError for bad input."""
+    import argparse
+    args = argparse.Namespace(image=image, ops=None, oracles=",".join(readers) if readers else None,
+                              writers=",".join(writers) if writers else None, fs=fs, json=True,
+                              timeout=timeout, keep=keep, set=list(sets))
+    report = _collect(args, ops)
+    return _status(report), report
+
+
+def _status(report):
+    bad = any(t.get("verdict") not in ("ok", None) or
+              any(v["verdict"] != "ok" for v in t["readers"].values())
+              for t in report["targets"])
+    return 1 if bad else 0
+
+
 def _run(args):
-    notes = []
     ops = None
     if args.ops:
         if not os.path.isfile(args.ops):
             raise UsageError(f"no such op-script: {args.ops}")
         ops = opscript.load(args.ops)
+    report = _collect(args, ops)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        print_report(report)
+    return _status(report)
+
+
+def _collect(args, ops):
+    notes = []
     if args.image and args.writers:
         raise UsageError("give either IMAGE or --writers, not both")
     if not args.image and not ops:
@@ -348,14 +378,7 @@ def _run(args):
             except Exception:
                 pass
 
-    bad = any(t.get("verdict") not in ("ok", None) or
-              any(v["verdict"] != "ok" for v in t["readers"].values())
-              for t in report["targets"])
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=1))
-    else:
-        print_report(report)
-    return 1 if bad else 0
+    return report
 
 
 def progress(msg):
