@@ -81,7 +81,9 @@ def build_fault(name):
             return None, f"configure failed: {(p.errtext or p.text).strip()[-300:]}"
     p = prun(["cmake", "--build", bdir, "-j2", "--target", "vfat"], timeout=900, cwd=REPO)
     if p.rc != 0:
-        return None, f"build failed: {(p.errtext or p.text).strip()[-300:]}"
+        out = p.text + p.errtext
+        first = next((ln.strip() for ln in out.splitlines() if "error:" in ln), out.strip()[-300:])
+        return None, f"build failed: {first[:300]}"
     return os.path.join(bdir, "vfat"), None
 
 
@@ -252,7 +254,7 @@ def run(args):
             t = time.monotonic()
             vfat, err = build_fault(f)
             if err:
-                rows.append({"fault": f, "found": False, "note": err.splitlines()[-1][:200]})
+                rows.append({"fault": f, "found": False, "note": err.splitlines()[0][:200]})
                 print(f"{f}: {err}", flush=True)
                 continue
             fuzz_bin = None

@@ -60,7 +60,7 @@ def name_class(leaf):
         return "invalid"
     if any(ord(c) > 0xFFFF for c in leaf):
         return "astral"
-    if leaf[0] in "\u00e5\u03c3\u00c5" or (leaf[0] == "\u00e5"):
+    if leaf[0] in "\u00e5\u00c5\u03c3\u03a3":     # 0xE5 in Latin-1 / CP437 (and upper case)
         return "e5"
     if leaf.split(".")[0].rstrip(" ").upper() in RESERVED:
         return "reserved"
