@@ -397,6 +397,25 @@ class Damaged(unittest.TestCase):
         self.assertEqual(listing.normalize(res.listing), exp, listing.diff(exp, res.listing))
         self.assertEqual([c for c in res.complaints if "FAT-fs" in c], [])
 
+    def test_truncated_image(self):
+        img = mkfs("trunc.img")
+        data = pattern(11, 3 << 20)
+        mt_put(img, "/big file.bin", data)
+        with open(img, "r+b") as f:
+            f.truncate(1 << 20)            # the file's clusters are past the end now
+        res = K.KernelReader(build_dir=KBUILD).read(img)
+        self.assertIsNone(res.error, res.raw)
+        self.assertEqual([(e["path"], e.get("read_error")) for e in res.listing],
+                         [("/big file.bin", "EIO")])
+        self.assertTrue(any(c.startswith("attempt to access beyond end of device | loop:")
+                            for c in res.complaints), res.complaints)
+        # the kernel writer says ok, the data went nowhere: only dmesg knows
+        w = K.KernelWriter(build_dir=KBUILD).apply(img, opscript.parse('create "/new.bin" 2000000 1'))
+        self.assertIsNone(w.error, w.raw)
+        self.assertEqual(w.results, ["ok"])
+        self.assertIn("attempt to access beyond end of device", w.raw)
+        self.assertEqual(os.path.getsize(img), 1 << 20)
+
     def test_duplicate_short_entries_are_listed_twice(self):
         img = mkfs("dup.img")
         mt_put(img, "/TWIN.TXT", pattern(1, 10))

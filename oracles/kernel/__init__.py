@@ -88,7 +88,7 @@ TYPES = {"f": "file", "d": "dir", "l": "symlink", "o": "other", "?": "unknown"}
 # the filesystem's doing (image too large for the guest's memory)
 STORAGE_RE = re.compile(r"loop: Write error|I/O error, dev loop|Buffer I/O error on dev loop")
 COMPLAINT_RE = re.compile(r"FAT-fs|VFS|BUG|Oops|WARNING|general protection|Call Trace|"
-                          r"corrupt|I/O error|blk_update_request")
+                          r"corrupt|I/O error|blk_update_request|beyond end of device")
 OP_CODES = {"mkdir": "m", "create": "c", "write": "w", "rename": "r", "unlink": "u", "rmdir": "d"}
 
 
@@ -195,6 +195,8 @@ def complaints_of(msgs):
     for m in msgs:
         if COMPLAINT_RE.search(m):
             m = re.sub(r"\(loop\d+\)", "(loop)", m)
+            m = re.sub(r"\bloop\d+:", "loop:", m.replace("\\x0a", " | "))
+            m = re.sub(r"^\S+: (attempt to access beyond end of device)", r"\1", m)
             if m not in out:
                 out.append(m)
     return out
