@@ -134,7 +134,14 @@ class MtoolsReader(Reader):
                         data = f.read()
                     entries.append(listing.entry(s, "file", data))
                 except OSError as e:
-                    r.complaints.append(f"cannot extract {s}: {e.strerror}")
+                    # mcopy could not give it a host name: ask mtype by path
+                    t = run(["mtype", "-i", image, mpath(s)], timeout=timeout, env=mtools_env())
+                    if t.rc == 0 and not t.error:
+                        entries.append(listing.entry(s, "file", t.out))
+                        continue
+                    r.raw += t.raw()
+                    r.complaints.append(f"cannot extract {s}: {e.strerror}; mtype: "
+                                        f"{t.error or t.errtext.strip()[:100]}")
                     entries.append(listing.entry(s, "file", size=None))
             r.listing = sorted(entries, key=lambda e: e["path"])
         finally:

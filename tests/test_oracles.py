@@ -133,6 +133,16 @@ class ModelTests(unittest.TestCase):
                                   'create "/É" 1 1\ncreate "/b..." 1 1\nmkdir "/B"\n')
         self.assertEqual(res, ["ok", "EEXIST", "ok", "ok", "ok", "EEXIST"])
         self.assertEqual(paths, ["/a", "/b", "/É", "/é"])
+        # dual: "é" gets the plain alias "É" (cp437 upper case), which lookups match
+        m = model.Model(names="dual")
+        m.apply(opscript.parse('create "/é" 1 1\ncreate "/É" 1 1\ncreate "/café.txt" 1 1\n'
+                               'create "/CAFÉ.TXT" 1 1\ncreate "/Case.txt" 1 1\nrename "/é" "/x"\n'
+                               'create "/É" 1 1\ncreate "/LONGNAME.TXT" 1 1\n'
+                               'create "/longname.txt" 1 1\n'))
+        self.assertEqual(m.results, ["ok", "EEXIST", "ok", "EEXIST", "ok", "ok", "ok", "ok", "EEXIST"])
+        self.assertEqual(model.plain_alias("café.txt"), "CAFÉ.TXT")
+        self.assertIsNone(model.plain_alias("a long name"))
+        self.assertIsNone(model.plain_alias("a+b"))
 
     def test_rename_rules(self):
         res, paths = self.run_ops(
@@ -174,6 +184,48 @@ class ModelTests(unittest.TestCase):
             self.assertTrue(e.reason and e.oracle and e.side in ("reader", "writer"), e.name)
 
 
+@unittest.skipUnless(kernel_built(), "kernel guest not built (oracles/kernel/build.sh)")
+class ModelVsKernelTests(unittest.TestCase):
+    """The model is an oracle: check it against Linux 6.1 itself (stock
+    fat/vfat in QEMU): per-op results and the resulting tree."""
+
+    def check(self, ops, fs=(16, 16 << 20, 0)):
+        with tempfile.TemporaryDirectory() as t:
+            img = os.path.join(t, "k.img")
+            diff.mkfs(img, *fs)
+            w = oracles.get_writer("kernel")
+            try:
+                wr = w.apply(img, ops, 600)
+            finally:
+                w.close()
+            self.assertIsNone(wr.error, wr.raw[-2000:])
+            res, ents = model.expected(ops, names="dual")
+            self.assertEqual(diff.compare_results(ops, res, wr.results, "kernel", diff.Counter()), "")
+            r = oracles.get_reader("mtools").read(img)
+            self.assertEqual(diff.compare_listing(ents, r.listing, [("mtools", "reader")], diff.Counter()), "")
+
+    def test_rename_rules(self):
+        ops = opscript.parse(
+            'create "/f" 1 1\nrename "/f" "/F"\ncreate "/Target" 2 2\nrename "/f" "/TARGET"\n'
+            'mkdir "/d"\nmkdir "/d/e"\nrename "/d" "/d/e/x"\nrename "/d/e" "/d"\n'
+            'mkdir "/full"\ncreate "/full/x" 1 1\nrename "/d" "/full"\nrename "/Target" "/d"\n'
+            'rename "/d" "/Target"\nmkdir "/empty"\nrename "/d" "/empty"\nrename "/nope" "/x"\n'
+            'rename "/Target" "/no/x"\nrename "/Target" "/bad*"\nwrite "/Target" 100 0 1\n'
+            'create "/é" 1 1\ncreate "/É" 1 1\ncreate "/b..." 1 1\nmkdir "/B"\nrmdir "/"\n'
+            'create "/..." 1 1\ncreate "/' + "x" * 256 + '" 1 1\ncreate "/' + "😀" * 128 + '" 1 1\n')
+        self.check(ops)
+
+    def test_generated_scripts(self):
+        ok, vfat = core_oracle.available()
+        if not ok:
+            self.skipTest(NO_CORE)
+        for seed in (101, 102, 103):
+            p = subprocess.run([vfat, "gen", "--seed", str(seed), "--ops", "60"], capture_output=True,
+                               text=True, timeout=60)
+            with self.subTest(seed=seed):
+                self.check(opscript.parse(p.stdout), (12, 4 << 20, 0))
+
+
 class NameClassTests(unittest.TestCase):
     """Every writer x every reader on the name-class script."""
 
@@ -198,7 +250,7 @@ class NameClassTests(unittest.TestCase):
         w = oracles.get_writer(wname)
         wr = w.apply(img, ops, 300)
         self.assertIsNone(wr.error, wr.raw[-2000:])
-        m = model.Model("mtools" if wname == "mtools" else "kernel")
+        m = model.Model(*diff.model_for_writer(wname))
         m.apply(ops)
         used = diff.Counter()
         d = diff.compare_results(ops, m.results, wr.results, wname, used)

@@ -47,6 +47,8 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     p.add_argument("--timeout", type=float, default=READ_TIMEOUT, help="seconds per oracle call")
     p.add_argument("--keep", help="directory to keep the written images in")
+    p.add_argument("--names", choices=("dual", "nodual"), default="dual",
+                   help="IMAGE with --ops: how the image's writer made long names (default dual)")
     p.add_argument("--set", action="append", default=[], metavar="ORACLE.KEY=VALUE",
                    help="oracle configuration override, e.g. mtools.mdir='mdir' (repeatable)")
 
@@ -293,7 +295,7 @@ def run_cmd(args):
 
 
 def check(ops=None, image=None, writers=None, readers=None, fs="fat16", timeout=READ_TIMEOUT,
-          sets=(), keep=None):
+          sets=(), keep=None, names="dual"):
     """`diff` for other drivers (campaign, repro, minimize): no printing.
     ops: a list of Op (or None); writers/readers: lists of names (None =
     defaults). -> (status, report): status 0 all agree, 1 divergence.
@@ -301,7 +303,7 @@ def check(ops=None, image=None, writers=None, readers=None, fs="fat16", timeout=
     import argparse
     args = argparse.Namespace(image=image, ops=None, oracles=",".join(readers) if readers else None,
                               writers=",".join(writers) if writers else None, fs=fs, json=True,
-                              timeout=timeout, keep=keep, set=list(sets))
+                              timeout=timeout, keep=keep, set=list(sets), names=names)
     report = _collect(args, ops)
     return _status(report), report
 
@@ -415,7 +417,7 @@ def _diff_image(args, ops, readers, notes):
         else:
             notes.append(f"core reader: {cr.error}")
     if ops is not None:
-        m = model.Model("kernel")
+        m = model.Model("kernel", getattr(args, "names", "dual") or "dual")
         m.apply(ops)
         expected_entries = m.entries()
         t["expected_from"] = "model"
@@ -433,11 +435,21 @@ def _diff_image(args, ops, readers, notes):
     return t
 
 
+DUAL_WRITERS = ("core-dual", "kernel")
+
+
+def model_for_writer(wn):
+    """(profile, names) of vfz.model that predicts writer wn."""
+    if wn == "mtools":
+        return "mtools", "nodual"     # mtools' own clash rules live in its profile
+    return "kernel", ("dual" if wn in DUAL_WRITERS else "nodual")
+
+
 def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     used = Counter()
     t = {"target": wn, "writer": wn, "readers": {}}
-    profile = "mtools" if wn == "mtools" else "kernel"
-    m = model.Model(profile)
+    profile, names = model_for_writer(wn)
+    m = model.Model(profile, names)
     m.apply(ops)
     exp_entries = m.entries()
     t["expected_results"] = m.results

@@ -30,10 +30,13 @@ Profiles model the writers that legitimately differ (see EXCEPTIONS):
   kernel (default) -- Linux 6.1 and the core in every mode
   mtools           -- the mtools writer (oracles/mtools.py)
 
-Limitation (documented, not modelled): in dual mode a new name that equals
-an existing entry's generated alias (e.g. "LONGNA~1") is EEXIST on Linux;
-the model does not generate aliases, so scripts that spell aliases can show
-up as divergences of the dual writers.
+Dual vs nodual (Model(names=...)): in dual mode a long name gets an 8.3
+alias, and lookups match aliases too. With numtail off (Linux's default) a
+long name that fits 8.3 in cp437 (e.g. "é", "café.txt", "Case.txt") gets
+its upper-cased 8.3 form as alias when no entry has it yet, so a later
+"É" or "CAFÉ.TXT" is EEXIST on Linux (dual) but ok with the patch (dummies
+are never matched). Limitation: ~N aliases ("LONGNA~1") are not generated,
+so a script that spells one can show up as a divergence of dual writers.
 """
 import json
 from dataclasses import dataclass, field
@@ -108,6 +111,50 @@ def needs_lfn(name, rule="win95"):
     return not short_only(name, rule)
 
 
+def _cp437_upper(c):
+    u = c.upper()
+    if len(u) == 1:
+        try:
+            u.encode("cp437")
+            return u
+        except UnicodeEncodeError:
+            pass
+    return c
+
+
+def plain_alias(name):
+    """The 8.3 form vfat_create_shortname tries first (is_shortname && valid:
+    the name fits 8.3, every character is one cp437 byte, no skipped or
+    replaced character), upper-cased through cp437, as the string Linux
+    shows for it (the short entry of an alias has no case bits); None when
+    the alias needs a ~N tail. With numtail off (the default) Linux uses
+    this form as the alias of a long name whenever no entry of the
+    directory has it yet, and lookups match it like a name."""
+    s = strip_dots(name)
+    if not s:
+        return None
+    try:
+        s.encode("cp437")
+    except UnicodeEncodeError:
+        return None
+    if any(ord(c) < 0x20 for c in s):
+        return None
+    dot = s.rfind(".")
+    if dot > 0 and s[:dot].strip(". "):
+        base, ext = s[:dot], s[dot + 1:]
+    else:
+        base, ext = s, ""
+    for part, n in ((base, 8), (ext, 3)):
+        if len(part) > n or any(c in " .+,;=[]" or c in BAD_CHARS for c in part):
+            return None
+    if not base:
+        return None
+    a = "".join(_cp437_upper(c) for c in base)
+    if ext:
+        a += "." + "".join(_cp437_upper(c) for c in ext)
+    return a
+
+
 def alias_has_del(name):
     """Does the dual-mode alias Linux makes for this long name contain the
     byte 0x7F (DEL passes to_shortname_char unchanged)? The alias keeps the
@@ -133,14 +180,21 @@ class Node:
     data: bytearray = field(default_factory=bytearray)
     kids: dict = field(default_factory=dict)   # fold(name) -> Node
     parent: "Node" = None
+    alias: str = None      # dual mode: a plain 8.3 alias that lookups also match
 
 
 class Model:
     """Apply ops one by one; results[i] is "ok" or an errno name."""
 
-    def __init__(self, profile="kernel"):
+    def __init__(self, profile="kernel", names="nodual"):
+        """names: "dual" (stock Linux, core-dual: long names get an 8.3
+        alias, and a plain alias is a name lookups match) or "nodual" (the
+        patch: dummies, which lookups never match)."""
         if profile not in PROFILES:
             raise ValueError(f"unknown model profile {profile!r}")
+        if names not in ("dual", "nodual"):
+            raise ValueError(f"names must be dual or nodual, not {names!r}")
+        self.names = names
         self.profile = profile
         self.p = PROFILES[profile]
         self.root = Node("", True)
@@ -158,11 +212,38 @@ class Model:
             if c == "..":
                 cur = cur.parent or self.root
                 continue
-            nxt = cur.kids.get(fold(c))
+            nxt = self._find(cur, c)
             if nxt is None:
                 return None, "ENOENT"
             cur = nxt
         return cur, None
+
+    def _find(self, d, leaf):
+        """The entry of directory d that a lookup of leaf finds: by long
+        name, or in dual mode by a plain alias (fat_search_long compares
+        both, ASCII-case-insensitively)."""
+        if not strip_dots(leaf):
+            return None
+        k = fold(leaf)
+        n = d.kids.get(k)
+        if n is None and self.names == "dual":
+            for x in d.kids.values():
+                if x.alias is not None and fold(x.alias) == k:
+                    return x
+        return n
+
+    def _make_alias(self, d, name):
+        """Alias of a new long name in d (dual mode), None if none matters."""
+        if self.names != "dual" or short_only(name):
+            return None
+        a = plain_alias(name)
+        if a is None:
+            return None
+        for x in d.kids.values():
+            sx = x.alias if x.alias is not None else (x.name.upper() if short_only(x.name) else None)
+            if sx is not None and fold(sx) == fold(a):
+                return None          # taken: Linux adds a ~N tail instead
+        return a
 
     def _split(self, path):
         return [c for c in path.split("/") if c]
@@ -206,12 +287,13 @@ class Model:
         par, leaf, err = self._parent(path)
         if err:
             return err
-        if leaf in (".", "..") or fold(self._stored(leaf)) in par.kids and strip_dots(leaf):
+        if leaf in (".", "..") or self._find(par, self._stored(leaf)) is not None:
             return "EEXIST"
         err = self._name_err(leaf)
         if err:
             return err
         n = Node(self._stored(leaf), is_dir, bytearray(data), parent=par)
+        n.alias = self._make_alias(par, n.name)
         par.kids[fold(n.name)] = n
         return "ok"
 
@@ -274,11 +356,11 @@ class Model:
             return "ENOTDIR"
         if scomps[-1] in (".", "..") or dcomps[-1] in (".", ".."):
             return "EBUSY"
-        src = spar.kids.get(fold(scomps[-1]))
-        if src is None or not strip_dots(scomps[-1]):
+        src = self._find(spar, scomps[-1])
+        if src is None:
             return "ENOENT"
         leaf = dcomps[-1]
-        dst = dpar.kids.get(fold(leaf)) if strip_dots(leaf) else None
+        dst = self._find(dpar, leaf)
         # lock_rename trap: source an ancestor of the target's parent
         a = dpar
         while a is not None:
@@ -304,15 +386,17 @@ class Model:
                 return "EISDIR"
             if dst.is_dir and dst.kids:
                 return "ENOTEMPTY"
-            newname = dst.name if self.p.get("replace_keeps_target_name", True) else self._stored(leaf)
+            newname, newalias = dst.name, dst.alias     # the target's entry is reused
             del dpar.kids[fold(dst.name)]
         else:
             err = self._name_err(leaf)
             if err:
                 return err
             newname = self._stored(leaf)
+            newalias = self._make_alias(dpar, newname)
         del spar.kids[fold(src.name)]
         src.name = newname
+        src.alias = newalias
         src.parent = dpar
         dpar.kids[fold(newname)] = src
         return "ok"
@@ -418,9 +502,9 @@ PROFILES = {
 }
 
 
-def expected(ops, profile="kernel"):
+def expected(ops, profile="kernel", names="nodual"):
     """-> (results, entries) of applying ops to an empty volume."""
-    m = Model(profile)
+    m = Model(profile, names)
     m.apply(ops)
     return m.results, m.entries()
 
