@@ -518,14 +518,7 @@ class Fuzzer:
         p = run([self.binary, path], timeout=30)
         if p.rc == 0:
             return None
-        for ln in (p.errtext + p.text).splitlines():
-            s = ln.strip()
-            if not s or s.startswith(("INFO:", "Running:", "Executed", "MS:", "base unit", "0x",
-                                      "artifact_prefix", "Test unit", "==", "#", "SUMMARY",
-                                      "NOTE:", "***", "/")):
-                continue
-            return s
-        return f"exit {p.rc}"
+        return crash_line(p.errtext + p.text, p.rc)
 
     def stop(self):
         for p in self.procs:
@@ -978,18 +971,24 @@ class Target:
         self.fs = fs_from_options(self.opts)
 
 
-def replay_crash(path):
+def crash_line(text, rc):
+    """The one line that says why fuzz_ops failed on an input."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for pat in ("VIOLATION", "runtime error:", "ERROR: AddressSanitizer", "ERROR: libFuzzer",
+                "ERROR:", "SUMMARY:"):
+        for ln in lines:
+            if pat in ln:
+                return ln
+    return f"exit {rc}"
+
+
+def replay_crash(path, binary=None):
     """Run fuzz_ops on a crash file when it is built: (ran, still_fails, message)."""
-    b = fuzz_ops_binary()
+    b = binary or fuzz_ops_binary()
     if not b:
         return False, False, "build-fuzz/fuzz/fuzz_ops not built"
     p = run([b, path], timeout=60)
-    msg = ""
-    for ln in (p.errtext + p.text).splitlines():
-        if ln.strip() and not ln.startswith(("INFO:", "Running:", "Executed", "MS:", "==", "#")):
-            msg = ln.strip()
-            break
-    return True, p.rc != 0, msg or f"exit {p.rc}"
+    return True, p.rc != 0, crash_line(p.errtext + p.text, p.rc)
 
 
 def common_arguments(p):
@@ -1000,6 +999,19 @@ def common_arguments(p):
     p.add_argument("--fs", help="volumes, comma-separated (default: the finding's, else fat16)")
     p.add_argument("--vfat", help="the vfat binary the core writers run (default build/vfat)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per oracle call")
+    p.add_argument("--fuzz-bin", help="fuzz_ops binary for crash files (default build-fuzz/fuzz/fuzz_ops)")
+
+
+def minimize_crash(path, out, budget, binary=None):
+    """libFuzzer's -minimize_crash on a fuzz_ops crash file -> (ok, message)."""
+    b = binary or fuzz_ops_binary()
+    if not b:
+        return False, "build-fuzz/fuzz/fuzz_ops not built"
+    p = run([b, "-minimize_crash=1", f"-max_total_time={max(1, int(budget))}",
+             f"-exact_artifact_path={out}", path], timeout=budget + 60)
+    if not os.path.isfile(out):
+        return False, f"fuzz_ops -minimize_crash produced nothing (exit {p.rc})"
+    return True, ""
 
 
 def checker_for(args, target, notes):

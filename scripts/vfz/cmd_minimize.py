@@ -48,6 +48,8 @@ def _run(args):
                 found = (next(iter(res.divs.values())), fs)
             if found:
                 break
+        if not found and t.crash:
+            return _minimize_crash(args, t, vfat)
         if not found:
             print(f"vfatfuzz minimize: {args.target}: "
                   + (f"signature {want} does not reproduce" if want else "no divergence to keep"),
@@ -68,3 +70,37 @@ def _run(args):
         return 0
     finally:
         ck.close()
+
+
+def _minimize_crash(args, t, vfat):
+    """The converted script shows no divergence in the oracles, but the
+    crash may still fail in fuzz_ops: shrink the input bytes with
+    libFuzzer's -minimize_crash, then convert the result."""
+    import os
+    import tempfile
+    ran, fails, msg = campaign.replay_crash(t.crash, args.fuzz_bin)
+    if not ran or not fails:
+        print(f"vfatfuzz minimize: {args.target}: no divergence in the oracles and "
+              + (msg if not ran else "fuzz_ops passes on it"), file=sys.stderr)
+        return 1
+    print(f"fuzz_ops still fails ({msg}); shrinking the input with -minimize_crash", file=sys.stderr)
+    fd, out = tempfile.mkstemp(prefix="vfz-mincrash-")
+    os.close(fd)
+    os.unlink(out)
+    try:
+        ok, why = campaign.minimize_crash(t.crash, out, args.budget, args.fuzz_bin)
+        src = out if ok else t.crash
+        if not ok:
+            print(f"note: {why}; converting the original input", file=sys.stderr)
+        mops, opts, text = campaign.convert_input(vfat, src)
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+    print(f"minimised to {len(mops)} ops (from {len(t.ops)})", file=sys.stderr)
+    text = f"# minimised crash: {msg}\n" + text
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -130,8 +130,7 @@ class FaultFuzzer:
             if ref and prun([ref, path], timeout=60).rc != 0:
                 continue              # the reference fails too: not the planted fault
             p = prun([self.binary, path], timeout=60)
-            msg = next((ln.strip() for ln in (p.errtext + p.text).splitlines()
-                        if "VIOLATION" in ln or "ERROR:" in ln), f"exit {p.rc}")
+            msg = campaign.crash_line(p.errtext + p.text, p.rc)
             return path, msg
         return None
 
