@@ -148,6 +148,23 @@ def _listing_fields(detail):
     return "other", None
 
 
+def model_key(wn):
+    """(profile, names) of the model that predicts writer wn (vfz.diff's
+    rule when it has one)."""
+    f = getattr(diff, "model_for_writer", None)
+    if f:
+        return tuple(f(wn))
+    return ("mtools",) if wn == "mtools" else ("kernel",)
+
+
+def expected_dosfsck(wn, m, fs):
+    fat = diff.parse_fs(FS_SPECS.get(fs, fs))[0]
+    try:
+        return diff.expected_dosfsck(wn, m, fat_bits=fat)
+    except TypeError:
+        return diff.expected_dosfsck(wn, m)
+
+
 class Divergence:
     def __init__(self, fields, writer, detail):
         self.fields = fields
@@ -247,9 +264,9 @@ class Checker:
         for wn, w in self.writers:
             if writers is not None and wn not in writers:
                 continue
-            prof = "mtools" if wn == "mtools" else "kernel"
+            prof = model_key(wn)
             if prof not in models:
-                m = model.Model(prof)
+                m = model.Model(*prof)
                 m.apply(ops)
                 models[prof] = m
             m = models[prof]
@@ -291,7 +308,7 @@ class Checker:
                                     "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
                 break
             exp_entries = m.entries()
-            exp_c = diff.expected_dosfsck(wn, m)
+            exp_c = expected_dosfsck(wn, m, fs)
             for rn, r in self.readers:
                 if readers is not None and rn not in readers:
                     continue
