@@ -323,10 +323,10 @@ def vfat_ls(image):
     return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
 
 
-COST_OPS = """mkdir "/c"
-create "/c/first long name.txt" 100 1
-create "/c/second long name.txt" 200 2
-create "/c/third long name.txt" 300 3
+COST_OPS = """mkdir "/C"
+create "/C/first long name.txt" 100 1
+create "/C/second long name.txt" 200 2
+create "/C/third long name.txt" 300 3
 """
 
 
@@ -340,8 +340,8 @@ def make_forced(tmp, mode, seed):
     subprocess.run([vfat_path(), "apply", img, ops, "--dummy", mode, "--seed", str(seed)],
                    check=True, capture_output=True)
     ls = {e["path"]: e for e in vfat_ls(img)}
-    a = bytes.fromhex(ls["/c/first long name.txt"]["short"])
-    b = bytes.fromhex(ls["/c/second long name.txt"]["short"])
+    a = bytes.fromhex(ls["/C/first long name.txt"]["short"])
+    b = bytes.fromhex(ls["/C/second long name.txt"]["short"])
     data = bytearray(open(img, "rb").read())
     force_duplicate(data, a, b)
     with open(img, "wb") as f:
