@@ -70,6 +70,8 @@ static void fail(struct run *R, const char *fmt, ...)
 	abort();
 }
 
+static void on_finding(void *ctx, const char *line);
+
 static struct geo *get_geo(int fat_type, uint32_t cs)
 {
 	int t = fat_type == 12 ? 0 : fat_type == 16 ? 1 : 2, c = 0;
@@ -92,8 +94,11 @@ static struct geo *get_geo(int fat_type, uint32_t cs)
 		fprintf(stderr, "fuzz_ops: template FAT%d/%u: %s\n", fat_type, cs, err);
 		abort();
 	}
-	if (vfat_check(G->tmpl, G->size, NULL, NULL) != 0) {
-		fprintf(stderr, "fuzz_ops: template FAT%d/%u is not clean\n", fat_type, cs);
+	struct run R0;
+	memset(&R0, 0, sizeof(R0));
+	if (vfat_check(G->tmpl, G->size, on_finding, &R0) != 0) {
+		fprintf(stderr, "fuzz_ops: VIOLATION: the freshly formatted template FAT%d/%u fails "
+			"vfat_check: %s\n", fat_type, cs, R0.first_finding);
 		abort();
 	}
 	memcpy(G->work, G->tmpl, G->size);

@@ -211,7 +211,12 @@ int vfat_name_eq(const uint16_t *a, size_t alen, const uint16_t *b,
 	if (alen != blen)
 		return 0;
 	for (size_t i = 0; i < alen; i++)
+#ifdef VFAT_FAULT_CASE_CLASH
+		/* planted fault: names compared exactly */
+		if (a[i] != b[i] || ascii_lower(a[i]) != ascii_lower(b[i]))
+#else
 		if (ascii_lower(a[i]) != ascii_lower(b[i]))
+#endif
 			return 0;
 	return 1;
 }
@@ -590,7 +595,12 @@ int vfat_build_lfn_slots(const uint16_t *uname, size_t ulen, uint8_t cksum,
 		return -EINVAL;
 	if (ulen > VFAT_MAX_UNI)
 		return -ENAMETOOLONG;
+#ifdef VFAT_FAULT_LFN_SLOT_COUNT
+	/* planted fault: one slot too many when ulen is a multiple of 13 */
+	int n = (int)((ulen + VFAT_LFN_CHARS) / VFAT_LFN_CHARS);
+#else
 	int n = (int)((ulen + VFAT_LFN_CHARS - 1) / VFAT_LFN_CHARS);
+#endif
 	for (int s = 0; s < n; s++) {
 		uint8_t *p = slots + (size_t)s * DIRENT_SIZE;
 		int ord = n - s;

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Fuzz targets: build, run, OSS-Fuzz build, detection power.
+
+1. Configures and builds the `fuzz` preset (clang, libFuzzer, ASan+UBSan)
+   into build-fuzz/ and runs fuzz_ops, fuzz_image and fuzz_names over their
+   seed corpora (and corpus/regressions/<target>/ when present): every
+   input once, then a bounded fuzzing run (new inputs go to a temporary
+   directory, never into the committed corpus); each must exit 0.
+2. Runs .clusterfuzzlite/build.sh once as OSS-Fuzz calls it (CC=clang,
+   CFLAGS with -fsanitize=address,fuzzer-no-link, LIB_FUZZING_ENGINE=
+   -fsanitize=fuzzer, OUT=<tmp>) and runs every produced target over the
+   seed corpus it zipped next to itself.
+3. Detection power: builds fuzz_ops with three planted faults (CHECKSUM,
+   CLUSTER_LEAK, DOTDOT; see harnesses/FAULTS.md) and asserts that each is
+   found (a VIOLATION line, exit non-zero) within 60 seconds of fuzzing.
+Skipped only when clang's libFuzzer runtime is missing (setup installs it).
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import zipfile
+
+SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(SRC, "build-fuzz")
+TARGETS = ["fuzz_ops", "fuzz_image", "fuzz_names"]
+FAULTS = ["CHECKSUM", "CLUSTER_LEAK", "DOTDOT"]
+JOBS = "2"
+
+
+def have_libfuzzer():
+    if not shutil.which("clang"):
+        return False
+    with tempfile.TemporaryDirectory() as d:
+        c = os.path.join(d, "t.c")
+        with open(c, "w") as f:
+            f.write("#include <stdint.h>\n#include <stddef.h>\n"
+                    "int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n")
+        r = subprocess.run(["clang", "-fsanitize=fuzzer,address", c, "-o", os.path.join(d, "t")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return r.returncode == 0
+
+
+def run(cmd, timeout, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace", timeout=timeout, **kw)
+
+
+def corpus_dirs(target):
+    dirs = [os.path.join(SRC, "corpus", target)]
+    reg = os.path.join(SRC, "corpus", "regressions", target)
+    if os.path.isdir(reg) and os.listdir(reg):
+        dirs.append(reg)
+    return dirs
+
+
+@unittest.skipUnless(have_libfuzzer(), "clang with libFuzzer is not installed")
+class FuzzTargets(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        r = run(["cmake", "--preset", "fuzz"], 600, cwd=SRC)
+        assert r.returncode == 0, r.stdout[-3000:]
+        r = run(["cmake", "--build", BUILD, "-j", JOBS, "--target"] + TARGETS, 1200, cwd=SRC)
+        assert r.returncode == 0, r.stdout[-3000:]
+
+    def test_1_seed_corpora_and_bounded_fuzzing(self):
+        for t in TARGETS:
+            exe = os.path.join(BUILD, "fuzz", t)
+            dirs = corpus_dirs(t)
+            self.assertTrue(os.listdir(dirs[0]), "empty seed corpus for %s" % t)
+            r = run([exe, "-runs=0"] + dirs, 300)
+            self.assertEqual(r.returncode, 0, "%s on its corpus:\n%s" % (t, r.stdout[-4000:]))
+            self.assertIn("Done", r.stdout)
+            with tempfile.TemporaryDirectory() as new:
+                t0 = time.time()
+                r = run([exe, "-runs=3000", "-max_total_time=15", "-seed=7", "-timeout=25",
+                         "-dict=" + os.path.join(SRC, "corpus", t + ".dict"),
+                         "-artifact_prefix=" + new + "/", new] + dirs, 120)
+                self.assertEqual(r.returncode, 0, "%s fuzzing:\n%s" % (t, r.stdout[-4000:]))
+                self.assertLess(time.time() - t0, 60)
+
+    def test_2_clusterfuzzlite_build(self):
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, CC="clang",
+                       CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address "
+                              "-fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link",
+                       LIB_FUZZING_ENGINE="-fsanitize=fuzzer", OUT=out)
+            env.pop("CXX", None)
+            env.pop("CXXFLAGS", None)
+            r = run(["bash", os.path.join(SRC, ".clusterfuzzlite", "build.sh")], 1200, env=env)
+            self.assertEqual(r.returncode, 0, r.stdout[-4000:])
+            for t in TARGETS:
+                for f in (t, t + ".options", t + ".dict", t + "_seed_corpus.zip"):
+                    self.assertTrue(os.path.exists(os.path.join(out, f)), "%s missing from $OUT" % f)
+                seeds = os.path.join(out, t + "_seeds")
+                with zipfile.ZipFile(os.path.join(out, t + "_seed_corpus.zip")) as z:
+                    z.extractall(seeds)
+                self.assertTrue(os.listdir(seeds))
+                r = run([os.path.join(out, t), "-runs=0", seeds], 300, cwd=out)
+                self.assertEqual(r.returncode, 0, "%s (OSS-Fuzz build):\n%s" % (t, r.stdout[-4000:]))
+
+    def test_3_planted_faults_are_found(self):
+        for fault in FAULTS:
+            b = os.path.join(BUILD, "fault-" + fault)
+            r = run(["cmake", "-S", SRC, "-B", b, "-G", "Unix Makefiles", "-DCMAKE_BUILD_TYPE=Release",
+                     "-DCMAKE_C_COMPILER=clang", "-DVFAT_SANITIZE=ON", "-DVFAT_FUZZ=ON",
+                     "-DCMAKE_C_FLAGS=-O1 -fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist="
+                     + os.path.join(SRC, "harnesses", "sancov-ignore.txt"),
+                     "-DVFAT_FAULT=" + fault], 600)
+            self.assertEqual(r.returncode, 0, r.stdout[-3000:])
+            r = run(["cmake", "--build", b, "-j", JOBS, "--target", "fuzz_ops"], 1200)
+            self.assertEqual(r.returncode, 0, r.stdout[-3000:])
+            with tempfile.TemporaryDirectory() as new:
+                t0 = time.time()
+                r = run([os.path.join(b, "fuzz", "fuzz_ops"), "-max_total_time=60", "-seed=1",
+                         "-artifact_prefix=" + new + "/", new] + corpus_dirs("fuzz_ops"), 180)
+                took = time.time() - t0
+                self.assertNotEqual(r.returncode, 0, "fault %s not found in 60 s" % fault)
+                self.assertIn("VIOLATION", r.stdout, "fault %s: crash without a violation line:\n%s"
+                              % (fault, r.stdout[-3000:]))
+                self.assertTrue(glob.glob(os.path.join(new, "crash-*")), "no crash file written")
+                print("fault %s found in %.1f s: %s" % (
+                    fault, took, [l for l in r.stdout.splitlines() if "VIOLATION" in l][0][:160]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
