@@ -22,7 +22,8 @@
  *   X {u8 op; args}        one op-script operation as a syscall; reply "ok"
  *                          or the errno name (strings: u32 len + bytes,
  *                          numbers: u64)
- *   U                      unmount (syncs), drop caches
+ *   U [u32 flags]          unmount (syncs), then drop caches unless flags
+ *                          bit 0 is set
  *   G                      image bytes back: u64 size; chunks as in I
  *   K                      kernel messages (/dev/kmsg records) since last K
  *   S {str cmd}            run `busybox sh -c CMD` (debugging, benchmarks);
@@ -397,7 +398,7 @@ static void loop_release(struct buf *log)
 	loopdev[0] = 0;
 }
 
-static int do_umount(struct buf *log)
+static int do_umount(struct buf *log, int drop)
 {
 	int rc = 0;
 	double t0 = now_ms();
@@ -414,7 +415,7 @@ static int do_umount(struct buf *log)
 		return 0;
 	}
 	double t2 = now_ms();
-	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	int fd = drop ? open("/proc/sys/vm/drop_caches", O_WRONLY) : -1;
 	if (fd >= 0) {
 		if (write(fd, "3\n", 2) < 0)
 			buf_printf(log, "drop_caches: %s\n", ename(errno));
@@ -431,7 +432,7 @@ static void cmd_modules(struct rd *r)
 {
 	struct buf log = { 0 };
 	int bad = 0;
-	do_umount(&log);
+	do_umount(&log, 1);
 	static const char *const names[] = { "vfat", "msdos", "fat" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (syscall(SYS_delete_module, names[i], O_NONBLOCK) == 0)
@@ -559,7 +560,7 @@ static void cmd_image(size_t plen)
 	struct stream s = { .left = plen };
 	double t0 = now_ms();
 	int fd = -1;
-	do_umount(&log);
+	do_umount(&log, 1);
 	int rc = image_file(&s, &log, &fd);
 	st_drain(&s);
 	if (s.dead) /* host gone mid-frame: nobody to answer */
@@ -741,10 +742,11 @@ static void cmd_mount(struct rd *r)
 	free(opts);
 }
 
-static void cmd_umount(void)
+static void cmd_umount(struct rd *r)
 {
 	struct buf log = { 0 };
-	int rc = do_umount(&log);
+	uint32_t flags = r->len >= 4 ? (uint32_t)rd_u(r, 4) : 0;
+	int rc = do_umount(&log, !(flags & 1));
 	if (!log.len)
 		buf_printf(&log, "ok");
 	reply(rc ? 'e' : 'o', &log);
@@ -1259,7 +1261,7 @@ int main(void)
 		case 'O': cmd_mount(&r); break;
 		case 'L': cmd_list(&r); break;
 		case 'X': cmd_op(&r); break;
-		case 'U': cmd_umount(); break;
+		case 'U': cmd_umount(&r); break;
 		case 'G': cmd_get(); break;
 		case 'K': cmd_kmsg(); break;
 		case 'W': cmd_writefile(&r); break;
