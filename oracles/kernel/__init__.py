@@ -449,6 +449,8 @@ class KernelWriter(_KernelBase, Writer):
                 except VMError as e:
                     w.error = f"kernel VM: {e}"
                     w.raw += f"[error] {e}\n"
+                except OSError as e:
+                    w.error = f"cannot write the image back: {e.strerror}"
         w.seconds = t.seconds
         return w
 
