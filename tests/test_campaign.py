@@ -71,7 +71,7 @@ class CampaignTests(unittest.TestCase):
         self.assertGreaterEqual(len(prog), 60 // 5 - 1, out[-3000:])
         self.assertTrue(all(b - a <= 6 for a, b in zip([0] + times, times)), times)
         for ln in prog:
-            self.assertRegex(ln, r"execs/s [\d.]+ scripts \d+ images\[dosfsck=\d+ mtools=\d+.*\] findings \d+ new/\d+ total")
+            self.assertRegex(ln, r"execs/s [\d.]+ (corpus \d+ )?scripts \d+ images\[dosfsck=\d+ mtools=\d+.*\] findings \d+ new/\d+ total")
         self.assertIn("campaign summary: seed 4242", out)
         self.assertRegex(out, r"\ndosfsck\s+reader\s+[1-9]\d*\s+\d+")
         self.assertRegex(out, r"\nmtools\s+reader\s+[1-9]\d*\s+\d+")

@@ -148,6 +148,11 @@ def _listing_fields(detail):
     return "other", None
 
 
+class HarnessError:
+    def __init__(self, msg):
+        self.msg = msg
+
+
 def model_key(wn):
     """(profile, names) of the model that predicts writer wn (vfz.diff's
     rule when it has one)."""
@@ -266,10 +271,18 @@ class Checker:
                 continue
             prof = model_key(wn)
             if prof not in models:
-                m = model.Model(*prof)
-                m.apply(ops)
+                try:
+                    m = model.Model(*prof)
+                    m.apply(ops)
+                except Exception as e:          # a harness bug is a finding, not a crash
+                    m = HarnessError(f"model {prof}: {type(e).__name__}: {e}")
                 models[prof] = m
             m = models[prof]
+            if isinstance(m, HarnessError):
+                res.add(Divergence({"role": "harness", "oracle": "model", "verdict": "failed",
+                                    "kind": findings.normalise(m.msg, 80), "op": "-", "cls": "-"},
+                                   wn, m.msg))
+                continue
             img = os.path.join(wdir, f"{wn}.img")
             findings.sparse_copy(base, img)
             try:
@@ -320,7 +333,14 @@ class Checker:
                 if rn == "vfat-check" and wn in ("core-v1", "core-v3", "kernel-nodual", "kernel-nodual-v3"):
                     # two equal dummies: the patch's documented weakness, not a bug
                     rr.complaints = [c for c in rr.complaints if not c.startswith("dummy-collision")]
-                v, d = diff.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+                try:
+                    v, d = diff.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+                except Exception as e:
+                    msg = f"verdict for {rn}: {type(e).__name__}: {e}"
+                    res.add(Divergence({"role": "harness", "oracle": rn, "verdict": "failed",
+                                        "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"},
+                                       wn, msg))
+                    continue
                 res.raws[f"{wn}.{rn}"] = rr.raw
                 res.verdicts[wn][rn] = v
                 res.details[wn][rn] = d
@@ -618,7 +638,13 @@ class Campaign:
         execs = self.fuzzer.execs_per_s() if self.fuzzer else 0.0
         if not execs:
             execs = sum(ck.applies.values()) / el if ck and el > 0 else 0.0
-        return (f"[campaign] {el:6.0f}s execs/s {execs:.1f} scripts {self.scripts} "
+        corpus = ""
+        if self.fuzzer:
+            try:
+                corpus = f"corpus {len(os.listdir(self.fuzzer.corpus))} "
+            except OSError:
+                pass
+        return (f"[campaign] {el:6.0f}s execs/s {execs:.1f} {corpus}scripts {self.scripts} "
                 f"images[{per}] findings {len(self.new)} new/{len(self.known)} total ({self.phase})")
 
     def _progress_loop(self):
@@ -864,6 +890,8 @@ def summary_line(d, mops, fs):
 def divergence_test(checker, d, fs):
     """ops -> bool: does the same signature still appear (same writer/oracle)?"""
     rd = [d.fields["oracle"]] if d.fields["role"] == "reader" else []
+    if d.fields["role"] == "harness" and d.fields["oracle"] != "model":
+        rd = [d.fields["oracle"]]
 
     def test(ops):
         r = checker.check(ops, fs, writers=[d.writer], readers=rd)

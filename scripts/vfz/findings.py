@@ -5,7 +5,7 @@ writer that failed or returned another per-op result than the model, or a
 reader whose verdict (vfz.diff.verdict_for) is not ok. Its signature is
 the KIND of disagreement, never raw names or random bytes:
 
-    role     writer | reader | fuzz
+    role     writer | reader | fuzz | harness (the model or a verdict raised)
     oracle   the reader (dosfsck, mtools, kernel, vfat-check, ...) or the
              writer family (core, kernel, mtools, kernel-nodual, ...)
     verdict  failed | differs | complains | result
