@@ -12,6 +12,11 @@ PY=/usr/bin/python3
 CC=${CC:-gcc}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+# one build at a time per BUILD_DIR (ctest -j, several oracles starting at once)
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$OUT/.build.lock"
+    flock 9
+fi
 
 # newest installed Debian 6.1 kernel
 VMLINUZ=$(ls /boot/vmlinuz-6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1 || true)
