@@ -18,7 +18,8 @@
  * duplicate iff 0 < FIRST <= n), PROJ the same for a projection of the
  * dummy (v3: tilde position, slash position and the first drawn byte; v1:
  * the low 10 random bits), PAIRS the number of equal pairs among all N, and
- * ENTRIES the number of entries read back (must be N).
+ * ENTRIES the number of entries read back (must be N), then the numbers of
+ * equal pairs in two projections A and B (see proj_ab).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -106,6 +107,54 @@ static uint64_t proj_of(const uint8_t sn[11], int v3)
 			first = sn[i];
 	}
 	return (uint64_t)(t + 1) | (uint64_t)(s + 1) << 4 | (uint64_t)first << 8;
+}
+
+/* Projections whose equal pairs are counted over the whole directory (a
+ * sharp uniformity check: about C(N,2)/|space| pairs per trial).
+ * v1: A = random bits 0-14 (bytes 2-4), B = bits 15-29 (bytes 5-7).
+ * v3: A = (tilde, slash, first drawn byte), B = the same plus the second. */
+static uint64_t proj_ab(const uint8_t sn[11], int v3, int which)
+{
+	if (!v3) {
+		int o = which ? 5 : 2;
+
+		return sn[o] | (uint64_t)sn[o + 1] << 5 | (uint64_t)sn[o + 2] << 10;
+	}
+	int t = -1, s = -1, d[2] = { -1, -1 }, nd = 0;
+
+	for (int i = 0; i < 8; i++) {
+		if (sn[i] == '~' && t < 0)
+			t = i;
+		else if (sn[i] == '/' && s < 0)
+			s = i;
+		else if (nd < 2)
+			d[nd++] = sn[i];
+	}
+	return (uint64_t)(t + 1) | (uint64_t)(s + 1) << 4 | (uint64_t)d[0] << 8 |
+	       (which ? (uint64_t)(d[1] + 1) << 16 : 0);
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long pairs_of(uint64_t *k, int n)
+{
+	long pairs = 0, run = 1;
+
+	qsort(k, (size_t)n, sizeof(*k), cmp64);
+	for (int i = 1; i <= n; i++) {
+		if (i < n && k[i] == k[i - 1]) {
+			run++;
+		} else {
+			pairs += run * (run - 1) / 2;
+			run = 1;
+		}
+	}
+	return pairs;
 }
 
 static int usage(const char *m)
@@ -254,7 +303,20 @@ int main(int argc, char **argv)
 		}
 		free(s1.k);
 		free(s2.k);
-		printf("trial %llu %d %d %ld %d\n", (unsigned long long)o.seed, first, proj, pairs, a.n);
+		long pa, pb;
+		uint64_t *kk = malloc((size_t)a.n * sizeof(*kk));
+
+		if (!kk)
+			return usage("out of memory");
+		for (int i = 0; i < a.n; i++)
+			kk[i] = proj_ab(a.sn[i], o.dummy == VFAT_DUMMY_V3, 0);
+		pa = pairs_of(kk, a.n);
+		for (int i = 0; i < a.n; i++)
+			kk[i] = proj_ab(a.sn[i], o.dummy == VFAT_DUMMY_V3, 1);
+		pb = pairs_of(kk, a.n);
+		free(kk);
+		printf("trial %llu %d %d %ld %d %ld %ld\n", (unsigned long long)o.seed, first, proj, pairs,
+		       a.n, pa, pb);
 		if (image && t == 0) {
 			FILE *f = fopen(image, "wb");
 

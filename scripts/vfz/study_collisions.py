@@ -57,7 +57,7 @@ SIZES = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 32767]
 NMAX = 32767
 # trials per series at each --size: (v1 files, v3 files, v3 dirs, v1 unique, v3 unique)
 TRIALS = {
-    "small": {"v1": 24, "v3": 6, "v3-dirs": 3, "unique": 3, "v3-unique": 2},
+    "small": {"v1": 24, "v3": 3, "v3-dirs": 2, "unique": 2, "v3-unique": 1},
     "default": {"v1": 80, "v3": 24, "v3-dirs": 10, "unique": 8, "v3-unique": 4},
     "full": {"v1": 500, "v3": 120, "v3-dirs": 40, "unique": 30, "v3-unique": 15},
 }
@@ -81,7 +81,7 @@ def wilson(k, n, z=1.959964):
     d = 1 + z * z / n
     c = (p + z * z / (2 * n)) / d
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
+    return (0.0 if k == 0 else max(0.0, c - h), 1.0 if k == n else min(1.0, c + h))
 
 
 def birthday(n, sum_p2):
@@ -215,6 +215,55 @@ def v1_proj_probs():
     return probs
 
 
+def _s23(probs):
+    return sum(p * p for p in probs), sum(p ** 3 for p in probs)
+
+
+def proj_moments(name):
+    """Exact (sum p^2, sum p^3) of the driver's projections A and B
+    (scripts/study_collide.c proj_ab) for a series."""
+    if name in ("v1", "unique"):
+        lo = [2.0 ** -15] * (1 << 15)
+        lo[0] = ((1 << 15) - 1) / 2.0 ** 30
+        lo[1] = ((1 << 15) + 1) / 2.0 ** 30
+        hi = [2.0 ** -15] * (1 << 15)
+        return _s23(lo), _s23(hi)
+    is_dir = name == "v3-dirs"
+    W = 29 if is_dir else 26
+    a = _s23(v3_proj_probs(is_dir))
+    memo = {}
+    pd2 = [p_digits((d1, d2), W, memo) for d1 in range(35) for d2 in range(35)]
+    if is_dir:
+        b = (sum(p * p for p in pd2) / 8, sum(p ** 3 for p in pd2) / 64)
+    else:
+        # sum over t (1/8 each) and k (P(k|D1): 2/8 once, 1/8 six times)
+        b = (sum(p * p for p in pd2) / 8 * (4 + 6) / 64,
+             sum(p ** 3 for p in pd2) / 64 * (8 + 6) / 512)
+    return a, b
+
+
+def pairs_expectation(n, s2, s3):
+    """Mean and variance of the number of equal pairs among n draws."""
+    c2 = n * (n - 1) / 2
+    c3 = n * (n - 1) * (n - 2) / 6
+    return c2 * s2, c2 * (s2 - s2 * s2) + 6 * c3 * (s3 - s2 * s2)
+
+
+def uniformity(data):
+    """Per series: observed vs expected equal pairs in projections A and B,
+    summed over trials. -> {name: [(label, obs, mean, sd, z), ...]}"""
+    out = {}
+    for name, trs in data.items():
+        rows = []
+        for idx, (s2, s3) in zip((4, 5), proj_moments(name)):
+            m, v = pairs_expectation(NMAX, s2, s3)
+            obs = sum(t[idx] for t in trs)
+            mean, sd = m * len(trs), math.sqrt(v * len(trs))
+            rows.append(("AB"[idx - 4], obs, mean, sd, (obs - mean) / sd))
+        out[name] = rows
+    return out
+
+
 # ------------------------------------------------------------------ driver
 def driver_path():
     b = os.environ.get("VFAT_BUILD") or os.path.join(
@@ -247,7 +296,7 @@ def run_series(name, trials, seed, nmax=NMAX, progress=None):
                 continue
             if int(f[5]) != nmax:
                 raise RuntimeError(f"study_collide {name}: read back {f[5]} entries, wanted {nmax}")
-            out.append((int(f[1]), int(f[2]), int(f[3]), int(f[4])))
+            out.append((int(f[1]), int(f[2]), int(f[3]), int(f[4]), int(f[6]), int(f[7])))
         done += k
         if progress:
             progress(f"collisions: {name}: {done}/{trials} trials of {nmax} entries, "
@@ -516,6 +565,8 @@ def run_study(out, seed, size, progress, with_kernel=True):
         sp2 = {"v1": V1_SUM_P2, "v3": s3f, "v3-dirs": s3d}.get(name, 0.0)
         pairs[name] = (sum(t[3] for t in trs), len(trs) * NMAX * (NMAX - 1) / 2 * sp2)
 
+    unif = uniformity(data)
+
     # cost of a collision
     progress("collisions: cost of a collision (fsck.fat, mtools, kernel)")
     readers = [("mtools", None)]
@@ -559,11 +610,11 @@ def run_study(out, seed, size, progress, with_kernel=True):
     vers = tool_versions()
     plot_ok = plot(os.path.join(out, "collisions.png"), rows, analytic, s3f, s3d)
     write_md(os.path.join(out, "collisions.md"), rows, data, pairs, costs, vers, seed, size,
-             (s3f, rse_f, s3d, rse_d), plot_ok, time.monotonic() - t0)
+             (s3f, rse_f, s3d, rse_d), plot_ok, time.monotonic() - t0, unif)
     with open(os.path.join(out, "collisions.json"), "w") as f:
         json.dump({"seed": seed, "size": size, "trials": {k: len(v) for k, v in data.items()},
                    "v3_sum_p2": {"files": s3f, "files_rse": rse_f, "dirs": s3d, "dirs_rse": rse_d},
-                   "pairs": pairs, "costs": costs, "versions": vers,
+                   "pairs": pairs, "uniformity": unif, "costs": costs, "versions": vers,
                    "raw": {k: v for k, v in data.items()}}, f, indent=1)
     return rows
 
@@ -625,8 +676,9 @@ def _pct(x):
     return f"{100 * x:.3g} %"
 
 
-def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, secs):
+def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, secs, unif):
     s3f, rse_f, s3d, rse_d = v3s
+    C2 = NMAX * (NMAX - 1) / 2
     L = []
     A = L.append
     A("# Dummy short-entry collisions")
@@ -673,13 +725,13 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
       f"{100 * uni_full:.3f} % if all choices were uniform (8*7*35^6 = {v3_uniform_space(False):.4g} "
       f"values) | {r_v3['collided']}/{r_v3['trials']} "
       f"[{100 * r_v3['ci_low']:.2f}, {100 * r_v3['ci_high']:.1f}] % (only bounds it) | "
-      f"reproduced as an order of magnitude (0.5 % = uniform count rounded down); the true value "
-      f"is {birthday(NMAX, s3f) / uni_full:.3f}x the uniform one (non-uniform slash offset, "
-      f"digit tails) |")
+      f"reproduced only under the author's counting (all choices uniform: {100 * uni_full:.3f} %); "
+      f"refuted as the true rate: the exact distribution gives {100 * birthday(NMAX, s3f):.3f} %, "
+      f"{birthday(NMAX, s3f) / uni_full:.3f}x more (non-uniform slash offset, digit tails) |")
     A(f"| v3, 100 files: 4.8e-8 | {birthday(100, s3f):.3g} exact distribution; {uni_100:.3g} uniform | "
-      f"not measurable (0 expected in any feasible number of trials; the projection below checks "
-      f"the distribution instead) | uniform count reproduced ({uni_100:.3g}); exact "
-      f"{birthday(100, s3f) / uni_100:.3f}x higher |")
+      f"not measurable (0 expected in any feasible number of trials; the projections below check "
+      f"the distribution instead) | reproduced under the uniform count ({uni_100:.3g}); refuted as "
+      f"the true rate: exact {birthday(100, s3f):.3g}, {birthday(100, s3f) / uni_100:.3f}x higher |")
     A("")
     A("## Collision probability by directory size")
     A("")
@@ -701,6 +753,21 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
     A("")
     for name, (got, exp) in pairs.items():
         A(f"* {name}: {got} pairs seen, {exp:.3g} expected")
+    A("")
+    A("## Uniformity check: equal pairs in projections")
+    A("")
+    A("Full collisions are rare; projections of the dummy onto a smaller space collide by the "
+      "thousand in every real directory of 32 767 entries, so their pair counts test the "
+      "generator sharply (a stuck or missing random bit doubles them). v1: A = random bits 0-14 "
+      "(bytes 2-4), B = bits 15-29 (bytes 5-7); v3: A = (tilde position, slash position, first "
+      "drawn byte), B = A plus the second drawn byte. Expected mean and standard deviation are "
+      "exact (C(n,2) sum p^2; variance with the sum p^3 term), summed over trials.")
+    A("")
+    A("| series | projection | pairs seen | expected | sd | z |")
+    A("|---|---|---:|---:|---:|---:|")
+    for name, rs in unif.items():
+        for lab, obs, mean, sd, z in rs:
+            A(f"| {name} | {lab} | {obs} | {mean:.1f} | {sd:.1f} | {z:+.2f} |")
     A("")
     A("## v3's value space")
     A("")
@@ -730,6 +797,17 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
       "(the trial of the v1 series whose first duplicate came earliest, cut at that creation). "
       "Each is read by fsck.fat -n, repaired with fsck.fat -a on a copy and re-listed with mtools, "
       "and read by mtools and the kernel oracles (listing + open + read of every file).")
+    A("")
+    A("Summary: a duplicate costs one long name per extra member under `fsck.fat -a` when "
+      "nothing else is wrong (v3: fsck.fat exempts the dummies, reports `Duplicate directory "
+      "entry` and renames the second file); on v1 volumes `fsck.fat -a` renames every dummy "
+      "anyway (bad short names), collision or not. Linux and mtools find files by long name and "
+      "reach both members of a duplicate. Expected long names lost to duplicates in a full "
+      "directory of 32 767 = expected equal pairs = "
+      + ", ".join(f"{n}: {C2 * sp:.3g}" for n, sp in (("v1", V1_SUM_P2), ("v3 files", s3f),
+                                                      ("v3 directories", s3d)))
+      + " (measured: " + ", ".join(f"{n} {got}/{len(data[n])} trials" for n, (got, _) in pairs.items())
+      + ").")
     A("")
     for title, c in costs:
         A(f"### {title}")

@@ -50,7 +50,7 @@ VERDICTS = ["reads correctly", "complains", "damages on repair", "misreads", "fa
 SHORT = {"reads correctly": "ok", "complains": "complains", "damages on repair": "damages",
          "misreads": "misreads", "fails": "fails", "n/a": "n/a"}
 MAP = {"ok": "reads correctly", "complains": "complains", "differs": "misreads", "failed": "fails"}
-SIZES = {"small": (1, 8), "default": (2, 12), "full": (6, 16)}  # images per cell, ops per script
+SIZES = {"small": (1, 6), "default": (2, 10), "full": (6, 16)}  # images per cell, ops per script
 FS = (16, 16 << 20, 0)
 TIMEOUT = 120.0
 
