@@ -141,7 +141,8 @@ def expected_complaints(mode, dirs, fat_bits=16, del_aliases=0):
     directory where good + bad > 4 and bad > good / 2 (integer division;
     "." and ".." are not counted; on FAT32 the root directory counts too,
     "Not dropping root directory."), plus any number of dots-missing (named
-    exception fsck-v1-dots-artifact: count None = any); other modes: nothing.
+    exception fsck-v1-dots: count None = any, while the repair probe loses
+    no data); other modes: nothing.
     dirs: [(path, n_bad, n_good, is_root)]. -> {kind: count or None}"""
     if mode not in BAD_NAME_MODES:
         # dual aliases holding 0x7F (named exception fsck-del-alias)
