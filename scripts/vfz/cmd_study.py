@@ -11,6 +11,7 @@ byte variants: compat.md/.csv and compat/cases/*.ops.
 Default size takes a few minutes; full is what reports/ holds.
 """
 import os
+import signal
 import sys
 import time
 
@@ -49,6 +50,8 @@ def run(args):
     except OSError as e:
         sys.stderr.write(f"vfatfuzz study: cannot create {args.out}: {e.strerror}\n")
         return 2
+    # a terminated study still powers its kernel VMs off (atexit in oracles.kernel)
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     prog = _Progress()
     try:
         if args.which == "collisions":

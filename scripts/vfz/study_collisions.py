@@ -304,6 +304,26 @@ def run_series(name, trials, seed, nmax=NMAX, progress=None):
     return out
 
 
+def _fsck_version():
+    """fsck.fat has no --version: its banner on a scratch image, plus the package."""
+    tmp = tempfile.mkdtemp(prefix="vfz-ver-")
+    try:
+        img = os.path.join(tmp, "v.img")
+        subprocess.run(["mkfs.fat", "-C", img, "1440"], capture_output=True, timeout=30)
+        p = subprocess.run(["fsck.fat", "-n", img], capture_output=True, text=True, timeout=30)
+        banner = (p.stdout.splitlines() or ["?"])[0].strip()
+    except Exception as e:
+        banner = f"unavailable ({e})"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        pkg = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "dosfstools"],
+                             capture_output=True, text=True, timeout=20).stdout.strip()
+    except Exception:
+        pkg = "?"
+    return f"{banner}, Debian dosfstools {pkg}"
+
+
 def tool_versions():
     def first(argv):
         try:
@@ -322,7 +342,7 @@ def tool_versions():
     except OSError:
         kver = first(["uname", "-r"]) + " (host; guest build missing)"
     return {
-        "fsck.fat": first(["fsck.fat", "--help"]),
+        "fsck.fat": _fsck_version(),
         "mtools": first(["mtools", "--version"]),
         "7z": next((l for l in subprocess.run(["7z"], capture_output=True, text=True).stdout.splitlines()
                     if "7-Zip" in l), "?") if shutil.which("7z") else "unavailable",
