@@ -19,8 +19,10 @@ Loop until the time budget is spent (or SIGINT/SIGTERM):
      is written atomically to <workdir>/findings/<signature>/.
 A progress line at least every 5 s, a summary table at the end. A later
 run with the same workdir skips known signatures and continues the seeds
-(<workdir>/state.json). Exit 0 no new finding, 1 new findings, 2 could
-not run.
+(<workdir>/state.json). The summary is also written to
+<workdir>/summary.json (images checked per oracle and per minute, scripts,
+fuzzer exec/s, new findings). Exit 0 no new finding, 1 new findings, 2
+could not run.
 """
 import hashlib
 import json
@@ -880,6 +882,22 @@ class Campaign:
         self.say(f"findings: {len(self.new)} new, {len(self.known)} total in {findings.findings_dir(self.workdir)}")
         for h, s in self.new:
             self.say(f"  NEW {h}  {s}")
+        # machine-readable form (bench, CI): <workdir>/summary.json
+        summ = {"seed": self.seed, "seconds": round(el, 1), "scripts": self.scripts,
+                "next_iteration": self.iter,
+                "writers": {n: ck.applies[n] for n in ck.writer_names},
+                "readers": {n: ck.images_checked[n] for n in ck.reader_names},
+                "images_per_minute": {n: round(ck.images_checked[n] * 60.0 / el, 1) if el else 0.0
+                                      for n in ck.reader_names},
+                "fuzz_execs_per_s": self.fuzzer.execs_per_s() if self.fuzzer else None,
+                "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}
+        try:
+            tmp = os.path.join(self.workdir, f".summary.json.{os.getpid()}")
+            with open(tmp, "w") as f:
+                json.dump(summ, f, indent=1)
+            os.replace(tmp, os.path.join(self.workdir, "summary.json"))
+        except OSError:
+            pass
 
 
 def summary_line(d, mops, fs):
