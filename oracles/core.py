@@ -45,6 +45,9 @@ class CoreReader(Reader):
         self.name = name
         self.vfat = vfat
 
+    def available(self):
+        return available(self.vfat)
+
     def read(self, image, timeout=30.0):
         r = ReadResult(self.name)
         with Timer() as t:
@@ -84,6 +87,9 @@ class CoreWriter(Writer):
         self.vfat = vfat
         self.seed = seed
         self.extra_args = list(extra_args)
+
+    def available(self):
+        return available(self.vfat)
 
     def apply(self, image, ops, timeout=60.0):
         w = WriteResult(self.name)

@@ -109,6 +109,17 @@ class DriverTests(unittest.TestCase):
             vfz("diff", self.good, "--ops", self.ops, "--writers", "mtools")))
         self.assertIn("--set", self.assert_one_line_error(vfz("diff", self.good, "--set", "x")))
 
+    def test_unavailable_oracles(self):
+        # asked for by name and not built: could not run
+        msg = self.assert_one_line_error(vfz("diff", "--ops", self.ops, "--writers", "core-dual",
+                                             "--set", "core-dual.vfat=/nonexistent/vfat"))
+        self.assertIn("not available", msg)
+        # a default reader that is not built: skipped with a clear note
+        p = vfz("diff", self.good, "--ops", self.ops, "--set", "kernel.build_dir=/nonexistent")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("note: reader kernel not available", p.stdout)
+        self.assertRegex(p.stdout, r"\n\s+dosfsck\s+ok\n")
+
     # ------------------------------------------------------------- exit 0 / 1
     def test_good_image_agrees(self):
         p = vfz("diff", self.good, "--ops", self.ops, "--oracles", READERS)

@@ -132,8 +132,9 @@ def load_oracle(kind, name, explicit, notes, cfg=None):
     try:
         o = (oracles.get_reader if kind == "reader" else oracles.get_writer)(name, **kw)
     except Exception as e:  # module missing (not built yet) or broken
-        notes.append(f"{kind} {name} unavailable ({type(e).__name__}: {e})"
-                     + ("" if explicit else "; skipped"))
+        if explicit:
+            raise UsageError(f"{kind} {name} unavailable ({type(e).__name__}: {e})")
+        notes.append(f"{kind} {name} unavailable ({type(e).__name__}: {e}); skipped")
         return None
     avail = getattr(o, "available", None)
     if callable(avail):
@@ -145,15 +146,10 @@ def load_oracle(kind, name, explicit, notes, cfg=None):
         except Exception as e:
             ok, why = False, str(e)
         if not ok:
-            notes.append(f"{kind} {name} not available: {why or 'not built'}"
-                         + ("" if explicit else "; skipped"))
-            return None if not explicit else o
-    if name.startswith("core-") or name == "core":
-        from oracles.core import available
-        ok, why = available()
-        if not ok:
-            notes.append(f"{kind} {name} not available: {why}" + ("" if explicit else "; skipped"))
-            return None if not explicit else o
+            if explicit:
+                raise UsageError(f"{kind} {name} not available: {why or 'not built'}")
+            notes.append(f"{kind} {name} not available: {why or 'not built'}; skipped")
+            return None
     return o
 
 
