@@ -48,6 +48,7 @@ struct run {
 	const struct vfat_fuzz_input *in;
 	struct geo *G;
 	size_t opi;
+	const struct vfat_op *op;
 	char opline[4200];
 	struct model m;
 	int nodual, allow_dummy_dup;
@@ -61,6 +62,8 @@ static void fail(struct run *R, const char *fmt, ...)
 	va_list ap;
 
 	vfat_fuzz_format_options(R->in, opts, sizeof(opts));
+	if (!R->op || vfat_op_format(R->op, R->opline, sizeof(R->opline)))
+		snprintf(R->opline, sizeof(R->opline), "(op too long to print)");
 	fprintf(stderr, "fuzz_ops: VIOLATION: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -390,6 +393,15 @@ static void compare_dir(struct run *R, vfat_vol *v, const char *path, struct mno
 	free(L.e);
 }
 
+/* Listing, contents (of changed files; of all files after the last op)
+ * and vfat_check after a successful op (a failed op is proven not to
+ * have changed the image). */
+static void full_compare(struct run *R, vfat_vol *v, int all_contents)
+{
+	compare_dir(R, v, "", R->m.root, all_contents);
+	run_check(R);
+}
+
 /* ASan defaults for this target: a smaller quarantine keeps the
  * allocator's memory warm (large per-op allocations otherwise fault in
  * fresh pages every time); use-after-free of recent frees is still
@@ -433,8 +445,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int pred, r;
 		uint32_t h0 = v->free_hint;
 
-		if (vfat_op_format(op, R.opline, sizeof(R.opline)))
-			snprintf(R.opline, sizeof(R.opline), "(op too long to print)");
+		R.op = op;
 		pred = model_apply(&R.m, op);
 		if (pred)
 			memcpy(R.G->snap, R.G->work, snap_end);
@@ -446,12 +457,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (v->free_hint > hw)
 			hw = v->free_hint;
 		fat_update_fsinfo(v);
-		if (r == 0) {
-			compare_dir(&R, v, "", R.m.root, R.opi + 1 == in.script.n);
-			run_check(&R);
-		} else {
+		if (r != 0)
 			compare_unchanged(&R, snap_end);
-		}
+		else
+			full_compare(&R, v, R.opi + 1 == in.script.n);
 	}
 	vfat_close(v);
 

@@ -10,7 +10,7 @@ corpus/fuzz_image/  16-byte header + a real mkfs.fat image (FAT12, small
                     FAT32), the FAT12 ones filled by mtools with long names and
                     nested directories; plus patch-mode inputs on the
                     core's templates
-Deterministic: the same tools give the same bytes (fixed volume ids).
+Reproducible up to the timestamps mkfs.fat and mtools write (volume ids are fixed).
 """
 import argparse
 import os
