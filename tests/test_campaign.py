@@ -185,6 +185,52 @@ class CampaignTests(unittest.TestCase):
             self.assertEqual(m.returncode, 0, m.stderr)
             self.assertLessEqual(len(opscript.load(out)), info["ops_orig"])
 
+    def test_6_signature_is_stable_and_minimiser_exact(self):
+        """Two scripts with different random names and sizes that hit the
+        same planted fault give one signature; the minimiser keeps exactly
+        the ops the property needs."""
+        from vfz import campaign, minimize
+        fb = os.path.join(REPO, "build-fault-SECOND_FAT", "vfat")
+        if not os.access(fb, os.X_OK):
+            self.skipTest("build-fault-SECOND_FAT not built (test_3 builds it)")
+        ck = campaign.Checker(["dosfsck"], ["core-dual"], vfat=fb)
+        try:
+            a = ck.check(opscript.parse('create "/a" 1 0\n'), "fat16")
+            b = ck.check(opscript.parse('mkdir "/Dir x"\ncreate "/Dir x/qwerty.TXT" 700 77\n'), "fat16")
+        finally:
+            ck.close()
+        self.assertTrue(a.divs)
+        self.assertEqual(set(a.divs), set(b.divs))
+        # ddmin + shrinking on a pure property: needs the create of /k and a rename onto /k
+        ops = opscript.parse("".join(f'create "/f{i}" {i * 100} {i}\n' for i in range(12))
+                             + 'create "/k" 5000 3\nrename "/f3" "/k"\nunlink "/f4"\n')
+
+        def prop(o):
+            kinds = [(x.kind, x.args[-1] if x.kind == "rename" else x.path) for x in o]
+            return ("create", "/k") in kinds and any(k == "rename" and p == "/k" for k, p in kinds)
+        m, st = minimize.minimize(ops, prop, budget=20)
+        self.assertEqual([x.kind for x in m], ["create", "rename"], opscript.dump(m))
+        self.assertEqual(m[0].args[1:], [0, 0])          # sizes and seeds shrunk
+        self.assertFalse(st["timeout"])
+
+    def test_7_name_classes(self):
+        nc = findings.name_class
+        self.assertEqual(nc("README.TXT"), "upper83")
+        self.assertEqual(nc("readme.txt"), "lower83")
+        self.assertEqual(nc("a" * 26), "slot13")
+        self.assertEqual(nc("a" * 255), "n255")
+        self.assertEqual(nc("\u03c3abc"), "e5")
+        self.assertEqual(nc("abc..."), "traildots")
+        self.assertEqual(nc("NUL.txt"), "reserved")
+        self.assertEqual(nc("a+b"), "longchars")
+        self.assertEqual(nc("a*b"), "invalid")
+        self.assertEqual(nc("\U0001d11e"), "astral")
+        self.assertEqual(nc("\u6587\u5b57"), "cjk")
+        self.assertEqual(nc(" ab"), "spaces")
+        self.assertEqual(nc(".abc"), "dots")
+        self.assertEqual(nc("caf\u00e9"), "latin")
+        self.assertEqual(findings.normalise('mcopy: "/Dir A/x" 123 bytes at 0x1f'), "mcopy: Q N bytes at N")
+
     def test_5_bad_input(self):
         p = vfz("repro", "/nonexistent/finding")
         self.assertEqual(p.returncode, 2)

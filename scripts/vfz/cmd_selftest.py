@@ -264,6 +264,9 @@ def run(args):
                 print(f"{f}: {err}", flush=True)
                 continue
             fuzz_bin = None
+            prebuilt = os.path.join(REPO, f"build-fuzzfault-{f}", "fuzz", "fuzz_ops")
+            if not args.fuzz and os.access(prebuilt, os.X_OK):
+                fuzz_bin = prebuilt           # built earlier with --fuzz: use it
             if args.fuzz:
                 fuzz_bin, ferr = build_fuzz_fault(f)
                 if ferr:
