@@ -52,6 +52,30 @@ def crash_summary(console):
     return out + "; console tail: " + console[-800:]
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_dirs(min_age=60.0):
+    """Remove VM directories (console logs, sockets) whose owning process is
+    gone (it was killed before it could clean up)."""
+    import glob
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), "vfz-vm-*")):
+        try:
+            with open(os.path.join(d, "owner")) as f:
+                pid = int(f.read().strip())
+            if not _alive(pid) and time.time() - os.path.getmtime(d) > min_age:
+                shutil.rmtree(d, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
 def sparse_chunks(data):
     """[(offset, bytes)] of the non-zero 4 KiB blocks of DATA, merged.
 
@@ -158,7 +182,10 @@ class VM:
         if shutil.which(self.qemu) is None:
             raise VMError(f"{self.qemu} not found (apt-get install qemu-system-x86)")
         t0 = time.monotonic()
+        clean_stale_dirs()
         self.tmp = tempfile.mkdtemp(prefix="vfz-vm-")
+        with open(os.path.join(self.tmp, "owner"), "w") as f:
+            f.write(f"{os.getpid()}\n")
         sock_path = os.path.join(self.tmp, "chan.sock")
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         srv.bind(sock_path)
