@@ -119,7 +119,7 @@ def _valid(ops):
 def name_candidates(c, taken):
     cands = ["A", "a", "A.TXT", "a.txt"]
     n = len(c)
-    for k in (1, 2, 3, 8, 12, 13, n // 2, n - 1):
+    for k in (1, 2, 3, 5, 8, 12, 13, 15, 20, 30, n // 2, n - 1):
         if 0 < k < n:
             cands.append(c[:k])
             cands.append(c[-k:])
