@@ -58,7 +58,7 @@ NMAX = 32767
 # trials per series at each --size: (v1 files, v3 files, v3 dirs, v1 unique, v3 unique)
 TRIALS = {
     "small": {"v1": 24, "v3": 3, "v3-dirs": 2, "unique": 2, "v3-unique": 1},
-    "default": {"v1": 80, "v3": 24, "v3-dirs": 10, "unique": 8, "v3-unique": 4},
+    "default": {"v1": 60, "v3": 16, "v3-dirs": 6, "unique": 6, "v3-unique": 3},
     "full": {"v1": 500, "v3": 120, "v3-dirs": 40, "unique": 30, "v3-unique": 15},
 }
 SERIES = {
@@ -418,7 +418,7 @@ def make_forced(tmp, mode, seed):
     return img
 
 
-def make_natural(tmp, seed, first):
+def make_natural(tmp, seed, first, dummy="v1"):
     """A real v1 collision, small: replay the trial's first `first` creations
     (`vfat apply --seed`, the same dummies as the driver: one random number
     per long name), then unlink every file but the two that share a short
@@ -429,8 +429,8 @@ def make_natural(tmp, seed, first):
 
     def write(keep):
         with open(ops, "w") as f:
-            f.write(f"# v1 trial seed {seed}: the first {first} creations of build/study_collide\n")
-            f.write(f"# replay: vfat mkfs IMG --size 8M && vfat apply IMG THIS --dummy v1 --seed {seed}\n")
+            f.write(f"# {dummy} trial seed {seed}: the first {first} creations of build/study_collide\n")
+            f.write(f"# replay: vfat mkfs IMG --size 8M && vfat apply IMG THIS --dummy {dummy} --seed {seed}\n")
             f.write('mkdir "/d"\n')
             for i, n in enumerate(names):
                 size = 100 * (keep.index(n) + 1) if n in keep else 0
@@ -441,7 +441,7 @@ def make_natural(tmp, seed, first):
         if os.path.exists(img):
             os.unlink(img)
         subprocess.run([vfat_path(), "mkfs", img, "--size", "8M"], check=True, capture_output=True)
-        subprocess.run([vfat_path(), "apply", img, ops, "--dummy", "v1", "--seed", str(seed)],
+        subprocess.run([vfat_path(), "apply", img, ops, "--dummy", dummy, "--seed", str(seed)],
                        check=True, capture_output=True)
         return vfat_ls(img)
 
@@ -483,6 +483,7 @@ def measure_cost(image, readers, timeout=300.0):
     res["fsck_n_rc"] = p.rc
     res["fsck_n_kinds"] = kinds
     res["fsck_n_dup_lines"] = [c["path"] + ": " + c["message"] for c in cs if c["kind"] == "duplicate"][:4]
+    res["fsck_n_raw"] = [l.rstrip() for l in p.text.splitlines()[1:12]]
     tmp = tempfile.mkdtemp(prefix="vfz-cost-")
     try:
         copy = os.path.join(tmp, "a.img")
@@ -611,14 +612,21 @@ def run_study(out, seed, size, progress, with_kernel=True):
             img = make_forced(tmp, mode, seed)
             costs.append((f"forced {mode}: 3 files, the 2nd's dummy overwritten with the 1st's",
                           measure_cost(img, readers)))
-        nat = sorted((t[1], t[0]) for t in data["v1"] if t[1])
-        if nat:
+        for mode in ("v1", "v3"):
+            nat = sorted((t[1], t[0]) for t in data[mode] if t[1])
+            if not nat:
+                continue
             first, s = nat[0]
-            img, ops, keep = make_natural(tmp, s, first)
-            shutil.copyfile(ops, os.path.join(out, "collisions-natural.ops"))
-            costs.append((f"natural v1: seed {s}, the first {first} creations of that trial, then all "
-                          f"files unlinked but the two sharing a dummy ({keep[0]}, {keep[1]}); "
-                          f"op-script: collisions-natural.ops", measure_cost(img, readers)))
+            img, ops, keep = make_natural(tmp, s, first, mode)
+            where = "not kept (large); regenerate with the replay line below"
+            if first <= 5000:
+                name = f"collisions-natural-{mode}.ops"
+                shutil.copyfile(ops, os.path.join(out, name))
+                where = f"op-script: {name}"
+            costs.append((f"natural {mode}: seed {s}, the first {first} creations of that trial, then "
+                          f"all files unlinked but the two sharing a dummy ({keep[0]}, {keep[1]}); "
+                          f"{where} (replay: `build/study_collide --dummy {mode} --n {first} --seed {s}` "
+                          f"builds the full directory)", measure_cost(img, readers)))
     finally:
         for _, r in readers:
             try:
@@ -814,7 +822,8 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
     A("")
     A("Colliding images: forced ones (three files written by the core, the second file's 11 short "
       "bytes overwritten with the first's and its LFN checksums recomputed) and a natural one "
-      "(the trial of the v1 series whose first duplicate came earliest, cut at that creation). "
+      "(per series, the trial whose first duplicate came earliest, replayed with `vfat apply "
+      "--seed` up to that creation, then every other file unlinked). "
       "Each is read by fsck.fat -n, repaired with fsck.fat -a on a copy and re-listed with mtools, "
       "and read by mtools and the kernel oracles (listing + open + read of every file).")
     A("")
@@ -835,8 +844,11 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
         A(f"* files {c['files']}, duplicate groups {c['duplicate_groups']} "
           f"({c['files_in_duplicates']} files)")
         A(f"* `fsck.fat -n`: exit {c['fsck_n_rc']}, complaints by kind {c['fsck_n_kinds']}")
-        for l in c.get("fsck_n_dup_lines", []):
-            A(f"  * `{l}`")
+        if c.get("fsck_n_raw"):
+            A("  ```")
+            for l in c["fsck_n_raw"]:
+                A("  " + l)
+            A("  ```")
         A(f"* `fsck.fat -a`: exit {c.get('fsck_a_rc')}; actions: "
           + "; ".join(f"`{a}`" for a in c.get("fsck_a_actions", [])))
         if "long_names_lost" in c:
