@@ -64,7 +64,7 @@ class FuzzTargets(unittest.TestCase):
     def setUpClass(cls):
         r = run(["cmake", "--preset", "fuzz"], 600, cwd=SRC)
         assert r.returncode == 0, r.stdout[-3000:]
-        r = run(["cmake", "--build", BUILD, "-j", JOBS, "--target"] + TARGETS, 1200, cwd=SRC)
+        r = run(["cmake", "--build", BUILD, "-j", JOBS, "--target", "vfat"] + TARGETS, 1200, cwd=SRC)
         assert r.returncode == 0, r.stdout[-3000:]
 
     def test_1_seed_corpora_and_bounded_fuzzing(self):
@@ -82,6 +82,40 @@ class FuzzTargets(unittest.TestCase):
                          "-artifact_prefix=" + new + "/", new] + dirs, 120)
                 self.assertEqual(r.returncode, 0, "%s fuzzing:\n%s" % (t, r.stdout[-4000:]))
                 self.assertLess(time.time() - t0, 60)
+
+    def test_1b_cli_replays_fuzz_ops_inputs(self):
+        """vfat gen --from-input turns every fuzz_ops seed into an op-script
+        and its template image; vfat apply runs it with the printed options
+        (one result line per op) and vfat check finds the image clean, except
+        for the two cases fuzz_ops tolerates (README: dummy collisions
+        without --unique, DEL in a dual-mode alias)."""
+        vfat = os.path.join(BUILD, "vfat")
+        seeds = sorted(glob.glob(os.path.join(SRC, "corpus", "fuzz_ops", "*")))
+        self.assertGreater(len(seeds), 10)
+        with tempfile.TemporaryDirectory() as d:
+            img, ops = os.path.join(d, "img"), os.path.join(d, "ops.txt")
+            for seed in seeds:
+                r = run([vfat, "gen", "--from-input", seed, "--image", img], 60)
+                self.assertEqual(r.returncode, 0, r.stdout)
+                with open(ops, "w") as f:
+                    f.write(r.stdout)
+                opts = [l.split(": ", 1)[1].split() for l in r.stdout.splitlines()
+                        if l.startswith("# apply-options: ")][0]
+                nops = sum(1 for l in r.stdout.splitlines() if l and not l.startswith("#"))
+                r = subprocess.run([vfat, "apply", img, ops] + opts, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, timeout=60)
+                self.assertEqual(r.returncode, 0, "%s: %s" % (seed, r.stderr))
+                self.assertEqual(len(r.stdout.splitlines()), nops, seed)
+                r = run([vfat, "check", img], 60)
+                bad = [l for l in r.stdout.splitlines() if not (
+                    l.startswith("dummy-collision:") and "--unique" not in opts) and not (
+                    l.startswith("shortname-invalid:") and "7f" in l.rsplit(" ", 1)[-1])
+                    and not l.startswith("vfat:")]
+                self.assertIn(r.returncode, (0, 1), r.stdout)
+                self.assertEqual(bad, [], "%s: vfat check after the CLI replay:\n%s" % (seed, r.stdout))
+        r = run([vfat, "gen", "--from-input", os.path.join(SRC, "no", "such", "file")], 60)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stdout.strip().splitlines()), 1, r.stdout)
 
     def test_2_clusterfuzzlite_build(self):
         with tempfile.TemporaryDirectory() as out:
