@@ -380,6 +380,20 @@ static void d_bad(struct img *im, const struct tree *t) { fset(im, t->file1 + 1,
 static void d_zero(struct img *im, const struct tree *t) { put16(slot(im, 0, R_FILE1) + 26, 0); put16(slot(im, 0, R_FILE1) + 20, 0); }
 static void d_media(struct img *im, const struct tree *t) { fset(im, 0, im->ops->mask & ~0xFFu); }
 static void d_eoc(struct img *im, const struct tree *t) { fset(im, 1, 0x10); }
+static void d_dirty_state(struct img *im, const struct tree *t)
+{
+	im->b[im->g.fat_type == 32 ? 65 : 37] |= 1;
+	if (im->g.fat_type == 32)   /* as Linux: only the primary is written */
+		im->b[6 * 512 + 65] |= 1;
+}
+static void d_dirty_fat1(struct img *im, const struct tree *t)
+{
+	/* FAT12 has no flags in FAT[1]: there, the boot sector byte */
+	if (im->g.fat_type == 12)
+		im->b[37] |= 1;
+	else
+		fset(im, 1, im->ops->eoc & ~(im->g.fat_type == 16 ? 0x8000u : 0x08000000u));
+}
 static void d_copies(struct img *im, const struct tree *t)
 {
 	im->ops->put(im->b + im->g.fat_off + im->g.fat_bytes, t->readme, 0);
@@ -517,6 +531,8 @@ static const struct dcase cases[] = {
 	{ "first-zero", d_zero, "first-cluster-zero", 0 },
 	{ "fat-media", d_media, "fat-media", 0 },
 	{ "fat-eoc", d_eoc, "fat-eoc", 0 },
+	{ "dirty-state", d_dirty_state, "dirty", 0 },
+	{ "dirty-fat1", d_dirty_fat1, "dirty", 0 },
 	{ "fat-copies", d_copies, "fat-copies", 0 },
 	{ "lfn-checksum", d_lfn_ck, "lfn-checksum", 0 },
 	{ "lfn-checksum-inner", d_lfn_ck_inner, "lfn-checksum", 0 },
@@ -655,6 +671,9 @@ static void test_fat32(void)
 	expect(&im, "plain-fat32-fsinfo-signature", "fsinfo");
 	put32(fi, 0x41615252);
 	expect_clean(&im, "plain-fat32-fsinfo-restored");
+	im.b[6 * 512 + 71] ^= 0x40;   /* the label in the backup boot sector */
+	expect(&im, "plain-fat32-boot-backup", "boot-backup");
+	im.b[6 * 512 + 71] ^= 0x40;
 	fset(&im, im.g.root_cluster, 0);
 	fix_fsinfo(&im);
 	expect(&im, "plain-fat32-root-free", "root-cluster");

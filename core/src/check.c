@@ -14,7 +14,7 @@
  * on-disk order), one line each: "KIND: /path: detail".
  *
  * Kinds (stable; tests and scripts match on them):
- *   fat-media fat-eoc fat-copies fsinfo root-cluster
+ *   fat-media fat-eoc dirty boot-backup fat-copies fsinfo root-cluster
  *   cluster-range chain-loop cross-link chain-free chain-bad
  *   chain-long chain-short first-cluster-zero lost-clusters
  *   lfn-order lfn-checksum lfn-padding lfn-orphan lfn-toolong lfn-cluster
@@ -312,6 +312,7 @@ static void check_fat_head(struct ck *k)
 	uint32_t want0 = (mask & ~0xFFu) | media;
 	uint32_t flags = k->g.fat_type == 16 ? 0xC000u :
 			 k->g.fat_type == 32 ? 0x0C000000u : 0;
+	uint32_t clean_bit = flags & ~(flags >> 1);  /* 0x8000 / 0x08000000 */
 
 	if (media != 0xF0 && media < 0xF8)
 		finding(k, "fat-media", ROOT_OBJ, NULL,
@@ -323,6 +324,43 @@ static void check_fat_head(struct ck *k)
 	if ((f1 | flags) < k->eoc_min)
 		finding(k, "fat-eoc", ROOT_OBJ, NULL,
 			"FAT[1] is 0x%x, not an end-of-chain mark", f1);
+	/* the clean-shutdown bit of FAT[1] (FAT16/32) and bit 0 of the boot
+	 * sector's state byte, which Linux sets while mounted */
+	else if (clean_bit && !(f1 & clean_bit))
+		finding(k, "dirty", ROOT_OBJ, NULL,
+			"FAT[1] is 0x%x: clean-shutdown bit clear", f1);
+	if (k->buf[k->g.fat_type == 32 ? 65 : 37] & 1)
+		finding(k, "dirty", ROOT_OBJ, NULL,
+			"boot sector state byte 0x%02x has the dirty bit",
+			k->buf[k->g.fat_type == 32 ? 65 : 37]);
+}
+
+/* FAT32: the backup boot sector (as fsck.fat, the first 512 bytes). */
+static void check_boot_backup(struct ck *k)
+{
+	uint32_t bk = get16(k->buf + 50), ndiff = 0, first = 0;
+	const uint8_t *b;
+
+	if (k->g.fat_type != 32 || bk == 0 || bk == 0xFFFF)
+		return;
+	if (bk >= k->g.reserved) {
+		finding(k, "boot-backup", ROOT_OBJ, NULL,
+			"backup boot sector %u outside the %u reserved sectors",
+			bk, k->g.reserved);
+		return;
+	}
+	b = k->buf + (uint64_t)bk * k->g.sector_size;
+	for (uint32_t i = 0; i < 512; i++) {
+		if (b[i] != k->buf[i]) {
+			if (!ndiff)
+				first = i;
+			ndiff++;
+		}
+	}
+	if (ndiff)
+		finding(k, "boot-backup", ROOT_OBJ, NULL,
+			"backup boot sector %u differs in %u bytes (first at offset %u)",
+			bk, ndiff, first);
 }
 
 static void check_fat_copies(struct ck *k)
@@ -1062,6 +1100,7 @@ int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
 		goto oom;
 
 	check_fat_head(k);
+	check_boot_backup(k);
 	check_fat_copies(k);
 
 	if (k->g.fat_type == 32) {
