@@ -159,6 +159,7 @@ def run_matrix(out, seed, size, readers, progress):
     links = {}      # (row, style, cls, verdict) -> case file
     written = {}    # case file -> (text, {style: {row: verdict}}, seed, details)
     mismatches = []  # writer results that differ from the model's
+    notable = {}     # (row, style, verdict) -> {first detail line: [count, case, class]}
     tmp = tempfile.mkdtemp(prefix="vfz-compat-")
     t0 = time.monotonic()
     nimg = 0
@@ -201,6 +202,9 @@ def run_matrix(out, seed, size, readers, progress):
                     for row, (v, d) in res.items():
                         if v != "reads correctly" and d:
                             details.setdefault(style, {})[row] = " / ".join(d.splitlines()[:3])[:300]
+                            sig = " ".join(d.splitlines()[0].split())[:140]
+                            ent = notable.setdefault((row, style, v), {}).setdefault(sig, [0, case, cls])
+                            ent[0] += 1
                     for row, (v, _) in res.items():
                         cells.setdefault((row, style, cls), Counter())[v] += 1
                         links.setdefault((row, style, cls, v), case)
@@ -226,7 +230,7 @@ def run_matrix(out, seed, size, readers, progress):
                 for row, d in dd.items():
                     f.write(f"# detail {style} / {row}: {' '.join(d.split())}\n")
             f.write(text if text.endswith("\n") else text + "\n")
-    return cells, links, mismatches
+    return cells, links, mismatches, notable
 
 
 # ------------------------------------------------------------------ variants
@@ -449,7 +453,7 @@ def run_study(out, seed, size, progress, with_kernel=True):
     notes = []
     readers = load_readers(with_kernel, notes)
     try:
-        cells, links, mismatches = run_matrix(out, seed, size, readers, progress)
+        cells, links, mismatches, notable = run_matrix(out, seed, size, readers, progress)
         for mm in mismatches:
             notes.append("writer results differ from the model (expected tree = the ops the "
                          "writer carried out): " + mm)
@@ -480,7 +484,7 @@ def run_study(out, seed, size, progress, with_kernel=True):
             w.writeheader()
             w.writerows(variants)
     write_md(os.path.join(out, "compat.md"), cells, links, variants, notes, seed, size,
-             time.monotonic() - t0, rows_present)
+             time.monotonic() - t0, rows_present, notable)
 
 
 def _cell(c, link):
@@ -521,7 +525,7 @@ EXPECT = {
 }
 
 
-def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present):
+def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present, notable):
     per_cell, nops = SIZES[size]
     vers = tool_versions()
     L = []
@@ -567,6 +571,23 @@ def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present
                 cs.append(_cell(c, "compat/cases/" + links[(row, style, cls, _worst(c))]) if c else "n/a")
             A(f"| {row} | " + " | ".join(cs) + " |")
         A("")
+    A("## What the non-ok cells say")
+    A("")
+    A("Per row, style and verdict: the distinct first lines of the tools' details (listing diff "
+      "`-` expected / `+` seen, or the complaint), how many images showed each, and one case. "
+      "fsck.fat rows on v1/unique images are left out: every v1 dummy is a bad short name to "
+      "fsck.fat (see the variants below).")
+    A("")
+    A("| row | style | verdict | images | first detail line | case |")
+    A("|---|---|---|---:|---|---|")
+    for (row, style, v), sigs in sorted(notable.items(), key=lambda kv: (ROWS.index(kv[0][0]),
+                                                                      list(STYLES).index(kv[0][1]))):
+        if row.startswith("fsck") and style in ("v1", "unique"):
+            continue
+        for sig, (n, case, cls) in sorted(sigs.items(), key=lambda kv: -kv[1][0])[:4]:
+            A(f"| {row} | {style} | {SHORT[v]} | {n} | `{sig.replace('|', '/').replace('`', '')}` | "
+              f"[{cls}](compat/cases/{case}) |")
+    A("")
     A("## Why the seed's bytes are what they are: dummy variants")
     A("")
     A("Each variant: the core writes `/V/a long file name.txt` (the target), `/V/OTHER.TXT` "
