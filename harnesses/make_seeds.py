@@ -160,7 +160,7 @@ def image_seeds():
             "fat12-2k-clusters-16-root": mk("c.img", 160, ["-F", "12", "-s", "4", "-r", "16"], filled[:4]),
             # mtools reads a FAT32 volume of < 4085 clusters as FAT12, so
             # the small FAT32 seed stays as mkfs.fat made it
-            "fat32-small-empty": mk("d.img", 600, ["-F", "32", "-s", "1"], []),
+            "fat32-small-empty": mk("d.img", 200, ["-F", "32", "-s", "1"], []),
         }
         hdrs = [bytes([0, 1, 3, 6, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]),
                 bytes([0, 0x1A, 9, 4, 7, 6, 5, 3, 2, 0, 3, 1, 4, 1, 5, 9])]
