@@ -52,6 +52,11 @@ def start(which):
              "--out", OUT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def setUpModule():
+    start("collisions")
+    start("compat")
+
+
 def study(which):
     start("collisions")
     start("compat")
@@ -83,6 +88,16 @@ class Analytic(unittest.TestCase):
         lo, hi = sc.wilson(0, 10)
         self.assertEqual(lo, 0.0)
         self.assertAlmostEqual(hi, 0.2775, places=3)
+
+
+class BadInput(unittest.TestCase):
+    def test_one_line_errors(self):
+        for argv in (["study", "nope"], ["study", "compat", "--size", "huge"],
+                     ["study", "collisions", "--out", "/proc/no/such/dir"]):
+            p = subprocess.run(["/usr/bin/python3", VFATFUZZ, *argv], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(p.returncode, 2, argv)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
 
 class Collisions(unittest.TestCase):
