@@ -7,7 +7,7 @@ real kernel in QEMU (rows skipped only when the guest is not built).
 Collision checks (can fail if the core's dummies are not drawn as
 DESIGN.md says, e.g. fewer random bits or a stuck bit):
   * per series and size: the analytic probability lies in the measured
-    99.9 % Wilson interval (v1 at 32 767 entries: 39.3 %);
+    99.99 % Wilson interval (v1 at 32 767 entries: 39.3 %);
   * equal pairs in the projections (about 16 000 per v1 directory, 300 000
     per v3 one) are within 5 standard deviations of their exact mean;
   * --unique never collides;
@@ -55,6 +55,16 @@ def start(which):
 def setUpModule():
     start("collisions")
     start("compat")
+
+
+def tearDownModule():
+    for p in _RUNS.values():
+        if p.poll() is None:
+            p.terminate()
+            p.wait(60)
+    if not os.environ.get("VFZ_KEEP"):
+        import shutil
+        shutil.rmtree(OUT, ignore_errors=True)
 
 
 def study(which):
@@ -119,12 +129,17 @@ class Collisions(unittest.TestCase):
         self.assertEqual(sorted({int(r["n"]) for r in self.rows}), sc.SIZES)
 
     def test_rates_within_intervals(self):
+        # 99.99 % Wilson intervals (about 120 points are checked); projection
+        # points only for series with enough trials (the pair counts below
+        # are the sharp check for the others)
         for r in self.rows:
             k, n, a = int(r["collided"]), int(r["trials"]), float(r["analytic"])
-            lo, hi = sc.wilson(k, n, z=3.29)
+            lo, hi = sc.wilson(k, n, z=3.89)
             self.assertTrue(lo <= a <= hi, f"{r['series']} n={r['n']}: {k}/{n}, analytic {a}")
+            if n < 20:
+                continue
             pk, pa = int(r["proj_collided"]), float(r["proj_analytic"])
-            lo, hi = sc.wilson(pk, n, z=3.29)
+            lo, hi = sc.wilson(pk, n, z=3.89)
             self.assertTrue(lo <= pa <= hi, f"{r['series']} n={r['n']} projection: {pk}/{n}, exact {pa}")
 
     def test_v1_full_directory_collides(self):
