@@ -18,7 +18,9 @@
  *     alias is a valid short name; aliases (and --unique dummies) are
  *     unique in their directory; an untouched entry's short entry never
  *     changes.
- * Any violation prints one line and aborts.
+ * After the script a fresh mount of the image must list the same tree
+ * with the same file contents. Any violation prints one line and aborts.
+ * Replay a crash file with the CLI: see core/src/fuzzinput.h.
  *
  * Speed: one pristine template per geometry; after each input only the
  * bytes below the highest cluster ever allocated are restored (the
