@@ -57,9 +57,9 @@ SIZES = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 32767]
 NMAX = 32767
 # trials per series at each --size: (v1 files, v3 files, v3 dirs, v1 unique, v3 unique)
 TRIALS = {
-    "small": {"v1": 24, "v3": 3, "v3-dirs": 2, "unique": 2, "v3-unique": 1},
-    "default": {"v1": 60, "v3": 16, "v3-dirs": 6, "unique": 6, "v3-unique": 3},
-    "full": {"v1": 500, "v3": 120, "v3-dirs": 40, "unique": 30, "v3-unique": 15},
+    "small": {"v1": 40, "v3": 10, "v3-dirs": 5, "unique": 5, "v3-unique": 5},
+    "default": {"v1": 300, "v3": 200, "v3-dirs": 50, "unique": 50, "v3-unique": 30},
+    "full": {"v1": 3000, "v3": 5000, "v3-dirs": 800, "unique": 400, "v3-unique": 200},
 }
 SERIES = {
     # name: (driver args, label)
@@ -281,7 +281,7 @@ def run_series(name, trials, seed, nmax=NMAX, progress=None):
     idx = list(SERIES).index(name)
     base = seed * (1 << 24) + idx * SEED_STRIDE
     out = []
-    chunk = max(1, min(10, trials))
+    chunk = max(1, min(50, trials))
     t0 = time.monotonic()
     done = 0
     while done < trials:
@@ -643,7 +643,9 @@ def run_study(out, seed, size, progress, with_kernel=True):
         json.dump({"seed": seed, "size": size, "trials": {k: len(v) for k, v in data.items()},
                    "v3_sum_p2": {"files": s3f, "files_rse": rse_f, "dirs": s3d, "dirs_rse": rse_d},
                    "pairs": pairs, "uniformity": unif, "costs": costs, "versions": vers,
-                   "raw": {k: v for k, v in data.items()}}, f, indent=1)
+                   "seeds": {k: {"first": v[0][0], "last": v[-1][0]} for k, v in data.items()},
+                   "collided_trials": {k: [[t[0], t[1], t[3]] for t in v if t[1]]
+                                       for k, v in data.items()}}, f, indent=1)
     return rows
 
 
@@ -726,8 +728,9 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
       "`vfat_readdir` and compares the 11-byte short entries. A trial's first n creations are a "
       "directory of n entries, so one trial samples every size (the points of one series are "
       "correlated; each point alone is an honest binomial estimate). 95 % Wilson intervals. "
-      "Trial t of a series uses seed listed in collisions.json; `study_collide --script` prints "
-      "the equivalent op-script for `vfat apply --seed`.")
+      "The trials of a series use consecutive seeds (first and last in collisions.json, "
+      "with [seed, first duplicate at, equal pairs] of every trial that collided); "
+      "`study_collide --script` prints the equivalent op-script for `vfat apply --seed`.")
     A("* **Analytic**: v1 exact (2^30 - 2 values of probability 2^-30, plus the value 1 "
       "with 2^-29 because 0 becomes 1). v3: exact per-value probabilities of the DESIGN.md "
       "rules (see the v3 section); the birthday formula 1 - prod(1 - i*sum p^2) with that "

@@ -273,6 +273,14 @@ def _variants():
     def nt(v):
         return lambda sn, n: (sn, v)
 
+    def lead05(sn, n):
+        sn = bytearray(sn)
+        if sn[0] in (ord("~"), ord("/")):       # keep the '~'/'/' count: swap it away
+            i = next(j for j in range(1, 8) if sn[j] not in (ord("~"), ord("/")))
+            sn[i] = sn[0]
+        sn[0] = 0x05
+        return bytes(sn), n
+
     def dir_slash(sn, n):
         sn = bytearray(sn)
         i = next(j for j in range(8) if sn[j] != ord("~"))
@@ -291,6 +299,8 @@ def _variants():
         ("v1-nt20", "v1", TARGET, "v1 bytes with NT byte 0x20 (v3's FAT_NO_83NAME flag)", nt(0x20)),
         ("v3-seed", "v3", TARGET, "v3 file as the July revision writes it ('~', '/', invalid bytes, ext, NT 0x20)", None),
         ("v3-nt0", "v3", TARGET, "v3 file bytes with NT byte 0", nt(0x00)),
+        ("v3-lead05", "v3", TARGET, "v3 file whose drawn byte 0 is 0x05 (one of the 35; the 0xE5 escape)",
+         lead05),
         ("v3-dir-seed", "v3", DTARGET, "v3 directory as written (no '/')", None),
         ("v3-dir-slash", "v3", DTARGET, "v3 directory with a '/' in its base (as files have)", dir_slash),
     ]
@@ -513,13 +523,21 @@ def summary_for(cells, style, rows_present):
 
 
 EXPECT = {
-    "dual": "the classic layout: every checker and reader should take it; anything but "
-            "'ok' below is a reader's own limit with that name class (or a core bug).",
+    "dual": "the classic layout, as Linux writes it. Every checker and reader should take it; what "
+            "is not 'ok' below is a tool's own limit with that name class, shared by every style "
+            "(see the table of details: e.g. an alias holding DEL 0x7F, which Linux writes too "
+            "and fsck.fat renames).",
     "v1": "fsck.fat calls every v1 dummy a bad short name and `fsck.fat -a` renames each such "
           "file and drops its long name (FSCKnnnn.nnn): never run a repairing fsck on a v1 "
-          "volume. Readers that find files by long name (Linux, mtools, 7-Zip, GRUB) reach them.",
-    "v3": "fsck.fat exempts entries whose NT byte has 0x20 set, so v3 passes the checker; the "
-          "dummy keeps the alias extension. Collisions are rarer than v1 (see collisions.md).",
+          "volume. Readers that find files by long name (Linux stock and patched, mtools, "
+          "7-Zip, GRUB) reach them.",
+    "v3": "fsck.fat exempts entries whose NT byte has 0x20 set, so v3 passes the checker and "
+          "its repair. But 0x05 is one of the 35 'invalid' bytes, and 0x05 at byte 0 is the "
+          "escape of a name starting with 0xE5: 7-Zip and GRUB then show the dummy as a short "
+          "name and lose the long name (Linux and mtools do not). Byte 0 is a drawn byte with "
+          "probability 6/8 (files) or 7/8 (directories), 0x05 with about 1/35: about 2 % of v3 "
+          "long names (1 in 47 files, 1 in 40 directories). Collisions are rarer than v1 "
+          "(see collisions.md).",
     "unique": "the v1 bytes, redrawn until unique in the directory: the same checker behaviour "
               "as v1 (bad short names, destructive repair), without same-directory duplicates.",
 }
@@ -627,6 +645,9 @@ def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present
       f"stores) the same bytes pass (`v1-nt20`: -n {say('v1-nt20', 'fsck.fat -n')}, -a "
       f"{say('v1-nt20', 'fsck.fat -a')}); v3 bytes with NT 0 do not (`v3-nt0`: "
       f"{say('v3-nt0', 'fsck.fat -n')}; -a {say('v3-nt0', 'fsck.fat -a')}).")
+    A(f"* **0x05 at byte 0 (v3).** A legal v3 draw: `v3-lead05` 7-Zip: {say('v3-lead05', '7-Zip')}; "
+      f"GRUB: {say('v3-lead05', 'GRUB')}; kernel: {say('v3-lead05', 'kernel')}; mtools: "
+      f"{say('v3-lead05', 'mtools')}.")
     A(f"* **'/' in directories.** The July revision keeps '/' out of directory dummies for "
       f"photo frames; the Linux readers measured here do not care (`v3-dir-slash` kernel: "
       f"{say('v3-dir-slash', 'kernel')}; fsck.fat -n: {say('v3-dir-slash', 'fsck.fat -n')}).")
