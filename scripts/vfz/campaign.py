@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -448,7 +449,7 @@ class Fuzzer:
     before (newest first)."""
 
     def __init__(self, binary, workdir, jobs, seconds, seed):
-        self.binary = binary
+        self.binary = os.path.abspath(binary)
         self.corpus = os.path.join(workdir, "corpus")
         self.crashes = os.path.join(workdir, "crashes")
         self.logs = os.path.join(workdir, "fuzz-logs")
@@ -471,12 +472,16 @@ class Fuzzer:
         self.dict = dic if os.path.isfile(dic) else None
 
     def _start(self, i):
+        """One libFuzzer process in fork mode with J jobs: it keeps going
+        after a crash (each crash is written to crashes/) and merges new
+        inputs into corpus/."""
         left = int(self.deadline - time.monotonic())
         if left < 2:
             return None
         argv = [self.binary, self.corpus, *self.seed_dirs, f"-max_total_time={left}",
                 f"-seed={(self.seed + 7919 * (i + self.restarts)) % (1 << 31) or 1}",
-                f"-artifact_prefix={self.crashes}/", "-print_final_stats=0", "-reload=5",
+                f"-artifact_prefix={self.crashes}/", "-print_final_stats=0",
+                f"-fork={self.jobs}", "-ignore_crashes=1", "-ignore_ooms=1", "-ignore_timeouts=1",
                 "-close_fd_mask=1"]
         if self.dict:
             argv.append(f"-dict={self.dict}")
@@ -487,7 +492,7 @@ class Fuzzer:
         return p
 
     def start(self):
-        self.procs = [self._start(i) for i in range(self.jobs)]
+        self.procs = [self._start(0)]
 
     def poll(self):
         """Restart workers that stopped (a crash stops libFuzzer) while time is left."""
@@ -498,7 +503,7 @@ class Fuzzer:
 
     def execs_per_s(self):
         total = 0.0
-        for i in range(self.jobs):
+        for i in range(len(self.procs)):
             try:
                 with open(os.path.join(self.logs, f"worker{i}.log"), "rb") as f:
                     f.seek(0, 2)
@@ -506,6 +511,13 @@ class Fuzzer:
                     f.seek(max(0, n - 4096))
                     tail = f.read().decode("utf-8", "replace")
             except OSError:
+                continue
+            # fork mode: "#4771: cov: 755 ... time: 15s job: 61"; else "exec/s: N"
+            m = None
+            for m in re.finditer(r"#(\d+): cov: .*? time: (\d+)s", tail):
+                pass
+            if m and int(m.group(2)) > 0:
+                total += int(m.group(1)) / int(m.group(2))
                 continue
             k = tail.rfind("exec/s: ")
             if k >= 0:
@@ -539,7 +551,9 @@ class Fuzzer:
         with open(self.seen_file, "a") as f:
             f.write(n + "\n")
 
-    def new_crashes(self):
+    def new_crashes(self, limit=3):
+        """Up to limit crash files not looked at yet (a fault can make
+        hundreds; the rest wait for the next round)."""
         try:
             names = sorted(os.listdir(self.crashes))
         except OSError:
@@ -549,6 +563,8 @@ class Fuzzer:
             if n not in self.crash_seen and not n.startswith("."):
                 self.crash_seen.add(n)
                 out.append(os.path.join(self.crashes, n))
+                if len(out) >= limit:
+                    break
         return out
 
     def crash_message(self, path):
@@ -708,7 +724,9 @@ class Campaign:
         self.say(f"writers: {','.join(self.checker.writer_names)}; readers: "
                  f"{','.join(self.checker.reader_names)}; volumes: {','.join(self.fs_list)}")
         self.queue = []
-        fb = None if a.no_fuzzer else fuzz_ops_binary()
+        fb = None if a.no_fuzzer else (a.fuzz_bin or fuzz_ops_binary())
+        if fb and not os.access(fb, os.X_OK):
+            raise UsageError(f"--fuzz-bin {fb} is not an executable")
         if fb:
             ok, why = from_input_supported(self.vfat)
             if not ok:
@@ -851,16 +869,34 @@ class Campaign:
             ops, opts, text = convert_input(self.vfat, path)
         except opscript.OpScriptError as e:
             ops, opts, text = [], "", f"# {e}\n"
-        summary = f"fuzz_ops violation: {msg[:200]} ({len(ops)} ops)"
+        # shrink the input bytes (libFuzzer -minimize_crash); keep the result
+        # only if it still fails with the same kind of violation
+        self.phase = f"minimising {h}"
+        mtext, mops = text, ops
+        left = self.deadline - time.monotonic()
+        mpath = os.path.join(self.fuzzer.logs, f"min-{os.path.basename(path)}")
+        ok, _ = minimize_crash(path, mpath, min(15.0, self.args.min_budget, max(MIN_LATE, left)),
+                               self.fuzzer.binary)
+        if ok:
+            m2 = self.fuzzer.crash_message(mpath)
+            if m2 is not None and findings.normalise(m2, 80) == fields["kind"]:
+                try:
+                    mops, _, mtext = convert_input(self.vfat, mpath)
+                except opscript.OpScriptError:
+                    mtext, mops = text, ops
+        summary = f"fuzz_ops violation: {msg[:200]} ({len(mops)} ops)"
         info = {"signature": h, "fields": fields, "summary": summary, "message": msg,
                 "crash_file": os.path.basename(path), "apply_options": opts, "seed": self.seed,
+                "ops_orig": len(ops), "ops_min": len(mops), "fuzz_bin": self.fuzzer.binary,
                 "found_after_s": round(time.monotonic() - self.t0, 1)}
+        files = {"ops.txt": mtext, "ops.orig.txt": text}
         with open(path, "rb") as f:
-            crash = f.read()
-        final = findings.write_finding(self.workdir, h, info, {"ops.txt": text, "ops.orig.txt": text},
-                                       {}, {})
-        with open(os.path.join(final, "crash.bin"), "wb") as f:
-            f.write(crash)
+            files_bin = {"crash.bin": f.read()}
+        if os.path.isfile(mpath):
+            with open(mpath, "rb") as f:
+                files_bin["crash.min.bin"] = f.read()
+            os.unlink(mpath)
+        final = findings.write_finding(self.workdir, h, info, files, {}, {}, binary=files_bin)
         self.known.add(h)
         self.new.append((h, summary))
         self.say(f"finding {h}: {summary}")
@@ -960,6 +996,7 @@ def add_arguments(p):
     p.add_argument("--min-budget", type=float, default=MIN_BUDGET,
                    help=f"seconds of minimisation per finding (default {MIN_BUDGET:g})")
     p.add_argument("--no-fuzzer", action="store_true", help="generated scripts only")
+    p.add_argument("--fuzz-bin", help="the fuzz_ops binary to run (default build-fuzz/fuzz/fuzz_ops)")
 
 
 def run_cmd(args):
@@ -997,6 +1034,7 @@ class Target:
     def __init__(self, path, vfat):
         self.path = path
         self.info = None
+        self.fuzz_bin = None
         self.crash = None
         self.fs = None
         self.opts = ""
@@ -1007,8 +1045,13 @@ class Target:
             self.kind = "finding"
             self.fs = self.info.get("fs")
             self.ops = opscript.load(os.path.join(path, "ops.txt"))
-            if not self.ops and os.path.isfile(os.path.join(path, "crash.bin")):
-                self.crash = os.path.join(path, "crash.bin")
+            self.fuzz_bin = self.info.get("fuzz_bin")
+            for n in ("crash.min.bin", "crash.bin"):
+                if os.path.isfile(os.path.join(path, n)):
+                    self.crash = os.path.join(path, n)
+                    break
+            if self.fs is None:
+                self.fs = fs_from_options(self.info.get("apply_options", "")) or None
             return
         if not os.path.isfile(path):
             raise UsageError(f"no such finding, crash file or op-script: {path}")
@@ -1036,12 +1079,17 @@ class Target:
 
 def crash_line(text, rc):
     """The one line that says why fuzz_ops failed on an input."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = text.splitlines()
     for pat in ("VIOLATION", "runtime error:", "ERROR: AddressSanitizer", "ERROR: libFuzzer",
                 "ERROR:", "SUMMARY:"):
-        for ln in lines:
+        for i, ln in enumerate(lines):
             if pat in ln:
-                return ln
+                out = ln.strip()
+                j = i + 1        # a quoted name with a line break in it: join its lines
+                while out.count('"') % 2 and j < len(lines) and j <= i + 3:
+                    out += "\\n" + lines[j]
+                    j += 1
+                return out
     return f"exit {rc}"
 
 

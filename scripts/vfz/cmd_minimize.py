@@ -78,7 +78,7 @@ def _minimize_crash(args, t, vfat):
     libFuzzer's -minimize_crash, then convert the result."""
     import os
     import tempfile
-    ran, fails, msg = campaign.replay_crash(t.crash, args.fuzz_bin)
+    ran, fails, msg = campaign.replay_crash(t.crash, args.fuzz_bin or t.fuzz_bin)
     if not ran or not fails:
         print(f"vfatfuzz minimize: {args.target}: no divergence in the oracles and "
               + (msg if not ran else "fuzz_ops passes on it"), file=sys.stderr)
@@ -88,7 +88,7 @@ def _minimize_crash(args, t, vfat):
     os.close(fd)
     os.unlink(out)
     try:
-        ok, why = campaign.minimize_crash(t.crash, out, args.budget, args.fuzz_bin)
+        ok, why = campaign.minimize_crash(t.crash, out, args.budget, args.fuzz_bin or t.fuzz_bin)
         src = out if ok else t.crash
         if not ok:
             print(f"note: {why}; converting the original input", file=sys.stderr)

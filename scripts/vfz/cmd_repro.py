@@ -61,7 +61,7 @@ def _run(args):
                 seen |= d.sig == want
             diverges |= bool(res.divs)
         if t.crash:
-            ran, fails, msg = campaign.replay_crash(t.crash, args.fuzz_bin)
+            ran, fails, msg = campaign.replay_crash(t.crash, args.fuzz_bin or t.fuzz_bin)
             if ran:
                 print(f"fuzz_ops on {t.crash}: {'still fails: ' + msg if fails else 'passes'}")
                 diverges |= fails

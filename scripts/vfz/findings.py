@@ -22,6 +22,8 @@ fields) names the finding directory <workdir>/findings/<hash>/:
     before-<fs>.img  the fresh image every writer started from (sparse)
     after-<writer>.img  the image each writer left (minimised script)
     raw/<writer>.<oracle>.txt   each oracle's raw output
+    crash.bin, crash.min.bin    (fuzz_ops findings) the input and its
+                     libFuzzer-minimised form; ops.txt is the latter converted
     summary.txt      one line
     finding.json     signature, fields, writer, fs, seeds, details, timings
 
@@ -94,7 +96,7 @@ def leaf_of(path):
 
 
 _NUM = re.compile(r"0x[0-9a-fA-F]+|\d+")
-_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*'")
+_QUOTED = re.compile(r"\"[^\"]*(\"|$)|'[^']*'|`[^`]*'")
 _PATH = re.compile(r"(?<![\w])/[^\s:,]*")
 
 
@@ -154,7 +156,7 @@ def sparse_copy(src, dst):
         g.truncate()
 
 
-def write_finding(workdir, h, info, files, images, raws):
+def write_finding(workdir, h, info, files, images, raws, binary=None):
     """Atomically create <workdir>/findings/<h>/.
     info: finding.json dict (must have "summary"); files: {name: text};
     images: {name: src path}; raws: {name: text} under raw/."""
@@ -170,6 +172,9 @@ def write_finding(workdir, h, info, files, images, raws):
         for name, text in files.items():
             with open(os.path.join(tmp, name), "w", encoding="utf-8", errors="surrogateescape") as f:
                 f.write(text)
+        for name, data in (binary or {}).items():
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(data)
         for name, src in images.items():
             if src and os.path.isfile(src):
                 sparse_copy(src, os.path.join(tmp, name))
