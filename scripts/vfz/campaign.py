@@ -700,6 +700,8 @@ class Campaign:
         else:
             writers = list(DEFAULT_WRITERS)
             writers += OPTIONAL_WRITERS
+        if a.fuzz_bin and not os.access(a.fuzz_bin, os.X_OK):
+            raise UsageError(f"--fuzz-bin {a.fuzz_bin} is not an executable")
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
@@ -725,8 +727,6 @@ class Campaign:
                  f"{','.join(self.checker.reader_names)}; volumes: {','.join(self.fs_list)}")
         self.queue = []
         fb = None if a.no_fuzzer else (a.fuzz_bin or fuzz_ops_binary())
-        if fb and not os.access(fb, os.X_OK):
-            raise UsageError(f"--fuzz-bin {fb} is not an executable")
         if fb:
             ok, why = from_input_supported(self.vfat)
             if not ok:
