@@ -841,7 +841,7 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
       "directory of 32 767 = expected equal pairs = "
       + ", ".join(f"{n}: {C2 * sp:.3g}" for n, sp in (("v1", V1_SUM_P2), ("v3 files", s3f),
                                                       ("v3 directories", s3d)))
-      + " (measured: " + ", ".join(f"{n} {got}/{len(data[n])} trials" for n, (got, _) in pairs.items())
+      + " (measured: " + ", ".join(f"{n} {got} pairs in {len(data[n])} trials" for n, (got, _) in pairs.items())
       + ").")
     A("")
     for title, c in costs:
