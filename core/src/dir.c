@@ -21,7 +21,7 @@ int dir_open(vfat_vol *v, uint32_t first, struct fat_dir *d)
 		d->nslots = v->g.root_bytes / DIRENT_SIZE;
 		return 0;
 	}
-	r = fat_chain(v, first ? first : v->g.root_cluster, &d->clus, &d->nclus);
+	r = fat_dir_chain(v, first ? first : v->g.root_cluster, &d->clus, &d->nclus);
 	if (r)
 		return r;
 	d->nslots = (size_t)d->nclus * (v->g.cluster_size / DIRENT_SIZE);

@@ -77,6 +77,17 @@ struct fatent_ops {
 };
 const struct fatent_ops *fatent_ops_for(int fat_type);
 
+/* Cluster chains of recently opened directories: every operation walks
+ * its path, and re-reading a long directory chain from the FAT dominated
+ * creates in large directories. An entry dies when fat_set touches a
+ * cluster in its [lo, hi] range. */
+#define CHAIN_CACHE 4
+struct chain_cache {
+	uint32_t first, n, lo, hi;
+	uint32_t *arr;           /* NULL = empty slot */
+	uint64_t stamp;
+};
+
 struct vfat_vol {
 	uint8_t *buf;
 	size_t size;
@@ -87,6 +98,8 @@ struct vfat_vol {
 	uint32_t free_hint;      /* next cluster to try when allocating */
 	uint32_t free_count;     /* tracked for FSInfo on FAT32 */
 	struct dix_cache *dix;   /* name indexes of large directories */
+	struct chain_cache cc[CHAIN_CACHE];
+	uint64_t cc_clock;
 };
 
 uint32_t vol_rand32(void *v);   /* takes a vfat_vol * */
@@ -105,6 +118,9 @@ void fat_free_chain(vfat_vol *v, uint32_t first);
 /* Collect the chain into a malloc'd array; -EIO on loop, bad link or
  * cross-image pointer. */
 int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n);
+/* The same through the directory chain cache (the caller owns *out). */
+int fat_dir_chain(vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n);
+void fat_chain_cache_free(vfat_vol *v);
 void fat_update_fsinfo(vfat_vol *v);
 
 #endif /* VFAT_FAT_H */

@@ -61,9 +61,25 @@ uint32_t fat_get(const vfat_vol *v, uint32_t clus)
 	return v->ops->get(v->buf + v->g.fat_off, clus);
 }
 
+static void cc_drop(struct chain_cache *c)
+{
+	free(c->arr);
+	c->arr = NULL;
+}
+
+void fat_chain_cache_free(vfat_vol *v)
+{
+	for (int i = 0; i < CHAIN_CACHE; i++)
+		cc_drop(&v->cc[i]);
+}
+
 void fat_set(vfat_vol *v, uint32_t clus, uint32_t val)
 {
 	uint32_t i;
+
+	for (int k = 0; k < CHAIN_CACHE; k++)
+		if (v->cc[k].arr && clus >= v->cc[k].lo && clus <= v->cc[k].hi)
+			cc_drop(&v->cc[k]);
 
 	for (i = 0; i < v->g.nfats; i++) {
 #ifdef VFAT_FAULT_SECOND_FAT
@@ -122,6 +138,46 @@ int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n)
 	}
 	*out = arr;
 	*n = cnt;
+	return 0;
+}
+
+int fat_dir_chain(vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n)
+{
+	struct chain_cache *c, *victim = &v->cc[0];
+	uint32_t *copy;
+	int r;
+
+	for (int k = 0; k < CHAIN_CACHE; k++) {
+		c = &v->cc[k];
+		if (c->arr && c->first == first) {
+			copy = malloc((size_t)c->n * sizeof(*copy));
+			if (!copy)
+				return -ENOMEM;
+			memcpy(copy, c->arr, (size_t)c->n * sizeof(*copy));
+			c->stamp = ++v->cc_clock;
+			*out = copy;
+			*n = c->n;
+			return 0;
+		}
+		if (!c->arr || c->stamp < victim->stamp)
+			victim = c;
+	}
+	r = fat_chain(v, first, out, n);
+	if (r || *n == 0)
+		return r;
+	cc_drop(victim);
+	victim->arr = malloc((size_t)*n * sizeof(*victim->arr));
+	if (!victim->arr)
+		return 0;            /* caching is optional */
+	memcpy(victim->arr, *out, (size_t)*n * sizeof(*victim->arr));
+	victim->first = first;
+	victim->n = *n;
+	victim->lo = victim->hi = (*out)[0];
+	for (uint32_t k = 1; k < *n; k++) {
+		if ((*out)[k] < victim->lo) victim->lo = (*out)[k];
+		if ((*out)[k] > victim->hi) victim->hi = (*out)[k];
+	}
+	victim->stamp = ++v->cc_clock;
 	return 0;
 }
 
