@@ -58,7 +58,7 @@ class CampaignTests(unittest.TestCase):
 
     def test_1_smoke_and_resume(self):
         wd = os.path.join(self.tmp, "smoke")
-        p = vfz("campaign", "--minutes", "1", "--seed", "4242", "--workdir", wd,
+        p = vfz("campaign", "--no-setup", "--minutes", "1", "--seed", "4242", "--workdir", wd,
                 "--min-budget", "15", "--jobs", "1", timeout=240)
         out = p.stdout
         self.assertIn(p.returncode, (0, 1), p.stderr[-2000:])
@@ -88,7 +88,7 @@ class CampaignTests(unittest.TestCase):
         self.assertGreater(nscripts, 0)
 
         # resume: same workdir, the known signatures are skipped, seeds continue
-        p2 = vfz("campaign", "--minutes", "0.25", "--workdir", wd, "--min-budget", "10",
+        p2 = vfz("campaign", "--no-setup", "--minutes", "0.25", "--workdir", wd, "--min-budget", "10",
                  "--oracles", "dosfsck,mtools", "--writers", "core-dual,core-v1,core-v3", timeout=180)
         self.assertIn(p2.returncode, (0, 1), p2.stderr[-2000:])
         self.assertIn(f"resuming at iteration {nscripts}", p2.stdout)
@@ -104,7 +104,7 @@ class CampaignTests(unittest.TestCase):
 
     def test_2_sigterm_mid_run(self):
         wd = os.path.join(self.tmp, "kill")
-        proc = subprocess.Popen(["/usr/bin/python3", VFATFUZZ, "campaign", "--minutes", "5",
+        proc = subprocess.Popen(["/usr/bin/python3", VFATFUZZ, "campaign", "--no-setup", "--minutes", "5",
                                  "--seed", "99", "--workdir", wd, "--oracles", "dosfsck,mtools",
                                  "--writers", "core-dual,core-v1,core-v3", "--fs", "fat32"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -235,9 +235,9 @@ class CampaignTests(unittest.TestCase):
         p = vfz("repro", "/nonexistent/finding")
         self.assertEqual(p.returncode, 2)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-        p = vfz("campaign", "--minutes", "0")
+        p = vfz("campaign", "--no-setup", "--minutes", "0")
         self.assertEqual(p.returncode, 2)
-        p = vfz("campaign", "--minutes", "0.1", "--oracles", "nosuch", "--workdir",
+        p = vfz("campaign", "--no-setup", "--minutes", "0.1", "--oracles", "nosuch", "--workdir",
                 os.path.join(self.tmp, "bad"))
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown reader", p.stderr)
