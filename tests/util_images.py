@@ -22,6 +22,7 @@ import tempfile
 SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("VFAT_BUILD") or os.path.join(SRC, "build")
 sys.path.insert(0, os.path.join(SRC, "scripts"))
+sys.path.insert(0, SRC)
 
 from vfz import opscript  # noqa: E402  (after the path set-up)
 
@@ -178,29 +179,9 @@ def dir_entry(path):
 
 # -------------------------------------------------------------------- mtools
 
-_MTOOLS_DIR = None
-
-
-def mtools_env():
-    """MTOOLSRC with codepage 437 (mtools defaults to 850) and no geometry
-    check, UTF-8 locale so that long names come out as UTF-8."""
-    global _MTOOLS_DIR
-    if _MTOOLS_DIR is None or not os.path.isdir(_MTOOLS_DIR):
-        _MTOOLS_DIR = tempfile.mkdtemp(prefix="vfz-core-mtools-")
-        with open(os.path.join(_MTOOLS_DIR, "mtoolsrc"), "w") as f:
-            f.write("mtools_skip_check=1\ndefault_codepage=437\n")
-    return {"MTOOLSRC": os.path.join(_MTOOLS_DIR, "mtoolsrc"), "MTOOLS_SKIP_CHECK": "1",
-            "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
-
-
-def mpath(path):
-    """Image path as an mtools argument, with glob characters escaped."""
-    out = []
-    for ch in path:
-        if ch in "[]*?\\":
-            out.append("\\")
-        out.append(ch)
-    return "::" + ("".join(out) or "/")
+# One mtools configuration for the oracle and the tests (codepage 437,
+# no geometry check, UTF-8 locale).
+from oracles.mtools import mtools_env, mpath  # noqa: E402,F401
 
 
 def mtools_name(path):
