@@ -328,6 +328,15 @@ static void write_data(struct mnode *f, uint32_t off, uint32_t size, uint32_t se
 	f->touched = 1;
 }
 
+static void mark_changed(struct model *m, struct mnode *d)
+{
+	for (int i = 0; i < m->nchanged; i++)
+		if (m->changed[i] == d)
+			return;
+	if (m->nchanged < (int)(sizeof(m->changed) / sizeof(m->changed[0])))
+		m->changed[m->nchanged++] = d;
+}
+
 static int on_stack(const struct mwalk *w, const struct mnode *n)
 {
 	for (int i = 1; i <= w->depth; i++)
@@ -354,6 +363,9 @@ static int op_mkdir_create(struct model *m, const struct vfat_op *op, int is_dir
 	if (!is_dir && op->kind == OP_CREATE && op->n[0])
 		write_data(k, 0, op->n[0], op->n[1]);
 	k->touched = 1;
+	mark_changed(m, w.stack[w.depth]);
+	if (is_dir)
+		mark_changed(m, k);
 	return 0;
 }
 
@@ -373,6 +385,7 @@ static int op_write(struct model *m, const struct vfat_op *op)
 	if ((uint64_t)op->n[0] + op->n[1] > 0xFFFFFFFFull && op->n[1])
 		return -EFBIG;
 	write_data(w.found, op->n[0], op->n[1], op->n[2]);
+	mark_changed(m, w.stack[w.depth]);
 	return 0;
 }
 
@@ -391,6 +404,7 @@ static int op_unlink(struct model *m, const struct vfat_op *op)
 		return -EISDIR;
 	kid_del(w.stack[w.depth], w.found);
 	node_free(w.found);
+	mark_changed(m, w.stack[w.depth]);
 	return 0;
 }
 
@@ -415,6 +429,7 @@ static int op_rmdir(struct model *m, const struct vfat_op *op)
 		return -ENOTEMPTY;
 	kid_del(w.stack[w.depth], w.found);
 	node_free(w.found);
+	mark_changed(m, w.stack[w.depth]);
 	return 0;
 }
 
@@ -439,6 +454,15 @@ static void take_body(struct mnode *dst, struct mnode *src)
 	for (size_t i = 0; i < dst->nkids; i++)
 		dst->kids[i]->parent = dst;
 	dst->touched = 1;
+}
+
+static void mark_renamed(struct model *m, struct mnode *sdir, struct mnode *tdir,
+			 struct mnode *tgt)
+{
+	mark_changed(m, sdir);
+	mark_changed(m, tdir);
+	if (tgt->is_dir)
+		mark_changed(m, tgt);   /* its children moved with it */
 }
 
 static int op_rename(struct model *m, const struct vfat_op *op)
@@ -478,6 +502,7 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 		take_body(tgt, src);
 		kid_del(sdir, src);
 		node_free(src);
+		mark_renamed(m, sdir, tdir, tgt);
 		return 0;
 	}
 	r = new_name(m, tdir, wt.last, wt.lastlen, &nn);
@@ -487,11 +512,13 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 	take_body(tgt, src);
 	kid_del(sdir, src);
 	node_free(src);
+	mark_renamed(m, sdir, tdir, tgt);
 	return 0;
 }
 
 int model_apply(struct model *m, const struct vfat_op *op)
 {
+	m->nchanged = 0;
 	switch (op->kind) {
 	case OP_MKDIR: return op_mkdir_create(m, op, 1);
 	case OP_CREATE: return op_mkdir_create(m, op, 0);

@@ -45,6 +45,11 @@ struct model {
 	struct mnode *root;
 	struct vfat_opts opts;
 	enum vfat_shortname rule;   /* creation rule in force */
+	/* directories whose listing the last successful op changed (the
+	 * parents of its paths, a new or moved directory): fuzz_ops
+	 * compares only these after the op, the whole tree at the end */
+	struct mnode *changed[4];
+	int nchanged;
 };
 
 void model_init(struct model *m, const struct vfat_opts *o);

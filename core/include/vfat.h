@@ -120,6 +120,16 @@ typedef void (*vfat_report_fn)(void *ctx, const char *line);
 int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
 	       void *ctx);
 
+/* The same check through a reusable checker: its tables stay allocated
+ * between calls, so that a fuzz target checking after every op does not
+ * allocate (vfat_check is vfat_checker_new + vfat_check_with + free).
+ * A checker serves one caller at a time. */
+typedef struct vfat_checker vfat_checker;
+int vfat_checker_new(vfat_checker **out);     /* 0 or -ENOMEM */
+void vfat_checker_free(vfat_checker *c);
+int vfat_check_with(vfat_checker *c, const uint8_t *buf, size_t size,
+		    vfat_report_fn report, void *ctx);
+
 /* errno value -> "ENOENT" style name (for op results). */
 const char *vfat_errname(int err);
 

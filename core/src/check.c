@@ -1045,8 +1045,24 @@ static int walk_dir(struct ck *k, uint32_t dir)
 
 /* ---- entry point ------------------------------------------------------- */
 
-static void ck_free(struct ck *k)
+struct vfat_checker {
+	struct ck k;
+	size_t capowner;
+};
+
+int vfat_checker_new(vfat_checker **out)
 {
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void vfat_checker_free(vfat_checker *c)
+{
+	struct ck *k;
+
+	if (!c)
+		return;
+	k = &c->k;
 	free(k->owner);
 	free(k->objs);
 	free(k->names);
@@ -1057,20 +1073,66 @@ static void ck_free(struct ck *k)
 	free(k->lkeys);
 	free(k->stack);
 	free(k->kids);
-	free(k);
+	free(c);
 }
 
-int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
-	       void *ctx)
+/* 1 when the n bytes at p are all zero. */
+static int zero_bytes(const uint8_t *p, size_t n)
 {
-	struct ck *k;
+	uint64_t w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		if (w)
+			return 0;
+	}
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+/* Free and used clusters: FAT entries not owned by any object are
+ * lost. This runs over every cluster of the volume on every call
+ * (fuzz_ops checks after every op), so runs of free entries are skipped
+ * a group at a time: 8 entries in 12 (FAT12), 16 (FAT16) or 32 (FAT32)
+ * zero bytes. */
+static void count_free_lost(const struct ck *k, uint32_t *nfree, uint32_t *nlost,
+			    uint32_t *firstlost)
+{
+	uint32_t bad = k->ops->bad, gbytes = k->g.fat_type == 12 ? 12 : k->g.fat_type == 16 ? 16 : 32;
+
+	for (uint32_t c = 2; c <= k->maxc; c++) {
+		uint32_t v;
+		if (!(c & 7) && c + 7 <= k->maxc &&
+		    zero_bytes(k->fat + (size_t)c / 8 * gbytes, gbytes)) {
+			*nfree += 8;
+			c += 7;
+			continue;
+		}
+		v = fatget(k, c);
+		if (v == 0) {
+			(*nfree)++;
+		} else if (v != bad && !k->owner[c]) {
+			if (!*nlost)
+				*firstlost = c;
+			(*nlost)++;
+		}
+	}
+}
+
+int vfat_check_with(vfat_checker *c, const uint8_t *buf, size_t size,
+		    vfat_report_fn report, void *ctx)
+{
+	struct ck *k = &c->k;
 	char err[200];
 	uint32_t root, nfree = 0, nlost = 0, firstlost = 0;
 	int r;
 
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
+	/* keep the tables, forget the last image */
+	k->nobj = k->nnames = k->ndents = k->nunits = 0;
+	k->nstack = k->nkids = 0;
+	k->nfind = 0;
 	k->buf = buf;
 	k->size = size;
 	k->report = report;
@@ -1083,7 +1145,6 @@ int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
 				 err[0] ? err : "not a FAT image");
 			report(ctx, k->line);
 		}
-		ck_free(k);
 		return r;
 	}
 	k->ops = fatent_ops_for(k->g.fat_type);
@@ -1092,12 +1153,12 @@ int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
 	k->eoc_min = k->ops->bad + 1;
 	k->epc = k->g.cluster_size / DIRENT_SIZE;
 
-	k->owner = calloc((size_t)k->maxc + 1, sizeof(*k->owner));
-	if (!k->owner)
-		goto oom;
+	if (grow((void **)&k->owner, &c->capowner, (size_t)k->maxc + 1, sizeof(*k->owner)))
+		return -ENOMEM;
+	memset(k->owner, 0, ((size_t)k->maxc + 1) * sizeof(*k->owner));
 	/* objs[0] is a sentinel so that owner 0 means "nobody" */
 	if (add_obj(k, 0, 0, "", 0, &root) || add_obj(k, 0, 0, "", 0, &root))
-		goto oom;
+		return -ENOMEM;
 
 	check_fat_head(k);
 	check_boot_backup(k);
@@ -1108,25 +1169,16 @@ int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
 		claim_chain(k, ROOT_OBJ, 1);
 	}
 	if (grow((void **)&k->stack, &k->capstack, 1, sizeof(*k->stack)))
-		goto oom;
+		return -ENOMEM;
 	if (k->g.fat_type != 32 || k->objs[ROOT_OBJ].nclaimed > 0)
 		k->stack[k->nstack++] = ROOT_OBJ;
 	while (k->nstack) {
 		uint32_t d = k->stack[--k->nstack];
 		if (walk_dir(k, d))
-			goto oom;
+			return -ENOMEM;
 	}
 
-	for (uint32_t c = 2; c <= k->maxc; c++) {
-		uint32_t v = fatget(k, c);
-		if (v == 0) {
-			nfree++;
-		} else if (v != k->ops->bad && !k->owner[c]) {
-			if (!nlost)
-				firstlost = c;
-			nlost++;
-		}
-	}
+	count_free_lost(k, &nfree, &nlost, &firstlost);
 	if (nlost)
 		finding(k, "lost-clusters", ROOT_OBJ, NULL,
 			"%u clusters allocated but not reachable (first %u)",
@@ -1137,11 +1189,18 @@ int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
 			 "truncated: /: %ld further findings not listed", k->nfind - MAX_LINES);
 		report(ctx, k->line);
 	}
+	return k->nfind > 0x7FFFFFFFL ? 0x7FFFFFFF : (int)k->nfind;
+}
 
-	r = k->nfind > 0x7FFFFFFFL ? 0x7FFFFFFF : (int)k->nfind;
-	ck_free(k);
+int vfat_check(const uint8_t *buf, size_t size, vfat_report_fn report,
+	       void *ctx)
+{
+	vfat_checker *c;
+	int r = vfat_checker_new(&c);
+
+	if (r)
+		return r;
+	r = vfat_check_with(c, buf, size, report, ctx);
+	vfat_checker_free(c);
 	return r;
-oom:
-	ck_free(k);
-	return -ENOMEM;
 }
