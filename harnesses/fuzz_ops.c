@@ -7,11 +7,13 @@
  *   - a failed op left the image byte-identical (free clusters' data and
  *     the FSInfo next-free hint excepted: a failed mkdir allocates and
  *     frees its cluster first, as the kernel does);
- *   - after a successful op: vfat_check reports nothing (two equal
- *     dummies, "dummy-collision", are allowed in nodual images without
- *     --unique: that is the patch's documented weakness), and the core's
- *     listing (vfat_readdir walk) equals the model: same names, types,
- *     sizes, contents of changed files;
+ *   - after a successful op: vfat_check of the whole image reports
+ *     nothing (two equal dummies, "dummy-collision", are allowed in
+ *     nodual images without --unique: that is the patch's documented
+ *     weakness), and the core's listing (vfat_readdir) of every directory
+ *     the op changed equals the model: same names, types, sizes,
+ *     contents of changed files (after the last op: the whole tree and
+ *     every file's content);
  *   - each entry's short entry fits the mode: a bare 8.3 entry is what
  *     the model predicted; in nodual images a long-named entry has a
  *     well-formed dummy (never a valid short name); in dual images its
@@ -25,6 +27,9 @@
  * Speed: one pristine template per geometry; after each input only the
  * bytes below the highest cluster ever allocated are restored (the
  * allocator is next-fit and the decoder's bounds keep it from wrapping).
+ * One reusable vfat_checker; per op only the changed directories are
+ * listed; comparison tracing (trace-cmp) is compiled only into the code
+ * that reads input bytes (see CMakeLists.txt).
  */
 #include <stdarg.h>
 #include <stdio.h>
