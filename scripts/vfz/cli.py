@@ -29,7 +29,10 @@ def _commands():
     return cmds
 
 
-def main(argv):
+def build_parser():
+    """The whole command line: (parser, {command: module}). Also used by
+    tests that check command lines written elsewhere (the nightly
+    workflow) against the real flags."""
     cmds = _commands()
     parser = _Parser(prog="vfatfuzz", description="Fuzzing and differential testing of VFAT writers.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -43,6 +46,11 @@ def main(argv):
         sp = sub.add_parser(name, help=getattr(mod, "HELP", ""), description=getattr(mod, "HELP", ""))
         mod.add_arguments(sp)
         mods[name] = mod
+    return parser, mods
+
+
+def main(argv):
+    parser, mods = build_parser()
     if not argv:
         parser.print_help(sys.stderr)
         return 2
