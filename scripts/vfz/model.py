@@ -30,13 +30,39 @@ Profiles model the writers that legitimately differ (see EXCEPTIONS):
   kernel (default) -- Linux 6.1 and the core in every mode
   mtools           -- the mtools writer (oracles/mtools.py)
 
-Dual vs nodual (Model(names=...)): in dual mode a long name gets an 8.3
-alias, and lookups match aliases too. With numtail off (Linux's default) a
-long name that fits 8.3 in cp437 (e.g. "é", "café.txt", "Case.txt") gets
-its upper-cased 8.3 form as alias when no entry has it yet, so a later
-"É" or "CAFÉ.TXT" is EEXIST on Linux (dual) but ok with the patch (dummies
-are never matched). Limitation: ~N aliases ("LONGNA~1") are not generated,
-so a script that spells one can show up as a divergence of dual writers.
+Dual vs nodual (Model(names=...)): in nodual mode (the patch) a long name
+gets a dummy short entry that lookups never match; in dual mode (stock
+Linux, core-dual) it gets an 8.3 alias, chosen as vfat_create_shortname
+does with Linux's default numtail (Model._make_alias, shortname_parts):
+  * the 8.3 form: base = the first 8 characters before the last dot, ext =
+    the first 3 after it, '.' and ' ' skipped, + , ; = [ ] and characters
+    cp437 lacks (CJK, each half of an astral character) as '_', the rest
+    upper-cased through cp437 ("a b+c.txt" -> AB_C.TXT, "é" -> É)
+  * a name that is its own 8.3 form (nothing skipped, replaced or cut off:
+    "é", "café.txt", "Case.txt") gets that form if no short entry of the
+    directory has it, and is refused (EEXIST) if one has: "é" after "É"
+    (a lookup of "é" does not match "É", the form É is taken)
+  * any other name gets BASE~1 .. BASE~9 (BASE: the first 6 characters of
+    the base), the first one no short entry of the directory has
+    ("longfilename.txt" -> LONGFI~1.TXT, the next -> LONGFI~2.TXT; the
+    form of a bare 8.3 entry such as "LONGFI~1.TXT" counts, and so does
+    the alias of the entry being renamed, still in place when the new
+    name's alias is picked)
+  * all nine taken: Linux writes XX####~D, hex digits and D from jiffies.
+    The model keeps a HexAlias, "some alias nobody can name": lookups
+    never match it and it counts as taking no form.
+Lookups match an alias as Linux shows it (fat_search_long compares the
+name with the long name and with the short one), ASCII-case-insensitively:
+"/LONGFI~1.TXT" or "/longfi~1.txt" is longfilename.txt (create/mkdir
+EEXIST; write, unlink, rename from and onto it, paths through it work).
+No lookup can match two entries (a name that fits 8.3 has its own form
+as short name, and short names are unique), so the model needs no
+directory order. A renamed entry keeps the alias of the entry it
+replaces, or gets a new one in the target directory.
+Not predictable: hex aliases. A script that spells one, or whose ~N form
+a hex alias happens to hold (Linux then skips that N), can diverge from
+the model; a hex alias holds a given form with a chance of 1 in 16^4 * 8
+at most.
 """
 import json
 from dataclasses import dataclass, field
@@ -122,55 +148,114 @@ def _cp437_upper(c):
     return c
 
 
+def _units(s):
+    """The UTF-16 units of s, one str character each (a character outside
+    the BMP gives its two surrogates, as in the kernel's wchar_t name)."""
+    b = s.encode("utf-16-le", "surrogatepass")
+    return [chr(int.from_bytes(b[i:i + 2], "little")) for i in range(0, len(b), 2)]
+
+
+def _sn_char(c):
+    """to_shortname_char for one UTF-16 unit with nls_cp437: (what it
+    becomes in the 8.3 form, "" when skipped; does the form stay valid).
+    '.' and ' ' are skipped, + , ; = [ ] and units cp437 lacks (CJK, each
+    half of a surrogate pair) become '_'; the rest is upper-cased through
+    the cp437 table. Every such unit is one cp437 byte."""
+    if c in ". ":
+        return "", False
+    if c in "+,;=[]":
+        return "_", False
+    try:
+        c.encode("cp437")
+    except UnicodeEncodeError:
+        return "_", False
+    return _cp437_upper(c), True
+
+
+def shortname_parts(name):
+    """The first half of vfat_create_shortname: (base, ext, plain) of a
+    name (trailing dots stripped). base (1..8 characters) and ext (0..3)
+    are the 8.3 form as Linux shows it (cp437, upper case); plain is
+    is_shortname && valid: nothing was skipped, replaced or cut off, so
+    the form is the name itself. The extension follows the last dot
+    unless only dots and spaces precede it (".bashrc" is all base)."""
+    u = _units(strip_dots(name))
+    n = len(u)
+    dot = max((i for i, c in enumerate(u) if c == "."), default=-1)
+    if 0 < dot < n - 1 and any(c not in ". " for c in u[:dot]):
+        sz, ext_start = dot, dot + 1
+    else:
+        sz, ext_start = n, n
+    plain = True
+    base = ext = ""
+    for i in range(sz):
+        ch, ok = _sn_char(u[i])
+        plain = plain and ok
+        if ch:
+            base += ch
+            if len(base) == 8:
+                plain = plain and i + 1 == sz
+                break
+    for i in range(ext_start, n):
+        ch, ok = _sn_char(u[i])
+        plain = plain and ok
+        if ch:
+            ext += ch
+            if len(ext) == 3:
+                plain = plain and i + 1 == n
+                break
+    return base, ext, plain
+
+
+def _form(base, ext):
+    return base + "." + ext if ext else base
+
+
 def plain_alias(name):
     """The 8.3 form vfat_create_shortname tries first (is_shortname && valid:
     the name fits 8.3, every character is one cp437 byte, no skipped or
     replaced character), upper-cased through cp437, as the string Linux
     shows for it (the short entry of an alias has no case bits); None when
-    the alias needs a ~N tail. With numtail off (the default) Linux uses
-    this form as the alias of a long name whenever no entry of the
-    directory has it yet, and lookups match it like a name."""
+    the alias needs a ~N tail. Linux uses this form as the alias of such a
+    long name if no short entry of the directory has it yet, and refuses
+    the name (EEXIST) if one has."""
     s = strip_dots(name)
-    if not s:
+    if not s or any(ord(c) < 0x20 for c in s):
         return None
-    try:
-        s.encode("cp437")
-    except UnicodeEncodeError:
-        return None
-    if any(ord(c) < 0x20 for c in s):
-        return None
-    dot = s.rfind(".")
-    if dot > 0 and s[:dot].strip(". "):
-        base, ext = s[:dot], s[dot + 1:]
-    else:
-        base, ext = s, ""
-    for part, n in ((base, 8), (ext, 3)):
-        if len(part) > n or any(c in " .+,;=[]" or c in BAD_CHARS for c in part):
-            return None
-    if not base:
-        return None
-    a = "".join(_cp437_upper(c) for c in base)
-    if ext:
-        a += "." + "".join(_cp437_upper(c) for c in ext)
-    return a
+    base, ext, plain = shortname_parts(s)
+    return _form(base, ext) if plain and base else None
+
+
+class HexAlias:
+    """The alias of a long name whose BASE~1..BASE~9 were all taken: Linux
+    writes XX####~D, the first two base characters, four hex digits and a
+    digit from jiffies, then the extension. Nobody can name it: lookups
+    never match it, and it takes no form the model hands out (the chance
+    that it holds one is what the model cannot predict)."""
+
+    def __init__(self, base, ext):
+        self.base, self.ext = base[:2], ext
+
+    def __repr__(self):
+        return f"HexAlias({_form(self.base + '####~?', self.ext)!r})"
 
 
 def alias_has_del(name):
     """Does the dual-mode alias Linux makes for this long name contain the
-    byte 0x7F (DEL passes to_shortname_char unchanged)? The alias keeps the
-    first 6 base characters (all of them when the base has 6 or fewer) and
-    the first 3 of the extension; '.' and ' ' are skipped."""
+    byte 0x7F (DEL passes to_shortname_char unchanged)? Without the
+    directory: the plain form when the name has one, else the ~N form,
+    which keeps the first 6 base characters and the extension."""
     s = strip_dots(name)
     if "\x7f" not in s or short_only(s):
         return False
-    dot = s.rfind(".")
-    if dot > 0 and s[:dot].strip(". "):
-        base, ext = s[:dot], s[dot + 1:]
-    else:
-        base, ext = s, ""
-    base = [c for c in base if c not in ". "]
-    ext = [c for c in ext if c not in ". "]
-    return "\x7f" in base[:6] or "\x7f" in ext[:3]
+    base, ext, plain = shortname_parts(s)
+    return "\x7f" in (base if plain else base[:6]) + ext
+
+
+def _alias_has_del(alias):
+    if isinstance(alias, HexAlias):
+        return "\x7f" in alias.base + alias.ext
+    return alias is not None and "\x7f" in alias
 
 
 @dataclass
@@ -180,7 +265,8 @@ class Node:
     data: bytearray = field(default_factory=bytearray)
     kids: dict = field(default_factory=dict)   # fold(name) -> Node
     parent: "Node" = None
-    alias: str = None      # dual mode: a plain 8.3 alias that lookups also match
+    alias: object = None   # dual mode, long names: the 8.3 alias as Linux shows
+                           # it (a str lookups also match) or a HexAlias
 
 
 class Model:
@@ -220,30 +306,49 @@ class Model:
 
     def _find(self, d, leaf):
         """The entry of directory d that a lookup of leaf finds: by long
-        name, or in dual mode by a plain alias (fat_search_long compares
-        both, ASCII-case-insensitively)."""
+        name, or in dual mode by the shown form of an alias (fat_search_long
+        compares both, ASCII-case-insensitively). A HexAlias is never
+        matched: its digits cannot be predicted."""
         if not strip_dots(leaf):
             return None
         k = fold(leaf)
         n = d.kids.get(k)
         if n is None and self.names == "dual":
             for x in d.kids.values():
-                if x.alias is not None and fold(x.alias) == k:
+                if isinstance(x.alias, str) and fold(x.alias) == k:
                     return x
         return n
 
+    @staticmethod
+    def _short(x):
+        """The 8.3 name of x's short entry as Linux shows it (dual mode):
+        its alias, or the name itself for a bare 8.3 entry."""
+        if x.alias is not None:
+            return x.alias
+        return x.name if short_only(x.name) else None
+
     def _make_alias(self, d, name):
-        """Alias of a new long name in d (dual mode), None if none matters."""
+        """-> (alias, errno) of a new long name in d, as vfat_create_shortname
+        picks it (dual mode; None without alias: nodual, or a bare 8.3 name).
+        The candidates are compared byte for byte (vfat_find_form) with
+        every short entry of d, the renamed entry's own included:
+          * a plain form (the name fits 8.3, see plain_alias) is the alias
+            if free, else the name is refused: EEXIST (so "é" after "É")
+          * else BASE~1 .. BASE~9 (BASE: the first 6 characters of the
+            base), the first one free (numtail is on by default)
+          * all nine taken: a HexAlias (XX####~D from jiffies)."""
         if self.names != "dual" or short_only(name):
-            return None
-        a = plain_alias(name)
-        if a is None:
-            return None
-        for x in d.kids.values():
-            sx = x.alias if x.alias is not None else (x.name.upper() if short_only(x.name) else None)
-            if sx is not None and fold(sx) == fold(a):
-                return None          # taken: Linux adds a ~N tail instead
-        return a
+            return None, None
+        taken = {self._short(x) for x in d.kids.values()}
+        base, ext, plain = shortname_parts(name)
+        if plain:
+            a = _form(base, ext)
+            return (None, "EEXIST") if a in taken else (a, None)
+        for i in range(1, 10):
+            a = _form(f"{base[:6]}~{i}", ext)
+            if a not in taken:
+                return a, None
+        return HexAlias(base, ext), None
 
     def _split(self, path):
         return [c for c in path.split("/") if c]
@@ -293,7 +398,9 @@ class Model:
         if err:
             return err
         n = Node(self._stored(leaf), is_dir, bytearray(data), parent=par)
-        n.alias = self._make_alias(par, n.name)
+        n.alias, err = self._make_alias(par, n.name)
+        if err:
+            return err
         par.kids[fold(n.name)] = n
         return "ok"
 
@@ -393,7 +500,9 @@ class Model:
             if err:
                 return err
             newname = self._stored(leaf)
-            newalias = self._make_alias(dpar, newname)
+            newalias, err = self._make_alias(dpar, newname)   # the source still in place
+            if err:
+                return err
         del spar.kids[fold(src.name)]
         src.name = newname
         src.alias = newalias
@@ -416,6 +525,19 @@ class Model:
         rec(self.root, "")
         return sorted(out, key=lambda e: e["path"])
 
+    def aliases(self):
+        """{path: alias} of every entry: the 8.3 alias as Linux shows it, a
+        HexAlias, or None (a bare 8.3 entry; every entry in nodual mode)."""
+        out = {}
+        stack = [(self.root, "")]
+        while stack:
+            d, path = stack.pop()
+            for k in d.kids.values():
+                out[path + "/" + k.name] = k.alias
+                if k.is_dir:
+                    stack.append((k, path + "/" + k.name))
+        return out
+
     def dir_stats(self, rule="win95"):
         """[(path, entries with LFN slots, bare 8.3 entries, is_root)]."""
         out = []
@@ -436,7 +558,7 @@ class Model:
         while stack:
             d = stack.pop()
             for k in d.kids.values():
-                n += alias_has_del(k.name)
+                n += _alias_has_del(k.alias) if self.names == "dual" else alias_has_del(k.name)
                 if k.is_dir:
                     stack.append(k)
         return n
