@@ -12,8 +12,7 @@
  *     nodual images without --unique: that is the patch's documented
  *     weakness), and the core's listing (vfat_readdir) of every directory
  *     the op changed equals the model: same names, types, sizes,
- *     contents of changed files (after the last op: the whole tree and
- *     every file's content);
+ *     contents of changed files (after the last op: the whole tree);
  *   - each entry's short entry fits the mode: a bare 8.3 entry is what
  *     the model predicted; in nodual images a long-named entry has a
  *     well-formed dummy (never a valid short name); in dual images its
@@ -427,7 +426,8 @@ static void node_path(const struct mnode *n, char *out, size_t max)
 /* After a successful op that is not the last: the directories the op
  * changed (model.changed: parents, new and moved directories), their
  * changed files' contents, and vfat_check of the whole image. After the
- * last op: the whole tree with every file's content. Directories an op
+ * last op: the whole tree (every file's content is read on the fresh
+ * mount that follows). Directories an op
  * did not touch are compared again at the end, so a stray write into
  * one is still caught (and by vfat_check at once when it breaks the
  * structure). A failed op is proven not to have changed the image. */
@@ -436,7 +436,7 @@ static void compare_after_op(struct run *R, vfat_vol *v, int last)
 	char path[8192];
 
 	if (last) {
-		compare_dir(R, v, "", R->m.root, 1, 1);
+		compare_dir(R, v, "", R->m.root, 0, 1);
 	} else {
 		for (int i = 0; i < R->m.nchanged; i++) {
 			node_path(R->m.changed[i], path, sizeof(path));
