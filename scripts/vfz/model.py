@@ -10,7 +10,8 @@ Name rules for a new entry (vfat_add_entry -> vfat_build_slots):
   * a unit < 0x20 or one of * ? < > | " : \\ -> EINVAL; last char ' ' -> EINVAL
   * reserved device names (CON, NUL, ...) are accepted: 6.1 has no such check
 Lookup: ASCII-only case-insensitive, trailing dots ignored (vfat_cmpi with
-the ascii NLS table), so 'a' and 'A' clash (EEXIST) but 'é' and 'É' do not.
+the ascii NLS table), so 'a' and 'A' clash (EEXIST) but 'é' and 'É' do not
+(in dual mode they clash through the alias rules below).
 Stored names keep the spelling of the op that created the entry.
 rename (VFS do_renameat2 + vfs_rename + vfat_rename):
   * the target dentry is found case-insensitively; if it is the source
