@@ -472,15 +472,17 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 	struct newname nn;
 	int r = walk(m, op->a, &ws);
 
+	/* do_renameat2: both parents first, then EBUSY for '.', '..' or the
+	 * root as last component, then a missing source */
 	if (r)
 		return r;
-	if (ws.last_kind == 0 && !ws.found)
-		return -ENOENT;
 	r = walk(m, op->b, &wt);
 	if (r)
 		return r;
 	if (ws.last_kind || wt.last_kind)
 		return -EBUSY;
+	if (!ws.found)
+		return -ENOENT;
 	src = ws.found;
 	tgt = wt.found;
 	sdir = ws.stack[ws.depth];

@@ -584,16 +584,19 @@ int vfat_rename(vfat_vol *v, const char *from, const char *to)
 	uint32_t sdir, tdir, sc, old_target = 0;
 	int r, is_dir;
 
+	/* errno precedence of do_renameat2: both parents are resolved
+	 * (ENOENT, ENOTDIR) before '.', '..' or the root as a last component
+	 * (EBUSY), and only then is the source looked up (ENOENT) */
 	r = walk_path(v, from, &ws);
 	if (r)
 		return r;
-	if (ws.last_kind == 0 && !ws.found)
-		return -ENOENT;
 	r = walk_path(v, to, &wt);
 	if (r)
 		return r;
 	if (ws.last_kind || wt.last_kind)
 		return -EBUSY;
+	if (!ws.found)
+		return -ENOENT;
 	is_dir = is_dir_entry(ws.e.de);
 	sdir = ws.stack[ws.depth];
 	tdir = wt.stack[wt.depth];
