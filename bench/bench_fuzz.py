@@ -359,6 +359,8 @@ def run_campaign(minutes, seed, scratch):
         text = f.read().decode("utf-8", "replace")
     res["notes"] = [ln.strip() for ln in text.splitlines()
                     if ln.startswith(("note:", "kernel oracle not available", "vfatfuzz campaign:"))][:5]
+    res["findings"] = [ln[len("finding "):].strip()[:240] for ln in text.splitlines()
+                       if ln.startswith("finding ")]
     try:
         with open(os.path.join(wd, "summary.json")) as f:
             res["summary"] = json.load(f)
@@ -559,7 +561,7 @@ def main():
                 camp = run_campaign(minutes, a.seed, scratch)
                 s = camp.get("summary") or {}
                 log(f"  {s.get('scripts')} scripts, readers {s.get('readers')}, "
-                    f"fuzz_ops {s.get('fuzz_execs_per_s')} exec/s, exit {camp['exit']}")
+                    f"fuzz_ops {fmt_rate(s.get('fuzz_execs_per_s'))} exec/s, exit {camp['exit']}")
                 notes += [f"campaign: {n}" for n in camp["notes"]]
     finally:
         if a.keep:
@@ -590,11 +592,14 @@ def main():
     if otable:
         s = camp["summary"]
         md += ["## Campaign: images checked per oracle", "",
-               f"`{camp['command']}` (wall {camp['wall_s']} s incl. start-up; load {camp['load1_start']} "
+               f"`{camp['command'].replace(scratch, '$SCRATCH')}` (wall {camp['wall_s']} s incl. start-up; load {camp['load1_start']} "
                f"-> {camp['load1']}; {s.get('scripts')} scripts; background fuzz_ops "
-               f"{s.get('fuzz_execs_per_s')} exec/s; {len(s.get('new_findings') or [])} new findings "
+               f"{fmt_rate(s.get('fuzz_execs_per_s'))} exec/s; {len(s.get('new_findings') or [])} new findings "
                f"in the fresh workdir).", "",
                otable, "",
+               *([f"New findings of this campaign (fresh workdir, so known ones count as new; "
+                  f"minimising them is part of the campaign's time):", ""]
+                 + [f"- {x}" for x in camp.get("findings", [])] + [""] if camp.get("findings") else []),
                "In the campaign's main loop every reader reads every written image, so the "
                "wall-clock images/min mostly show the campaign's pace (set by the slowest oracle, "
                "the writers, and minimisation of new findings, which re-checks only on the oracle "
