@@ -200,19 +200,28 @@ def run_measured(argv, cwd, logpath, limit, env=None):
                              stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     t0 = time.monotonic()
     killed = False
-    while True:
-        pid, status = os.waitpid(p.pid, os.WNOHANG)
-        if pid == p.pid:
-            break
-        if time.monotonic() - t0 > limit and not killed:
-            killed = True
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-                time.sleep(2)
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.1)
+    try:
+        while True:
+            pid, status = os.waitpid(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                break
+            if time.monotonic() - t0 > limit and not killed:
+                killed = True
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                    time.sleep(2)
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+    except BaseException:          # Ctrl-C: stop what we started, then give up
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(p.pid, signal.SIGKILL)
+        reap_orphans(1.0)
+        raise
     p.returncode = 0   # reaped here; keep Popen from waiting again
     wall = time.monotonic() - t0
     n = reap_orphans(1.0)
@@ -467,6 +476,11 @@ def main():
             rest = rest[1:]
         return campaign_child(sys.argv[2], rest)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+
+    def usage_error(msg):
+        print(f"bench_fuzz: {msg}", file=sys.stderr)
+        sys.exit(2)
+    ap.error = usage_error          # one line, no usage dump
     ap.add_argument("--quick", action="store_true", help="T = 10 s per target and engine, M = 1 minute")
     ap.add_argument("--seconds", type=int, default=None, help="seconds per target and engine (default 30)")
     ap.add_argument("--minutes", type=float, default=None, help="campaign minutes (default 2)")
@@ -490,6 +504,11 @@ def main():
     log(f"bench_fuzz: {len(targets)} targets x {seconds} s x 2 engines, campaign {minutes:g} min, "
         f"seed {a.seed}; {os.cpu_count()} cores, load {load()} ({when})")
     notes = []
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt()
+    signal.signal(signal.SIGTERM, on_term)      # stop the fuzzers we started, too
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if not become_subreaper():
         notes.append("prctl(PR_SET_CHILD_SUBREAPER) failed: CPU of orphaned AFL++ targets may be missing")
 
@@ -634,4 +653,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("bench_fuzz: interrupted (the fuzzers it started were stopped)", file=sys.stderr)
+        sys.exit(130)
