@@ -675,11 +675,21 @@ EXCEPTIONS = [
                "mtools writes each character outside the BMP as its low 16 bits "
                "(U+1D518 -> U+D518, U+1F600 -> U+F600) instead of a surrogate pair"),
     Exception_("fsck-v1-dots", "dosfsck", "reader",
-               "fsck.fat 4.2 on a v1 image, in a directory with many bad (dummy) entries with "
-               "2+ LFN slots, reports the '.' and '..' of subdirectories as free entries, though "
-               "they are on disk (images from the patched kernel get the same). Tolerated in the "
-               "-n comparison only while the repair probe loses no data: fsck.fat -a on such "
-               "images overwrites file contents (a finding, reported as complains)"),
+               "any number of '.'/'..' found free entries on v1 images, tolerated only when no "
+               "image is given to predict from (oracles.dosfsck.expected_complaints without "
+               "image=) and the repair probe loses no data; the cause is fsck-v1-lfn-cross, "
+               "which the campaign and `diff` predict exactly"),
+    Exception_("fsck-v1-lfn-cross", "dosfsck", "reader",
+               "fsck.fat 4.2 renames each bad short name (a v1 dummy, a 0x7F alias) and then "
+               "deletes its LFN slots by writing a deleted entry at every 32 bytes from the "
+               "first slot's disk offset up to the short entry's, as if the directory were "
+               "contiguous: when the set crosses into a later, non-adjacent cluster it "
+               "overwrites every cluster in between (in -n mode in memory, so directories "
+               "scanned later read as empty: '.'/'..' free, their entries unseen, their "
+               "clusters 'Reclaimed', FAT32 free count 'wrong'; fsck.fat -a writes it: live "
+               "directories and file data destroyed). Predicted exactly by simulating the scan "
+               "on the image (oracles.dosfsck.FsckSim); reported as one finding with this "
+               "kind whenever fsck.fat's output is exactly the prediction"),
     Exception_("fsck-del-alias", "dosfsck", "reader",
                "for a long name with DEL (U+007F) among the characters that make its alias, "
                "Linux (dual) writes the byte 0x7F into the 8.3 alias and fsck.fat 4.2 reports it "
