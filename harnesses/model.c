@@ -182,6 +182,7 @@ struct mwalk {
 	const char *last;
 	size_t lastlen;
 	int last_kind;   /* 0 normal, 1 ".", 2 "..", 3 root */
+	int trailing;    /* "name/": Linux wants a directory there */
 	struct mnode *found;
 };
 
@@ -227,6 +228,7 @@ static int walk(struct model *m, const char *path, struct mwalk *w)
 			w->last = c;
 			w->lastlen = len;
 			w->last_kind = kind;
+			w->trailing = *p == '/';
 			if (!kind)
 				w->found = lookup(w->stack[w->depth], c, len);
 			return 0;
@@ -354,7 +356,11 @@ static int op_mkdir_create(struct model *m, const struct vfat_op *op, int is_dir
 
 	if (r)
 		return r;
-	if (w.last_kind || w.found)
+	if (w.last_kind)
+		return -EEXIST;
+	if (!is_dir && w.trailing)
+		return -EISDIR;     /* open(O_CREAT) of "name/" */
+	if (w.found)
 		return -EEXIST;
 	r = new_name(m, w.stack[w.depth], w.last, w.lastlen, &nn);
 	if (r)
@@ -382,6 +388,8 @@ static int op_write(struct model *m, const struct vfat_op *op)
 		return -ENOENT;
 	if (w.found->is_dir)
 		return -EISDIR;
+	if (w.trailing)
+		return -ENOTDIR;
 	if ((uint64_t)op->n[0] + op->n[1] > 0xFFFFFFFFull && op->n[1])
 		return -EFBIG;
 	write_data(w.found, op->n[0], op->n[1], op->n[2]);
@@ -402,6 +410,8 @@ static int op_unlink(struct model *m, const struct vfat_op *op)
 		return -ENOENT;
 	if (w.found->is_dir)
 		return -EISDIR;
+	if (w.trailing)
+		return -ENOTDIR;
 	kid_del(w.stack[w.depth], w.found);
 	node_free(w.found);
 	mark_changed(m, w.stack[w.depth]);
@@ -487,6 +497,8 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 	tgt = wt.found;
 	sdir = ws.stack[ws.depth];
 	tdir = wt.stack[wt.depth];
+	if (!src->is_dir && (ws.trailing || wt.trailing))
+		return -ENOTDIR;
 	if (src->is_dir && on_stack(&wt, src))
 		return -EINVAL;
 	if (tgt && tgt->is_dir && on_stack(&ws, tgt))

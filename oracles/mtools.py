@@ -203,6 +203,12 @@ class _Tree:
         return par, comps[-1], None
 
 
+def _trailing(path):
+    """'name/' (Linux then wants a directory there)."""
+    comps = [c for c in path.split("/") if c]
+    return bool(comps) and path.endswith("/") and comps[-1] not in (".", "..")
+
+
 def _join(parent, leaf):
     return (parent.rstrip("/") + "/" + leaf) if parent != "/" else "/" + leaf
 
@@ -250,7 +256,11 @@ class MtoolsWriter(Writer):
             par, leaf, err = tree.parent_of(op.path)
             if err:
                 return err
-            if leaf in (".", "..") or tree.resolve(op.path)[0] is not None:
+            if leaf in (".", ".."):
+                return "EEXIST"
+            if k == "create" and _trailing(op.path):
+                return "EISDIR"
+            if tree.resolve(op.path)[0] is not None:
                 return "EEXIST"
             if k == "mkdir":
                         p = self._m(w, ["mmd", *I, "-D", "s", mtarget(par, leaf)], to)
@@ -266,6 +276,8 @@ class MtoolsWriter(Writer):
                 return err
             if tree.isdir.get(cur):
                 return "EISDIR"
+            if _trailing(op.path):
+                return "ENOTDIR"
             f = os.path.join(tmp, "data")
             if os.path.exists(f):
                 os.unlink(f)
@@ -289,6 +301,8 @@ class MtoolsWriter(Writer):
                 return err
             if tree.isdir.get(cur):
                 return "EISDIR"
+            if _trailing(op.path):
+                return "ENOTDIR"
             return self._rc(self._m(w, ["mdel", *I, mpath(cur)], to))
         if k == "rmdir":
             comps = [c for c in op.path.split("/") if c]
@@ -305,16 +319,22 @@ class MtoolsWriter(Writer):
                 return "ENOTEMPTY"
             return self._rc(self._m(w, ["mrd", *I, mpath(cur)], to))
         if k == "rename":
-            src, err = tree.resolve(op.args[0])
-            if err:
+            # the errno order of Linux's do_renameat2: both parents, then
+            # EBUSY for "/", "." or "..", then a missing source, then
+            # trailing slashes on a file
+            spar, sleaf, err = tree.parent_of(op.args[0])
+            if err and err != "EBUSY":
                 return err
-            if src == "/":
+            par, leaf, err2 = tree.parent_of(op.args[1])
+            if err2 and err2 != "EBUSY":
+                return err2
+            if err or err2 or sleaf in (".", "..") or leaf in (".", ".."):
                 return "EBUSY"
-            par, leaf, err = tree.parent_of(op.args[1])
-            if err:
-                return err
-            if leaf in (".", ".."):
-                return "EBUSY"
+            src = tree.kids.get(spar, {}).get(_fold(sleaf))
+            if src is None:
+                return "ENOENT"
+            if not tree.isdir.get(src) and (_trailing(op.args[0]) or _trailing(op.args[1])):
+                return "ENOTDIR"
             dst = tree.kids.get(par, {}).get(_fold(leaf))
             sdir = tree.isdir.get(src)
             newp = _join(par, leaf)

@@ -26,6 +26,7 @@ struct walk {
 	const char *last;
 	size_t lastlen;
 	int last_kind;                  /* 0 normal, 1 ".", 2 "..", 3 root */
+	int trailing;                   /* '/' after the last component */
 	int found;
 	struct fat_entry e;
 };
@@ -106,6 +107,7 @@ static int walk_path(vfat_vol *v, const char *path, struct walk *w)
 			w->last = c;
 			w->lastlen = len;
 			w->last_kind = kind;
+			w->trailing = *p == '/';
 			if (kind)
 				return 0;
 			r = lookup(v, w->stack[w->depth], c, len, &w->e);
@@ -291,8 +293,11 @@ int vfat_create(vfat_vol *v, const char *path)
 
 	if (r)
 		return r;
-	if (w.last_kind == 3 || w.last_kind)
+	if (w.last_kind)
 		return -EEXIST;
+	/* open(O_CREAT) refuses a trailing slash before it looks (EISDIR) */
+	if (w.trailing)
+		return -EISDIR;
 	if (w.found)
 		return -EEXIST;
 	r = add_entry(v, w.stack[w.depth], w.last, w.lastlen, 0, 0, &d, &pos);
@@ -315,6 +320,8 @@ static int open_file(vfat_vol *v, const char *path, struct walk *w)
 		return -ENOENT;
 	if (is_dir_entry(w->e.de))
 		return -EISDIR;
+	if (w->trailing)
+		return -ENOTDIR;     /* "file/" asks for a directory */
 	return 0;
 }
 
@@ -497,6 +504,8 @@ int vfat_unlink(vfat_vol *v, const char *path)
 		return -ENOENT;
 	if (is_dir_entry(w.e.de))
 		return -EISDIR;
+	if (w.trailing)
+		return -ENOTDIR;     /* do_unlinkat: "file/" */
 	return remove_entry(v, &w);
 }
 
@@ -598,6 +607,9 @@ int vfat_rename(vfat_vol *v, const char *from, const char *to)
 	if (!ws.found)
 		return -ENOENT;
 	is_dir = is_dir_entry(ws.e.de);
+	/* unless the source is a directory, trailing slashes give ENOTDIR */
+	if (!is_dir && (ws.trailing || wt.trailing))
+		return -ENOTDIR;
 	sdir = ws.stack[ws.depth];
 	tdir = wt.stack[wt.depth];
 	sc = de_start(v, ws.e.de);
@@ -672,6 +684,8 @@ int vfat_stat(vfat_vol *v, const char *path, struct vfat_stat *st)
 	}
 	if (!w.found)
 		return -ENOENT;
+	if (w.trailing && !is_dir_entry(w.e.de))
+		return -ENOTDIR;
 	st->is_dir = is_dir_entry(w.e.de);
 	st->size = get32(w.e.de + 28);
 	st->first_cluster = de_start(v, w.e.de);

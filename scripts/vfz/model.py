@@ -354,6 +354,12 @@ class Model:
     def _split(self, path):
         return [c for c in path.split("/") if c]
 
+    def _trailing(self, path):
+        """'name/': Linux then wants a directory (create EISDIR; write,
+        unlink ENOTDIR on a file; rename of a file ENOTDIR)."""
+        comps = self._split(path)
+        return bool(comps) and path.endswith("/") and comps[-1] not in (".", "..")
+
     def _parent(self, path):
         comps = self._split(path)
         if not comps:
@@ -393,7 +399,11 @@ class Model:
         par, leaf, err = self._parent(path)
         if err:
             return err
-        if leaf in (".", "..") or self._find(par, self._stored(leaf)) is not None:
+        if leaf in (".", ".."):
+            return "EEXIST"
+        if not is_dir and self._trailing(path):
+            return "EISDIR"         # open(O_CREAT) checks the slash before it looks
+        if self._find(par, self._stored(leaf)) is not None:
             return "EEXIST"
         err = self._name_err(leaf)
         if err:
@@ -411,6 +421,8 @@ class Model:
             return err
         if node.is_dir:
             return "EISDIR"
+        if self._trailing(path):
+            return "ENOTDIR"
         if size == 0:              # pwrite of 0 bytes does not extend the file
             return "ok"
         d = node.data
@@ -426,6 +438,8 @@ class Model:
             return err
         if node.is_dir:
             return "EISDIR"
+        if self._trailing(path):
+            return "ENOTDIR"
         del node.parent.kids[fold(node.name)]
         return "ok"
 
@@ -467,6 +481,10 @@ class Model:
         src = self._find(spar, scomps[-1])
         if src is None:
             return "ENOENT"
+        # do_renameat2: unless the source is a directory, trailing slashes
+        # on either path give ENOTDIR
+        if not src.is_dir and (self._trailing(src_path) or self._trailing(dst_path)):
+            return "ENOTDIR"
         leaf = dcomps[-1]
         dst = self._find(dpar, leaf)
         # lock_rename trap: source an ancestor of the target's parent
