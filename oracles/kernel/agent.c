@@ -938,15 +938,31 @@ static void cmd_list(struct rd *r)
 
 /* ----------------------------------------------------------------- ops */
 
-static char *mnt_path(const char *p)
+/* Ops run with the volume as the root directory (chroot), so that an
+ * op-script path means what it says: "/" is the root of the volume (a
+ * LAST_ROOT for the VFS: create EEXIST, rmdir EBUSY), and ".." at the
+ * root stays there. Prefixing "/mnt" instead made "/" the component
+ * "mnt/" (create EISDIR) and let "/.." escape into the agent's own root. */
+static int enter_volume(int *rootfd)
 {
-	size_t n = strlen(p);
-	char *s = malloc(n + sizeof MNT + 1);
-	if (!s)
-		die("out of memory");
-	memcpy(s, MNT, sizeof MNT - 1);
-	memcpy(s + sizeof MNT - 1, p, n + 1);
-	return s;
+	*rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*rootfd < 0)
+		return errno;
+	if (chdir(MNT) < 0 || chroot(".") < 0) {
+		int e = errno;
+		if (fchdir(*rootfd) < 0)
+			die("cannot return to /");
+		close(*rootfd);
+		return e;
+	}
+	return 0;
+}
+
+static void leave_volume(int rootfd)
+{
+	if (fchdir(rootfd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+		die("cannot leave the volume's chroot");
+	close(rootfd);
 }
 
 static int put_content(int fd, uint64_t off, uint64_t size, uint64_t seed)
@@ -990,10 +1006,18 @@ static void cmd_op(struct rd *r)
 		reply_str('e', "not mounted");
 		return;
 	}
-	char *s = rd_str(r, NULL);
-	if (s) {
-		a = mnt_path(s);
-		free(s);
+	int rootfd = -1;
+	a = rd_str(r, NULL);
+	if (op == 'r')
+		b = rd_str(r, NULL);
+	if (!r->bad) {
+		err = enter_volume(&rootfd);
+		if (err) {
+			free(a);
+			free(b);
+			reply_str('o', ename(err));
+			return;
+		}
 	}
 	switch (op) {
 	case 'm':
@@ -1030,11 +1054,6 @@ static void cmd_op(struct rd *r)
 		}
 		break;
 	case 'r':
-		s = rd_str(r, NULL);
-		if (s) {
-			b = mnt_path(s);
-			free(s);
-		}
 		if (!r->bad && rename(a, b) < 0)
 			err = errno;
 		break;
@@ -1049,6 +1068,8 @@ static void cmd_op(struct rd *r)
 	default:
 		r->bad = 1;
 	}
+	if (rootfd >= 0)
+		leave_volume(rootfd);
 	free(a);
 	free(b);
 	if (r->bad)
