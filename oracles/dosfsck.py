@@ -250,7 +250,7 @@ def _u32(b, o):
 def _file_name(n):
     """file_name(): the 8.3 bytes as fsck.fat prints them (bytes >= 0x80 as Latin-1)."""
     def ch(c):
-        return chr(c) if c >= 0x20 else f"\\{c:o}"
+        return chr(c)
     out, j = "", 0
     i = 0
     if n[0] == 0x05:
@@ -266,7 +266,7 @@ def _file_name(n):
             if n[8 + k] != 0x20:
                 out += " " * max(0, k - j) + ch(n[8 + k])
                 j = k + 1
-    return out
+    return out.split("\0")[0]      # printed as a C string
 
 
 def _lfn_text(units):
@@ -397,6 +397,7 @@ class FsckSim:
         self.owner = {}
         self.lines = []
         self.crossings = []
+        self.backward = []
         self.wiped_dirs = []
         self.root = None
         self._lfn_reset()
@@ -602,6 +603,9 @@ class FsckSim:
         empty = bytes([_DELETED]) + bytes(31)
         if self.broken:
             a, b = self.cluster_of(frm), self.cluster_of(to)
+            if a is not None and b is not None and b < a:
+                # the loop below runs zero times: the slots stay (harmless in -n)
+                self.backward.append({"path": self.path(f), "from_cluster": a, "to_cluster": b})
             if a is not None and b is not None and b > a + 1:
                 gap = list(range(a + 1, b))
                 self.crossings.append({"path": self.path(f), "from": frm, "to": to,
