@@ -26,6 +26,56 @@ the dicts. listing is None: fsck.fat is a checker, not a reader.
 Repair probe (repair=True, the default): copy the image, run `fsck.fat -a`
 on the copy, list the copy with mtools before and after, and record in
 extra["repair"] what the repair changed (rc, diff lines, lost paths).
+
+fsck.fat 4.2 and v1 dummies (learned from dosfstools 4.2 src/check.c,
+lfn.c, io.c, fat.c; checked on 325 images by tests/test_fsck_v1_expectations.py)
+--------------------------------------------------------------------------
+Expected output = FsckSim, a re-statement of its scan; expected_complaints
+runs it on the written image. What matters for v1 images:
+
+* Order: the root is listed, check_dir'ed (all renames), its files checked,
+  then each subdirectory recursively (read from disk only now, depth first).
+* check_dir counts every entry it listed, "." and ".." excluded, the volume
+  label included (good): many-bad-entries iff parent and good + bad > 4 and
+  bad > good // 2. "parent" is missing only for the FAT12/16 root; the
+  FAT32 root gets it ("Not dropping root directory."). mkfs.fat -n LABEL
+  puts a label entry in the root, which the model's dirs do not hold: that
+  was the +many-bad-entries finding (3 dummies + 1 bare name + label = 3/5).
+* Each bad name (the v1 dummy " \0..." has bytes < 0x20) is auto-renamed
+  FSCKnnnn.nnn (bad-short-name), then its LFN slots are deleted by
+  lfn_remove(lfn_offset, offset): a deleted entry (0xE5, 31 zero bytes)
+  written at EVERY 32 bytes from the first slot's disk offset up to the
+  short entry's. Correct only when the set is contiguous on disk. When the
+  set crosses from cluster A into a later cluster B > A + 1 of the same
+  directory (a directory that grew after other clusters were allocated:
+  its own subdirectories, files, other directories) every cluster between
+  A and B is overwritten. With -n the writes stay in fsck.fat's change list
+  but every later read sees them: each directory whose clusters lie in
+  that gap and is scanned later (any subdirectory of this one, any later
+  directory) reads as deleted entries: 2 dots-missing ("Expected a valid
+  '.'/'..' entry ... found free entry", then conjured) if the gap holds its
+  first cluster, its entries in the gap unseen (no bad-short-name, no
+  many-bad-entries for them, "Long filename fragment ... outside a LFN
+  sequence" / lfn-other when a gap cuts a set), every cluster below them
+  unowned: one "Reclaimed N unused clusters" and, on FAT32 (FSInfo), one
+  "Free cluster summary wrong (F vs. really F+N)". A set crossing into a
+  lower cluster (B < A) deletes nothing.
+* Trigger: any FAT type, any cluster size, files and directories alike
+  (the renamed entry may be a file; the victim is whatever lies in the
+  gap), but never in the FAT12/16 root (a fixed region, not clusters). The
+  "FAT16 does not trigger" measurement had fallen back to larger clusters.
+* fsck.fat -a flushes the same writes to disk: directories in the gap lose
+  their entries and their subtrees are freed, files in the gap get their
+  data overwritten. Named exception fsck-v1-lfn-cross (vfz.model
+  EXCEPTIONS): when fsck.fat -n prints exactly the prediction and the image
+  holds such a crossing over allocated clusters, the verdict is complains
+  with kind fsck-v1-lfn-cross (one finding signature), and the repair
+  probe's data loss is attributed to it. The prediction is made from the
+  image, so it covers any renamed bad name (dual aliases holding 0x7F,
+  fsck-del-alias) and kernel-nodual images too (measured: core-v1 only).
+* Not simulated (assumed clean, so fsck.fat saying them stays a divergence):
+  boot sector, FAT copies, dirty bits, the label check, bad clusters,
+  truncation repairs beyond their first message.
 """
 import os
 import re
