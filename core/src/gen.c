@@ -270,6 +270,46 @@ static void new_path(struct vfat_rng *r, struct gtree *t, uint32_t mask, char *o
 	snprintf(out, max, "%s/%s", d >= 0 ? t->path[d] : "", name);
 }
 
+/* Spell an op's path another way now and then, as users and programs
+ * do: a doubled slash, a "." component, a detour "name/..", a trailing
+ * slash. The generator's beliefs keep the plain spelling; what Linux
+ * makes of the others (a trailing slash on a file, ".." through a file)
+ * is for the oracles to say. */
+static void spell_path(struct vfat_rng *r, char *p, size_t max)
+{
+	size_t len = strlen(p), seps[64], n = 0, at, comp_end;
+	char tmp[1400];
+
+	if (vfat_rng_below(r, 6) || len + 1 >= sizeof(tmp) || len + 1 >= max)
+		return;
+	for (size_t i = 0; i < len && n < 64; i++)
+		if (p[i] == '/')
+			seps[n++] = i;
+	if (!n)
+		return;
+	at = seps[vfat_rng_below(r, (uint32_t)n)];
+	switch (vfat_rng_below(r, 4)) {
+	case 0:         /* trailing slash */
+		if (len + 2 <= max)
+			memcpy(p + len, "/", 2);
+		return;
+	case 1:         /* "a//b" */
+		snprintf(tmp, sizeof(tmp), "%.*s/%s", (int)at, p, p + at);
+		break;
+	case 2:         /* "a/./b" */
+		snprintf(tmp, sizeof(tmp), "%.*s/.%s", (int)at, p, p + at);
+		break;
+	default:        /* "a/b/../b/c": a detour through the next component */
+		comp_end = at + 1;
+		while (comp_end < len && p[comp_end] != '/')
+			comp_end++;
+		snprintf(tmp, sizeof(tmp), "%.*s/..%s", (int)comp_end, p, p + at);
+		break;
+	}
+	if (strlen(tmp) < max)
+		memcpy(p, tmp, strlen(tmp) + 1);
+}
+
 int vfat_gen_script(uint64_t seed, int nops, uint32_t mask, struct vfat_script *s)
 {
 	static const uint32_t sizes[] = { 0, 1, 13, 511, 512, 513, 2048, 4096, 4097, 10000, 33000 };
@@ -326,6 +366,9 @@ int vfat_gen_script(uint64_t seed, int nops, uint32_t mask, struct vfat_script *
 			new_path(&r, &t, mask, a, sizeof(a));
 			gt_add(&t, a, 1);
 		}
+		spell_path(&r, a, sizeof(a));
+		if (op.b)
+			spell_path(&r, b, sizeof(b));
 		rc = vfat_script_add(s, &op);
 	}
 	for (size_t i = 0; i < t.n; i++)
