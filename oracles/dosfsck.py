@@ -77,10 +77,12 @@ runs it on the written image. What matters for v1 images:
   boot sector, FAT copies, dirty bits, the label check, bad clusters,
   truncation repairs beyond their first message.
 """
+import array
 import os
 import re
 import shlex
 import shutil
+import sys
 import tempfile
 from collections import Counter
 
@@ -443,7 +445,7 @@ class FsckSim:
             self.root_cluster = 0
             self.fsinfo_free = None
         fat = self.d.read(self.fat_start, self.fat_len * self.lss)
-        self.fat = [self._get_fat(fat, i) for i in range(self.data_clusters + 2)]
+        self.fat = self._decode_fat(fat, self.data_clusters + 2)
         self.owner = {}
         self.lines = []
         self.crossings = []
@@ -453,14 +455,24 @@ class FsckSim:
         self._lfn_reset()
 
     # ------------------------------------------------------------ FAT
-    def _get_fat(self, fat, n):
+    def _decode_fat(self, fat, n):
+        """The first FAT as a list of n entries (missing ones read 0)."""
         if self.bits == 12:
-            o = n * 3 // 2
-            v = fat[o] | (fat[o + 1] << 8) if o + 1 < len(fat) else 0
-            return (v >> 4) if n & 1 else (v & 0xFFF)
-        if self.bits == 16:
-            return _u16(fat, 2 * n) if 2 * n + 1 < len(fat) else 0
-        return _u32(fat, 4 * n) & 0x0FFFFFFF if 4 * n + 3 < len(fat) else 0
+            fat = fat.ljust((n * 3 + 1) // 2 + 2, b"\0")
+            out = []
+            for i in range(n):
+                o = i * 3 // 2
+                v = fat[o] | (fat[o + 1] << 8)
+                out.append((v >> 4) if i & 1 else (v & 0xFFF))
+            return out
+        w = 2 if self.bits == 16 else 4
+        fat = fat[:n * w].ljust(n * w, b"\0")
+        a = array.array("H" if w == 2 else "I")
+        assert a.itemsize == w
+        a.frombytes(fat)
+        if sys.byteorder != "little":
+            a.byteswap()
+        return [v & 0x0FFFFFFF for v in a] if w == 4 else a.tolist()
 
     def _extd(self):
         return ((1 << (28 if self.bits == 32 else self.bits)) - 1) & ~0xF
@@ -865,16 +877,19 @@ class FsckSim:
 
     def reclaim_and_count(self):
         reclaimed = 0
+        bad = 0xFF7 | self._extd()
+        fat, owner = self.fat, self.owner
         for c in range(2, self.data_clusters + 2):
-            if c not in self.owner and self.fat[c] and not self.is_bad(self.fat[c]):
-                self.fat[c] = 0
+            v = fat[c]
+            if v and v != bad and c not in owner:
+                fat[c] = 0
                 reclaimed += 1
         if reclaimed:
             self.say(f"Reclaimed {reclaimed} unused cluster{'' if reclaimed == 1 else 's'} "
                      f"({reclaimed * self.csize} bytes).")
         self.reclaimed = reclaimed
-        free = sum(1 for c in range(2, self.data_clusters + 2)
-                   if c not in self.owner and not self.is_bad(self.fat[c]))
+        free = (self.data_clusters - fat[2:].count(bad)
+                - sum(1 for c in owner if 2 <= c < self.data_clusters + 2 and fat[c] != bad))
         if self.fsinfo_free is not None:
             if self.fsinfo_free == 0xFFFFFFFF:
                 self.say(f"Free cluster summary uninitialized (should be {free})")
