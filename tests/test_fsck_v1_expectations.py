@@ -187,6 +187,44 @@ class FsckV1Expectations(unittest.TestCase):
         self.assertGreaterEqual(stats["images with many-bad-entries"], 20)
         self.assertGreaterEqual(len(positions), 30)
 
+    def test_named_exception_verdict(self):
+        """The campaign's path: a crossing that fsck.fat reports exactly as
+        predicted is one finding signature, kind fsck-v1-lfn-cross, and the
+        repair probe really loses the subdirectory in the gap; the same names
+        without the crossing (no subdirectory allocated in between) are ok."""
+        from vfz import campaign, findings
+        a, b = "e" * 100, "f" * 100
+        crossing = f'mkdir "/p"\nmkdir "/p/{a}"\nmkdir "/p/{b}"\nmkdir "/p/{b}/a"\n'
+        plain = f'mkdir "/p"\ncreate "/p/{a}" 0 0\ncreate "/p/{b}" 0 0\n'
+        ck = campaign.Checker(["dosfsck"], ["core-v1"])
+        try:
+            res = ck.check(opscript.parse(crossing), "fat32")
+            kinds = [d.fields["kind"] for d in res.divs.values()]
+            self.assertEqual(kinds, ["fsck-v1-lfn-cross"], res.details)
+            d = next(iter(res.divs.values()))
+            self.assertEqual(d.sig, findings.sig_hash({"role": "reader", "oracle": "dosfsck",
+                                                       "verdict": "complains",
+                                                       "kind": "fsck-v1-lfn-cross",
+                                                       "op": "-", "cls": "-"}))
+            self.assertIn("named exception fsck-v1-lfn-cross", d.detail)
+            res = ck.check(opscript.parse(plain), "fat32")
+            self.assertEqual(res.divs, {}, res.details)
+            self.assertEqual(res.verdicts["core-v1"]["dosfsck"], "ok")
+        finally:
+            ck.close()
+        # the repair probe: fsck.fat -a frees /p/fff.../a (and /p/eee... loses nothing
+        # it had: it was empty)
+        from oracles.dosfsck import DosfsckReader
+        tmp = tempfile.mkdtemp(prefix="vfz-fsckv1-")
+        try:
+            img = os.path.join(tmp, "c.img")
+            diff.mkfs(img, 32, 34 << 20, 512)
+            self.assertIsNone(oracles.get_writer("core-v1").apply(img, opscript.parse(crossing)).error)
+            r = DosfsckReader().read(img, 60)
+            self.assertIn(f"/p/{b}/a", r.extra["repair"]["lost"], r.extra["repair"])
+        finally:
+            subprocess.run(["rm", "-rf", tmp])
+
 
 if __name__ == "__main__":
     unittest.main()
