@@ -194,7 +194,10 @@ class Compat(unittest.TestCase):
         for cls in scp.CLASSES:
             self.assertIn(f"| {cls} ", self.md)
         for row in scp.ROWS:
-            self.assertEqual(self.md.count(f"\n| {row} |"), len(scp.STYLES), row)
+            # one row per style table (cells are verdict links); the table of
+            # non-ok cases below them may name the row again
+            self.assertEqual(len(re.findall(rf"\n\| {re.escape(row)} \| \[", self.md)),
+                             len(scp.STYLES), row)
 
     def test_links_exist_and_parse(self):
         links = set(re.findall(r"\]\((compat/cases/[^)]+\.ops)\)", self.md))
