@@ -89,6 +89,7 @@ void vfat_gen_name(struct vfat_rng *r, int c, char *out, size_t max)
 	static const char *const lc[] = { "+", ",", ";", "=", "[", "]" };
 	char run[300];
 	size_t n;
+	uint32_t k;
 
 	out[0] = 0;
 	switch (c) {
@@ -102,10 +103,15 @@ void vfat_gen_name(struct vfat_rng *r, int c, char *out, size_t max)
 		}
 		break;
 	case NC_LOWER83:
-		ascii_run(r, run, 1 + vfat_rng_below(r, 8), vfat_rng_below(r, 2) ? "abcdefghijklmnopqrstuvwxyz0123" : "aBcDeFgHiJ");
+		/* one draw per statement: the order of draws inside one
+		 * expression or argument list is unspecified in C, and gcc
+		 * and clang differ (the same seed must give the same names) */
+		k = vfat_rng_below(r, 2);
+		ascii_run(r, run, 1 + vfat_rng_below(r, 8), k ? "abcdefghijklmnopqrstuvwxyz0123" : "aBcDeFgHiJ");
 		append(out, max, run);
 		if (vfat_rng_below(r, 2)) {
-			ascii_run(r, run, 1 + vfat_rng_below(r, 3), vfat_rng_below(r, 2) ? "txtdocbin" : "TxTDoC");
+			k = vfat_rng_below(r, 2);
+			ascii_run(r, run, 1 + vfat_rng_below(r, 3), k ? "txtdocbin" : "TxTDoC");
 			append(out, max, ".");
 			append(out, max, run);
 		}
@@ -119,7 +125,9 @@ void vfat_gen_name(struct vfat_rng *r, int c, char *out, size_t max)
 			append(out, max, ".text");
 		break;
 	case NC_SLOT13:
-		n = 13 * (1 + vfat_rng_below(r, 19)) + vfat_rng_below(r, 3) - 1;
+		n = 13 * (1 + vfat_rng_below(r, 19));
+		n += vfat_rng_below(r, 3);
+		n -= 1;
 		if (n > 255) n = 255;
 		ascii_run(r, run, n, "abcdefghijklmnopqrstuvwxyz0123456789");
 		append(out, max, run);
