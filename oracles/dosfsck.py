@@ -960,7 +960,9 @@ class DosfsckReader(Reader):
                 def blobs(ls):
                     c = {}
                     for e in ls:
-                        if e.get("type") == "file":
+                        # size None: mtools could not read it (e.g. names it
+                        # shows alike); unknown contents cannot count as lost
+                        if e.get("type") == "file" and e.get("size") is not None:
                             k = (e.get("size"), e.get("sha256"))
                             c[k] = c.get(k, 0) + 1
                     return c

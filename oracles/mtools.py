@@ -118,8 +118,16 @@ class MtoolsReader(Reader):
                 if c.error:
                     r.error = f"mcopy: {c.error}"
                     return
-                if c.rc != 0:
-                    r.complaints.append(f"mcopy exit {c.rc}: {c.errtext.strip()[:200]}")
+            # names mtools shows alike (characters outside the BMP become
+            # '__'): it cannot tell them apart by path, so failing to
+            # extract them says nothing about the image
+            seen, ambiguous = set(), set()
+            for s, d in paths:
+                (ambiguous if s in seen else seen).add(s)
+            if ambiguous:
+                r.extra["ambiguous"] = sorted(ambiguous)
+            if files and c.rc != 0 and not ambiguous:
+                r.complaints.append(f"mcopy exit {c.rc}: {c.errtext.strip()[:200]}")
             entries = []
             for s, d in paths:
                 if not s:
@@ -140,8 +148,9 @@ class MtoolsReader(Reader):
                         entries.append(listing.entry(s, "file", t.out))
                         continue
                     r.raw += t.raw()
-                    r.complaints.append(f"cannot extract {s}: {e.strerror}; mtype: "
-                                        f"{t.error or t.errtext.strip()[:100]}")
+                    if not any(s == a or s.startswith(a + "/") for a in ambiguous):
+                        r.complaints.append(f"cannot extract {s}: {e.strerror}; mtype: "
+                                            f"{t.error or t.errtext.strip()[:100]}")
                     entries.append(listing.entry(s, "file", size=None))
             r.listing = sorted(entries, key=lambda e: e["path"])
         finally:

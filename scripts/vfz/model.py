@@ -672,6 +672,11 @@ EXCEPTIONS = [
     Exception_("mtools-astral-read", "mtools", "reader",
                "mtools converts LFN UTF-16 unit by unit: each character outside the BMP (a "
                "surrogate pair) is listed as '__'"),
+    Exception_("mtools-astral-ambiguous", "mtools", "reader",
+               "names that differ only in characters outside the BMP look the same to mtools "
+               "('/\U0001F600x' and '/\U0002000Bx' both list as '/__x'): it lists both under one "
+               "name and cannot extract either by path, so they (and what lies below them) are "
+               "compared by visible path and type only, not by content"),
     Exception_("mtools-reserved-names", "mtools", "writer",
                "mtools refuses to create a bare reserved DOS device name (CON, NUL, AUX, PRN, "
                "COMn, LPTn; 'nul.txt' is accepted); Linux 6.1 accepts them all"),
