@@ -187,25 +187,24 @@ def shortname_parts(name):
         sz, ext_start = dot, dot + 1
     else:
         sz, ext_start = n, n
-    plain = True
-    base = ext = ""
-    for i in range(sz):
+    base, plain_b = _sn_part(u, 0, sz, 8)
+    ext, plain_e = _sn_part(u, ext_start, n, 3)
+    return base, ext, plain_b and plain_e
+
+
+def _sn_part(u, start, end, limit):
+    """Units u[start:end] as 8.3 characters, at most limit of them ->
+    (text, plain): plain when nothing was replaced or cut off (a unit
+    after the limit is reached is not looked at, as in Linux)."""
+    out, plain = "", True
+    for i in range(start, end):
         ch, ok = _sn_char(u[i])
         plain = plain and ok
         if ch:
-            base += ch
-            if len(base) == 8:
-                plain = plain and i + 1 == sz
-                break
-    for i in range(ext_start, n):
-        ch, ok = _sn_char(u[i])
-        plain = plain and ok
-        if ch:
-            ext += ch
-            if len(ext) == 3:
-                plain = plain and i + 1 == n
-                break
-    return base, ext, plain
+            out += ch
+            if len(out) == limit:
+                return out, plain and i + 1 == end
+    return out, plain
 
 
 def _form(base, ext):
