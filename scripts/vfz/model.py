@@ -463,8 +463,8 @@ class Model:
     def _op_rename(self, src_path, dst_path):
         scomps = self._split(src_path)
         dcomps = self._split(dst_path)
-        if not scomps or not dcomps:
-            return "EBUSY"
+        # do_renameat2: both parents first (the root's parent is itself),
+        # then EBUSY for the root, "." or ".." as last component
         spar, err = self._walk(scomps[:-1])
         if err:
             return err
@@ -475,7 +475,7 @@ class Model:
             return err
         if not dpar.is_dir:
             return "ENOTDIR"
-        if scomps[-1] in (".", "..") or dcomps[-1] in (".", ".."):
+        if not scomps or not dcomps or scomps[-1] in (".", "..") or dcomps[-1] in (".", ".."):
             return "EBUSY"
         src = self._find(spar, scomps[-1])
         if src is None:
