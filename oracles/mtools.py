@@ -136,6 +136,10 @@ class MtoolsReader(Reader):
                 if d:
                     entries.append(listing.entry(s, "dir"))
                     continue
+                if any(s == a or s.startswith(a + "/") for a in ambiguous):
+                    # mcopy wrote them all to one host name: contents unknown
+                    entries.append(listing.entry(s, "file", size=None))
+                    continue
                 host = os.path.join(tmp, s.lstrip("/"))
                 try:
                     with open(host, "rb") as f:
@@ -148,9 +152,8 @@ class MtoolsReader(Reader):
                         entries.append(listing.entry(s, "file", t.out))
                         continue
                     r.raw += t.raw()
-                    if not any(s == a or s.startswith(a + "/") for a in ambiguous):
-                        r.complaints.append(f"cannot extract {s}: {e.strerror}; mtype: "
-                                            f"{t.error or t.errtext.strip()[:100]}")
+                    r.complaints.append(f"cannot extract {s}: {e.strerror}; mtype: "
+                                        f"{t.error or t.errtext.strip()[:100]}")
                     entries.append(listing.entry(s, "file", size=None))
             r.listing = sorted(entries, key=lambda e: e["path"])
         finally:
