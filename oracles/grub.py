@@ -4,7 +4,10 @@
 per entry (directories end in "/", "./" and "../" in subdirectories);
 directories are walked recursively, one process each, and every file is
 copied out with `grub-fstest IMAGE -- cp PATH LOCAL` for its hash.
-GRUB prints bare 8.3 names as raw on-disk bytes, lower-cased for ASCII
+Every path is given with its device, "(loop0)/a/b": GRUB takes
+everything up to the first ')' of a path as a device name, so without
+the prefix a directory named ")}" made "/a/)}/" list as empty (found by
+the campaign). GRUB prints bare 8.3 names as raw on-disk bytes, lower-cased for ASCII
 (vfz.model EXCEPTIONS "grub-lowercase-83"); bytes that are not UTF-8
 become U+FFFD in the canonical path.
 """
@@ -20,6 +23,7 @@ from vfz.proc import run
 
 LINE = re.compile(rb"^(DIR|\d+)\s+(\d{14})? ?(.*)$")
 MAX_DIRS = 4096
+DEV = "(loop0)"     # grub-fstest's name for the image
 
 
 class GrubReader(Reader):
@@ -43,7 +47,7 @@ class GrubReader(Reader):
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError
-        p = run([*self.cmd, image, "--", "ls", "-la", d + "/"], timeout=left)
+        p = run([*self.cmd, image, "--", "ls", "-la", DEV + d + "/"], timeout=left)
         r.raw += p.raw()
         if p.timed_out:
             raise TimeoutError
@@ -124,7 +128,7 @@ class GrubReader(Reader):
         if left <= 0:
             r.error = "timeout"
             return listing.entry(text, "file", size=size)
-        p = run([*self.cmd, image, "--", "cp", os.fsdecode(path), local], timeout=left)
+        p = run([*self.cmd, image, "--", "cp", DEV + os.fsdecode(path), local], timeout=left)
         if p.timed_out:
             r.raw += p.raw()
             r.error = f"timeout in cp {text}"
