@@ -21,6 +21,7 @@ import tempfile
 
 from oracles import Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import listing
+from vfz.model import trailing_slash
 from vfz.opscript import content
 from vfz.proc import run
 
@@ -215,12 +216,6 @@ class _Tree:
         return par, comps[-1], None
 
 
-def _trailing(path):
-    """'name/' (Linux then wants a directory there)."""
-    comps = [c for c in path.split("/") if c]
-    return bool(comps) and path.endswith("/") and comps[-1] not in (".", "..")
-
-
 def _join(parent, leaf):
     return (parent.rstrip("/") + "/" + leaf) if parent != "/" else "/" + leaf
 
@@ -270,7 +265,7 @@ class MtoolsWriter(Writer):
                 return err
             if leaf in (".", ".."):
                 return "EEXIST"
-            if k == "create" and _trailing(op.path):
+            if k == "create" and trailing_slash(op.path):
                 return "EISDIR"
             if tree.resolve(op.path)[0] is not None:
                 return "EEXIST"
@@ -288,7 +283,7 @@ class MtoolsWriter(Writer):
                 return err
             if tree.isdir.get(cur):
                 return "EISDIR"
-            if _trailing(op.path):
+            if trailing_slash(op.path):
                 return "ENOTDIR"
             f = os.path.join(tmp, "data")
             if os.path.exists(f):
@@ -313,7 +308,7 @@ class MtoolsWriter(Writer):
                 return err
             if tree.isdir.get(cur):
                 return "EISDIR"
-            if _trailing(op.path):
+            if trailing_slash(op.path):
                 return "ENOTDIR"
             return self._rc(self._m(w, ["mdel", *I, mpath(cur)], to))
         if k == "rmdir":
@@ -345,7 +340,7 @@ class MtoolsWriter(Writer):
             src = tree.kids.get(spar, {}).get(_fold(sleaf))
             if src is None:
                 return "ENOENT"
-            if not tree.isdir.get(src) and (_trailing(op.args[0]) or _trailing(op.args[1])):
+            if not tree.isdir.get(src) and (trailing_slash(op.args[0]) or trailing_slash(op.args[1])):
                 return "ENOTDIR"
             dst = tree.kids.get(par, {}).get(_fold(leaf))
             sdir = tree.isdir.get(src)

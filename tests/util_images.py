@@ -184,10 +184,8 @@ def dir_entry(path):
 from oracles.mtools import mtools_env, mpath  # noqa: E402,F401
 
 
-def mtools_name(path):
-    """How mtools 4.0.x shows a long name: it decodes UTF-16 units one at a
-    time, so each half of a surrogate pair (astral character) shows as '_'."""
-    return "".join("__" if ord(c) > 0xFFFF else c for c in path)
+# How mtools 4.0.x shows a long name (each astral character as '__').
+from vfz.model import mtools_shown as mtools_name  # noqa: E402,F401
 
 
 def mtools(tool, *args, timeout=60, input=None):

@@ -186,11 +186,6 @@ def _components_map(exp_entries, act_entries, sources, used):
     return out
 
 
-def _astral_visible(path):
-    """A path as mtools shows it: each character outside the BMP as '__'."""
-    return "".join("__" if ord(c) > 0xFFFF else c for c in path)
-
-
 def _split_astral_ambiguous(expected, actual, used):
     """Names that differ only in characters outside the BMP look the same
     to mtools ('/😀x' and '/𠀋x' are both '/__x'): it lists them under one
@@ -198,24 +193,21 @@ def _split_astral_ambiguous(expected, actual, used):
     lies below them) are compared by visible path and type only; the rest
     goes through the normal comparison. -> (expected rest, actual rest,
     lines of differences among the ambiguous ones)."""
-    groups = {}
-    for e in expected:
-        groups.setdefault(_astral_visible(e["path"]), []).append(e)
-    amb = {v for v, es in groups.items() if len(es) > 1}
+    exp_vis = [(model.mtools_shown(e["path"]), e) for e in expected]
+    count = Counter(v for v, _ in exp_vis)
+    amb = {v for v, n in count.items() if n > 1}
     if not amb:
         return expected, actual, ""
 
     def inside(vis):
         return any(vis == a or vis.startswith(a + "/") for a in amb)
 
-    exp_rest, act_rest, exp_amb, act_amb = [], [], [], []
-    for e in expected:
-        (exp_amb if inside(_astral_visible(e["path"])) else exp_rest).append(e)
-    for e in actual:
-        (act_amb if inside(_astral_visible(e["path"])) else act_rest).append(e)
-    want = sorted((_astral_visible(e["path"]), e["type"]) for e in exp_amb)
-    got = sorted((_astral_visible(e["path"]), e["type"]) for e in act_amb)
-    used["mtools-astral-ambiguous"] += len(exp_amb)
+    act_vis = [(model.mtools_shown(e["path"]), e) for e in actual]
+    exp_rest = [e for v, e in exp_vis if not inside(v)]
+    act_rest = [e for v, e in act_vis if not inside(v)]
+    want = sorted((v, e["type"]) for v, e in exp_vis if inside(v))
+    got = sorted((v, e["type"]) for v, e in act_vis if inside(v))
+    used["mtools-astral-ambiguous"] += len(want)
     if want == got:
         return exp_rest, act_rest, ""
     lines = [f"- {json.dumps({'path': p, 'type': t}, ensure_ascii=False)} (ambiguous for mtools)"
