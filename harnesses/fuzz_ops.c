@@ -427,10 +427,10 @@ static void node_path(const struct mnode *n, char *out, size_t max)
  * changed (model.changed: parents, new and moved directories), their
  * changed files' contents, and vfat_check of the whole image. After the
  * last op: the whole tree (every file's content is read on the fresh
- * mount that follows). Directories an op
- * did not touch are compared again at the end, so a stray write into
- * one is still caught (and by vfat_check at once when it breaks the
- * structure). A failed op is proven not to have changed the image. */
+ * mount that follows). Directories an op did not touch are compared
+ * again at the end, so a stray write into one is still caught (and by
+ * vfat_check at once when it breaks the structure). A failed op is
+ * proven not to have changed the image. */
 static void compare_after_op(struct run *R, vfat_vol *v, int last)
 {
 	char path[8192];
