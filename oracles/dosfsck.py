@@ -301,22 +301,20 @@ def _u32(b, o):
 
 def _file_name(n):
     """file_name(): the 8.3 bytes as fsck.fat prints them (bytes >= 0x80 as Latin-1)."""
-    def ch(c):
-        return chr(c)
     out, j = "", 0
     i = 0
     if n[0] == 0x05:
         out, i, j = "\u00e5", 1, 1
     for k in range(i, 8):
         if n[k] != 0x20:
-            out += " " * max(0, k - j) + ch(n[k])
+            out += " " * max(0, k - j) + chr(n[k])
             j = k + 1
     if n[8:11] != b"   ":
         out += "."
         j = 0
         for k in range(3):
             if n[8 + k] != 0x20:
-                out += " " * max(0, k - j) + ch(n[8 + k])
+                out += " " * max(0, k - j) + chr(n[8 + k])
                 j = k + 1
     return out.split("\0")[0]      # printed as a C string
 

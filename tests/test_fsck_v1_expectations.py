@@ -22,6 +22,7 @@ without visible effects, on FAT32 and on FAT12/16 subdirectories.
 """
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -171,7 +172,7 @@ class FsckV1Expectations(unittest.TestCase):
                     if "many-bad-entries" in got:
                         stats["images with many-bad-entries"] += 1
         finally:
-            subprocess.run(["rm", "-rf", tmp])
+            shutil.rmtree(tmp, ignore_errors=True)
         stats["distinct crossing positions (cluster size, first slot)"] = len(positions)
         print("\nfsck.fat v1 expectations: " + ", ".join(f"{k} {v}" for k, v in sorted(stats.items())),
               file=sys.stderr)
@@ -223,7 +224,7 @@ class FsckV1Expectations(unittest.TestCase):
             r = DosfsckReader().read(img, 60)
             self.assertIn(f"/p/{b}/a", r.extra["repair"]["lost"], r.extra["repair"])
         finally:
-            subprocess.run(["rm", "-rf", tmp])
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
