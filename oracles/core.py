@@ -11,7 +11,7 @@ import os
 import tempfile
 
 from oracles import Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import listing, opscript
+from vfz import opscript
 from vfz.proc import run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,7 +63,11 @@ class CoreReader(Reader):
                     if p.error or p.rc != 0:
                         r.error = p.error or f"vfat ls exit {p.rc}: {p.errtext.strip()[:200]}"
                     else:
-                        r.listing = sorted(listing.loads(p.text), key=lambda e: e["path"])
+                        # one JSON object a "\n"-ended line; not listing.loads,
+                        # whose str.splitlines() breaks at a raw U+2028/U+0085
+                        # in a name
+                        r.listing = sorted((json.loads(ln) for ln in p.text.split("\n")
+                                            if ln.strip()), key=lambda e: e["path"])
             except Exception as e:
                 r.error = f"core reader: {type(e).__name__}: {e}"
                 r.listing = None

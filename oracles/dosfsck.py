@@ -123,7 +123,9 @@ def parse_fsck(text):
     out = []
     cur_paths = []
     pending_and = False
-    for line in text.splitlines():
+    # "\n" only: str.splitlines() would also break a path line at \v \f
+    # \x1c-\x1e \x85 U+2028 U+2029, characters a long name may hold
+    for line in text.split("\n"):
         if not line.strip():
             continue
         if line.startswith("fsck.fat ") or line.startswith("Leaving filesystem unchanged") \

@@ -21,7 +21,7 @@ import tempfile
 
 from oracles import Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import listing
-from vfz.model import trailing_slash
+from vfz.model import trailing_slash, _mtools_store
 from vfz.opscript import content
 from vfz.proc import run
 
@@ -67,7 +67,10 @@ def list_paths(image, timeout, cmd=("mdir",)):
     if p.error or (p.rc != 0 and not _is_empty_root(p)):
         return None, p
     out = []
-    for line in p.text.splitlines():
+    # "\n" only: str.splitlines() also breaks at \v \f \x1c-\x1e \x85
+    # U+2028 U+2029, which are legal in long names (U+2028) or reach them
+    # through mtools' own astral truncation (U+2000B -> \v)
+    for line in p.text.split("\n"):
         if not line.startswith("::/"):
             continue
         if line == "::/":
@@ -164,11 +167,22 @@ class MtoolsReader(Reader):
 # ---------------------------------------------------------------- writer
 
 def _fold(comp):
-    """How the writer matches names when deciding the POSIX outcome: as
-    mtools itself does, case-insensitive for every letter (not only ASCII:
-    'É' clashes with 'é'), trailing spaces and dots ignored."""
-    s = comp.rstrip(" ").rstrip(".")
-    return s.lower()
+    """How the writer matches names when deciding the POSIX outcome of a
+    lookup: case-insensitive for every letter, as mtools itself does (not
+    only ASCII: 'É' clashes with 'é'), trailing dots ignored as Linux
+    does; trailing spaces count (mtools and Linux find no 'c ' for 'c')."""
+    return comp.rstrip(".").lower()
+
+
+def _fold_new(leaf):
+    """The key of the name mtools stores for a new leaf (mkdir, create,
+    rename target), as vfz.model._mtools_store spells it: trailing spaces
+    dropped, each character outside the BMP cut to its low 16 bits, a
+    transliterated bare 8.3 name ('œ' -> 'o'). mtools' own clash check
+    compares the uncut name and would make a second entry of the same
+    name ('😀' twice): the writer answers EEXIST, as Linux would for the
+    name on disk."""
+    return _fold(_mtools_store(leaf))
 
 
 class _Tree:
@@ -267,7 +281,7 @@ class MtoolsWriter(Writer):
                 return "EEXIST"
             if k == "create" and trailing_slash(op.path):
                 return "EISDIR"
-            if tree.resolve(op.path)[0] is not None:
+            if _fold_new(leaf) in tree.kids.get(par, {}):
                 return "EEXIST"
             if k == "mkdir":
                         p = self._m(w, ["mmd", *I, "-D", "s", mtarget(par, leaf)], to)
@@ -342,7 +356,7 @@ class MtoolsWriter(Writer):
                 return "ENOENT"
             if not tree.isdir.get(src) and (trailing_slash(op.args[0]) or trailing_slash(op.args[1])):
                 return "ENOTDIR"
-            dst = tree.kids.get(par, {}).get(_fold(leaf))
+            dst = tree.kids.get(par, {}).get(_fold_new(leaf))
             sdir = tree.isdir.get(src)
             newp = _join(par, leaf)
             if sdir and (par == src or par.startswith(src + "/")):

@@ -32,7 +32,10 @@ def parse_slt(text):
     items = []
     cur = None
     started = False
-    for line in text.splitlines():
+    # "\n" only (p7zip ends lines with it): str.splitlines() would also
+    # break a "Path = " line at \r \v \f \x1c-\x1e \x85 U+2028 U+2029,
+    # characters a long name may hold
+    for line in text.split("\n"):
         if line.startswith("----------"):
             started = True
             continue

@@ -66,6 +66,8 @@ the model; a hex alias holds a given form with a chance of 1 in 16^4 * 8
 at most.
 """
 import json
+import os
+import subprocess
 from dataclasses import dataclass, field
 
 from vfz import listing
@@ -527,6 +529,8 @@ class Model:
             if err:
                 return err
             newname = self._stored(leaf)
+            if "moved" in self.p:
+                newname = self.p["moved"](src.name, newname)
             newalias, err = self._make_alias(dpar, newname)   # the source still in place
             if err:
                 return err
@@ -607,23 +611,150 @@ _KINDS = {"mkdir": "s", "create": "snn", "write": "snnn", "rename": "ss",
           "unlink": "s", "rmdir": "s"}
 
 
+MTOOLS_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"COM{i}" for i in range(1, 5)} \
+    | {f"LPT{i}" for i in range(1, 5)}
+
+
 def _mtools_reserved(leaf):
-    """mtools refuses a bare reserved device name (CON, nul, COM1; not
-    'nul.txt' or 'aux.c', which it accepts)."""
-    return leaf.rstrip(" .").upper() in RESERVED
+    """mtools 4.0.32 refuses a long name that is exactly a reserved device
+    name once its trailing spaces are dropped: CON PRN AUX NUL COM1-COM4
+    LPT1-LPT4, any case (measured: COM5, LPT9, CLOCK$, 'CON.', 'nul.txt' and
+    'aux.c' are accepted; 'CON.' gets a long name and another alias)."""
+    return leaf.rstrip(" ").upper() in MTOOLS_RESERVED
+
+
+MTOOLS_SHORT_ILLEGALS = ";+=[]',\"*\\<>/?:|"
+_TRANSLIT = {}      # character -> bytes of glibc's CP437//TRANSLIT (None: no iconv)
+
+
+def _translit(c):
+    """c through glibc iconv to CP437//TRANSLIT under C.UTF-8, as mtools
+    converts the characters of a short name: 'Œ' -> b'OE', 'Ÿ' -> b'Y',
+    'É' -> b'\\x90', 'Ж' -> b'?'. Asked of the iconv program once per
+    character; None when it cannot run here."""
+    if c not in _TRANSLIT:
+        try:
+            p = subprocess.run(["iconv", "-f", "UTF-8", "-t", "CP437//TRANSLIT"],
+                               input=c.encode("utf-8", "surrogatepass"), capture_output=True,
+                               env={"LC_ALL": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                               timeout=10)
+            _TRANSLIT[c] = p.stdout if p.returncode == 0 else b"?"
+        except (OSError, subprocess.SubprocessError):
+            _TRANSLIT[c] = None
+    return _TRANSLIT[c]
+
+
+def _mtools_translit_short(name):
+    """mtools 4.0.32 makes the 8.3 form of a new name (dos_name) by
+    upper-casing each character and converting the result with iconv to
+    CP437//TRANSLIT into a buffer of one byte per character: a character
+    cp437 lacks is transliterated ('Œ' -> 'OE', 'Ÿ' -> 'Y') and what does not
+    fit is cut ('œ' -> 'O', 'aœ' -> 'AO', 'œœ' -> 'OE'), and none of this
+    counts as mangling. When nothing else needs a long name (8.3 shape, one
+    case per part, no '?' or short-illegal byte, no reserved base) mtools
+    writes a bare 8.3 entry with the NT case bits and NO long name: the
+    name is lost. -> the name such an entry shows (cp437, lower-cased per
+    part as its case bits say: 'œ' -> 'o', 'ßaœÿÿa.txt' -> 'ßaoeyy.txt'), or
+    None when mtools keeps the name (a long name, or a bare 8.3 entry that
+    needed no transliteration: the rest of the model covers those).
+    Case tests are Python's (glibc's iswlower/towupper agree on letters;
+    not on titlecase digraphs such as 'ǅ', nor does a translit that glibc
+    cuts in its first alternative: mtools makes 'Ǆ' 'D', the iconv program
+    '?')."""
+    if not name or name[0] in ". ":
+        return None
+    dot = name.rfind(".")
+    parts = [(name[:dot], 8), (name[dot + 1:], 3)] if dot >= 0 else [(name, 8)]
+    out = []
+    for part, limit in parts:
+        if len(part) > limit:
+            return None
+        case, up = None, []
+        for c in part:
+            if c in " ." or ord(c) < 0x20 or ord(c) == 0x7F:
+                return None
+            u = c.upper()
+            if c.islower():
+                if case == "U":
+                    return None
+                case, c = "L", (u if len(u) == 1 else c)
+            elif c.isupper():
+                if case == "L":
+                    return None
+                case = "U"
+            up.append(c)
+        b = b""
+        for c in up:
+            try:
+                b += c.encode("cp437")
+            except UnicodeEncodeError:
+                t = _translit(c)
+                if t is None:
+                    return None
+                b += t
+        b = b[:len(up)]
+        if any(x < 0x20 or chr(x) in MTOOLS_SHORT_ILLEGALS + " ." for x in b):
+            return None
+        shown = b.decode("cp437")
+        if case == "L":
+            shown = "".join(x.lower() if len(x.lower()) == 1 else x for x in shown)
+        out.append((b, shown))
+    base = out[0][0].upper().ljust(8)
+    if base[:3] in (b"CON", b"AUX", b"PRN", b"NUL") and base[3:] == b"     " or \
+            base[:3] in (b"COM", b"LPT") and b"1" <= base[3:4] <= b"4" and base[4:] == b"    ":
+        return None
+    shown = out[0][1] + ("." + out[1][1] if len(out) > 1 and out[1][1] else "")
+    return shown if shown != name.rstrip(".") else None
 
 
 def _mtools_store(leaf):
     """How mtools spells a new name on disk: trailing spaces dropped; a
-    single trailing dot dropped when what is left fits 8.3 without a dot
-    ('trail.' -> 'trail'); other trailing dots kept ('dots...'); characters
-    outside the BMP cut to their low 16 bits (so later ops that spell the
-    real name no longer find it, as with mtools)."""
+    single trailing dot dropped when what is left is stored as a bare 8.3
+    entry, without a dot ('trail.' -> 'trail'; measured: 'Ab.', 'x+y.',
+    'a b.', 'テ.' keep theirs, they get a long name); other trailing dots
+    kept ('dots...'); characters outside the BMP cut to their low 16 bits
+    (so later ops that spell the real name no longer find it, as with
+    mtools); a name that mtools transliterates into a bare 8.3 entry as
+    that entry shows ('œ' -> 'o': _mtools_translit_short)."""
+    lossy = _mtools_translit_short(leaf.rstrip(" "))
+    if lossy is not None:
+        return lossy
     s = "".join(chr(ord(c) & 0xFFFF) for c in leaf).rstrip(" ")
     t = s[:-1]
-    if s.endswith(".") and not t.endswith(".") and "." not in t and 0 < len(t) <= 8:
+    if (s.endswith(".") and not t.endswith(".") and "." not in t and t and _short_able(t)
+            and t.upper() not in MTOOLS_RESERVED):       # "CON." gets a long name
         return t
     return s
+
+
+def _mtools_bare(name):
+    """Does mtools store this (already stored-form) name as a bare 8.3
+    entry: 8.3 shape, every character one cp437 byte, one case per part,
+    no reserved base."""
+    base = name.rsplit(".", 1)[0] if "." in name else name
+    return _short_able(name) and base.upper() not in MTOOLS_RESERVED
+
+
+def _mtools_moved(src_name, new):
+    """The name mmove/mren give an entry (measured, mtools 4.0.32): the new
+    short entry takes the NT case byte of the source's. A target stored as
+    a bare 8.3 entry therefore shows in upper case when the source had a
+    long name ('Long Name' -> 'éa' is 'ÉA', -> 'ab.c' is 'AB.C'), and with
+    the source's lower-case bits, per part, when the source was a bare 8.3
+    entry ('x' -> 'AB' is 'ab', 'x.TXT' -> 'ab.c' is 'ab.C'); a target that
+    gets a long name keeps its spelling ('Ab', 'a+b')."""
+    if not _mtools_bare(new):
+        return new
+
+    def parts(n):
+        i = n.rfind(".")
+        return (n[:i], n[i + 1:]) if i > 0 else (n, "")
+    lower = [False, False]
+    if _mtools_bare(src_name):
+        lower = [any(c.islower() for c in x) for x in parts(src_name)]
+    out = ["".join(c.lower() if lo and len(c.lower()) == 1 else _cp437_upper(c) for c in x)
+           for x, lo in zip(parts(new), lower)]
+    return out[0] + ("." + out[1] if out[1] else "")
 
 
 def _mtools_name_err(leaf):
@@ -642,11 +773,14 @@ def _mtools_name_err(leaf):
 #   store(leaf)      -> the spelling that ends up on disk (default: trailing
 #                       dots stripped)
 #   case_rename      -> "noop" (Linux 6.1, default) or "apply"
+#   moved(src, new)  -> the spelling a renamed entry ends up with (default:
+#                       new, the stored form of the target's leaf)
 PROFILES = {
     "kernel": {},
     "mtools": {
         "name_err": _mtools_name_err,
         "store": _mtools_store,
+        "moved": _mtools_moved,
     },
 }
 
@@ -687,18 +821,28 @@ EXCEPTIONS = [
                "compared by visible path and type only, not by content"),
     Exception_("mtools-reserved-names", "mtools", "writer",
                "mtools refuses to create a bare reserved DOS device name (CON, NUL, AUX, PRN, "
-               "COMn, LPTn; 'nul.txt' is accepted); Linux 6.1 accepts them all"),
+               "COM1-COM4, LPT1-LPT4; 'nul.txt', 'CON.' and COM5 are accepted); Linux 6.1 "
+               "accepts them all"),
     Exception_("mtools-case-rename", "mtools", "writer",
                "renaming an entry to a respelling of its own name: Linux 6.1 keeps the old "
                "spelling and answers 0 (vfs_rename sees the same inode); mren refuses (name "
                "clash, exit 1) and also keeps the old spelling"),
     Exception_("mtools-mmove-upcase", "mtools", "writer",
                "mmove/mren to a name that fits 8.3 in lower case stores it upper case, without "
-               "the NT lower-case bits, when the source had a long name; Linux keeps the spelling"),
+               "the NT lower-case bits, when the source had a long name (the new entry takes "
+               "the source's NT case byte; modelled in the mtools profile: _mtools_moved, for "
+               "non-ASCII names too: 'éa' -> 'ÉA'); Linux keeps the spelling"),
     Exception_("mtools-trailing-dots", "mtools", "writer",
                "mtools keeps trailing dots of long names ('dots...') and drops trailing spaces "
                "('trail ' -> 'trail', where Linux answers EINVAL); Linux strips trailing dots "
                "(modelled in the mtools profile: _mtools_store)"),
+    Exception_("mtools-translit", "mtools", "writer",
+               "mtools makes the 8.3 form of a new name through iconv CP437//TRANSLIT, one byte "
+               "per character, and writes a bare 8.3 entry with NO long name when the result "
+               "needs none: characters cp437 lacks are transliterated and cut ('œ' -> 'o', "
+               "'aœ' -> 'ao', 'ÿ' -> 'y', 'x€' -> 'xe'), the name is lost and later ops that "
+               "spell it find nothing; Linux keeps every name (modelled in the mtools profile: "
+               "_mtools_translit_short)"),
     Exception_("mtools-nonascii-case-clash", "mtools", "writer",
                "mtools folds non-ASCII case when it looks for clashes ('É' clashes with 'é'); "
                "Linux with iocharset=ascii folds ASCII only"),
@@ -792,7 +936,9 @@ def result_exception(oracle, op, exp, act):
             return "mtools-reserved-names"
         if op.kind == "rename":
             src = ([c for c in op.args[0].split("/") if c] or [""])[-1]
-            if fold(src) == fold(leaf) and src != leaf:
+            # the spelling on disk may differ from both (rename "/ba" "/ba"
+            # of "BA"): the writer calls mren only when it does
+            if fold(src) == fold(leaf):
                 return "mtools-case-rename"
     if act == "EEXIST" and exp == "ok" and op.kind in ("create", "mkdir") and not leaf.isascii():
         return "mtools-nonascii-case-clash"
