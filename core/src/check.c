@@ -91,6 +91,8 @@ struct ck {
 	uint32_t epc;        /* directory entries per cluster */
 
 	uint32_t *owner;     /* [maxc + 1]: object owning each cluster */
+	uint32_t *claims;    /* the clusters given an owner, to clear next time */
+	size_t nclaims, capclaims;
 	struct obj *objs;
 	size_t nobj, capobj;
 	char *names;
@@ -454,7 +456,8 @@ static int claim_chain(struct ck *k, uint32_t id, int is_root)
 				c, n, k->path2);
 			break;
 		}
-		k->owner[c] = id;
+		k->owner[c] = id;      /* once per cluster: claims has room */
+		k->claims[k->nclaims++] = c;
 		n++;
 		v = fatget(k, c);
 		if (v >= k->eoc_min) {
@@ -803,7 +806,7 @@ static int walk_dir(struct ck *k, uint32_t dir)
 	const uint8_t *base = NULL;
 	size_t nslots, labels = 0, end_at = 0;
 	int fixed = dir == ROOT_OBJ && k->g.fat_type != 32;
-	int is_sub = dir != ROOT_OBJ, saw_end = 0, after_end = 0;
+	int is_sub = dir != ROOT_OBJ, saw_end = 0, after_end = 0, zero_tried = 0;
 	long dot_at = -1, dotdot_at = -1;
 	struct lfn_set s = { LFN_NONE, 0, 0, 0, 0 };
 	uint32_t nclus = 0;
@@ -841,8 +844,20 @@ static int walk_dir(struct ck *k, uint32_t dir)
 				saw_end = 1;
 				end_at = i;
 			}
+			/* more free slots change nothing: skip an all-zero rest
+			 * of this cluster (or of the fixed root) in one compare */
+			if (!zero_tried) {
+				size_t end = fixed ? nslots : (i / k->epc + 1) * k->epc;
+				if (end > nslots)
+					end = nslots;
+				if (mem_all_zero(de + DIRENT_SIZE, (end - i - 1) * DIRENT_SIZE))
+					i = end - 1;
+				else
+					zero_tried = 1;
+			}
 			continue;
 		}
+		zero_tried = 0;
 		if (saw_end && !after_end && b0 != DELETED_FLAG) {
 			finding(k, "after-end", dir, NULL,
 				"entry %zu follows the end-of-directory mark at %zu", i, end_at);
@@ -1048,6 +1063,7 @@ static int walk_dir(struct ck *k, uint32_t dir)
 struct vfat_checker {
 	struct ck k;
 	size_t capowner;
+	size_t clean;        /* owner[0..clean) is zero but for k.claims */
 };
 
 int vfat_checker_new(vfat_checker **out)
@@ -1064,6 +1080,7 @@ void vfat_checker_free(vfat_checker *c)
 		return;
 	k = &c->k;
 	free(k->owner);
+	free(k->claims);
 	free(k->objs);
 	free(k->names);
 	free(k->dents);
@@ -1076,38 +1093,21 @@ void vfat_checker_free(vfat_checker *c)
 	free(c);
 }
 
-/* 1 when the n bytes at p are all zero. */
-static int zero_bytes(const uint8_t *p, size_t n)
-{
-	uint64_t w;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		if (w)
-			return 0;
-	}
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
-
-/* Free and used clusters: FAT entries not owned by any object are
- * lost. This runs over every cluster of the volume on every call
- * (fuzz_ops checks after every op), so runs of free entries are skipped
- * a group at a time: 8 entries in 12 (FAT12), 16 (FAT16) or 32 (FAT32)
- * zero bytes. */
+/* Free clusters are counted, and allocated clusters nobody claimed are
+ * lost. A zero FAT run is a run of free clusters: 256 clusters (then 8)
+ * at a time when their entries are all zero bytes, so that a mostly
+ * empty volume costs one compare per run, not a decode per cluster. */
 static void count_free_lost(const struct ck *k, uint32_t *nfree, uint32_t *nlost,
 			    uint32_t *firstlost)
 {
 	uint32_t bad = k->ops->bad, gbytes = k->g.fat_type == 12 ? 12 : k->g.fat_type == 16 ? 16 : 32;
 
 	for (uint32_t c = 2; c <= k->maxc; c++) {
-		uint32_t v;
-		if (!(c & 7) && c + 7 <= k->maxc &&
-		    zero_bytes(k->fat + (size_t)c / 8 * gbytes, gbytes)) {
-			*nfree += 8;
-			c += 7;
+		uint32_t v, run = !(c & 255) ? 256 : !(c & 7) ? 8 : 0;
+		if (run && c + run - 1 <= k->maxc &&
+		    mem_all_zero(k->fat + (size_t)c / 8 * gbytes, (size_t)run / 8 * gbytes)) {
+			*nfree += run;
+			c += run - 1;
 			continue;
 		}
 		v = fatget(k, c);
@@ -1153,9 +1153,18 @@ int vfat_check_with(vfat_checker *c, const uint8_t *buf, size_t size,
 	k->eoc_min = k->ops->bad + 1;
 	k->epc = k->g.cluster_size / DIRENT_SIZE;
 
-	if (grow((void **)&k->owner, &c->capowner, (size_t)k->maxc + 1, sizeof(*k->owner)))
+	if (grow((void **)&k->owner, &c->capowner, (size_t)k->maxc + 1, sizeof(*k->owner)) ||
+	    grow((void **)&k->claims, &k->capclaims, (size_t)k->maxc + 1, sizeof(*k->claims)))
 		return -ENOMEM;
-	memset(k->owner, 0, ((size_t)k->maxc + 1) * sizeof(*k->owner));
+	/* a reused checker clears only what the last image claimed */
+	if ((size_t)k->maxc + 1 > c->clean) {
+		memset(k->owner, 0, ((size_t)k->maxc + 1) * sizeof(*k->owner));
+		c->clean = (size_t)k->maxc + 1;
+	} else {
+		for (size_t i = 0; i < k->nclaims; i++)
+			k->owner[k->claims[i]] = 0;
+	}
+	k->nclaims = 0;
 	/* objs[0] is a sentinel so that owner 0 means "nobody" */
 	if (add_obj(k, 0, 0, "", 0, &root) || add_obj(k, 0, 0, "", 0, &root))
 		return -ENOMEM;

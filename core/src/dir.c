@@ -21,7 +21,8 @@ int dir_open(vfat_vol *v, uint32_t first, struct fat_dir *d)
 		d->nslots = v->g.root_bytes / DIRENT_SIZE;
 		return 0;
 	}
-	r = fat_dir_chain(v, first ? first : v->g.root_cluster, &d->clus, &d->nclus);
+	r = fat_dir_chain(v, first ? first : v->g.root_cluster, d->inl, DIR_INLINE_CLUSTERS,
+			  &d->clus, &d->nclus);
 	if (r)
 		return r;
 	d->nslots = (size_t)d->nclus * (v->g.cluster_size / DIRENT_SIZE);
@@ -32,7 +33,8 @@ int dir_open(vfat_vol *v, uint32_t first, struct fat_dir *d)
 
 void dir_close(struct fat_dir *d)
 {
-	free(d->clus);
+	if (d->clus != d->inl)
+		free(d->clus);
 	d->clus = NULL;
 }
 
@@ -47,6 +49,20 @@ uint8_t *dir_slot(const struct fat_dir *d, size_t i)
 }
 
 static int is_free(const uint8_t *de) { return de[0] == 0 || de[0] == DELETED_FLAG; }
+
+/* Slot i is free: the end of its cluster (or of the fixed root) when
+ * every slot from i on is all zero, else 0. All-zero slots are free
+ * entries to every reader, and a directory's unused tail is mostly that,
+ * so one memcmp replaces a load per slot. */
+static size_t free_run_end(const struct fat_dir *d, size_t i)
+{
+	size_t per = d->fixed ? d->nslots : d->v->g.cluster_size / DIRENT_SIZE;
+	size_t end = (i / per + 1) * per;
+
+	if (end > d->nslots)
+		end = d->nslots;
+	return mem_all_zero(dir_slot(d, i), (end - i) * DIRENT_SIZE) ? end : 0;
+}
 
 static void lfn_chars(const uint8_t *ds, uint16_t *out)
 {
@@ -116,6 +132,7 @@ int dir_next(struct fat_dir *d, size_t *cursor, struct fat_entry *e,
 {
 	size_t i = *cursor;
 	uint8_t ck;
+	int tried = 0;   /* free_run_end failed in this run of free slots */
 
 	while (i < d->nslots) {
 		uint8_t *de = dir_slot(d, i);
@@ -124,9 +141,18 @@ int dir_next(struct fat_dir *d, size_t *cursor, struct fat_entry *e,
 		e->nlfn = 0;
 		if (de[0] == DELETED_FLAG || (de[11] != ATTR_LFN && (de[11] & ATTR_VOLUME)) ||
 		    (de[11] != ATTR_LFN && is_free(de))) {
+			if (de[0] == 0 && !tried) {
+				size_t end = free_run_end(d, i);
+				if (end) {
+					i = end;
+					continue;
+				}
+				tried = 1;
+			}
 			i++;
 			continue;
 		}
+		tried = 0;
 		if (de[11] == ATTR_LFN) {
 			int st = parse_long(d, &i, e, &ck);
 			if (st < 0)
@@ -233,9 +259,16 @@ static int dir_grow(struct fat_dir *d)
 	r = fat_alloc_cluster(v, d->clus[d->nclus - 1], &c);
 	if (r)
 		return r;
-	nc = realloc(d->clus, (d->nclus + 1) * sizeof(*nc));
-	if (!nc)
-		return -ENOMEM;
+	if (d->nclus < DIR_INLINE_CLUSTERS && d->clus == d->inl) {
+		nc = d->inl;
+	} else {
+		nc = malloc((d->nclus + 1) * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		memcpy(nc, d->clus, d->nclus * sizeof(*nc));
+		if (d->clus != d->inl)
+			free(d->clus);
+	}
 	d->clus = nc;
 	d->clus[d->nclus++] = c;
 	d->nslots = (size_t)d->nclus * (v->g.cluster_size / DIRENT_SIZE);

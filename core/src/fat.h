@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <string.h>
 #include "vfat.h"
 
 #define DIRENT_SIZE 32
@@ -34,6 +35,13 @@ static inline uint32_t get32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
+}
+/* All n bytes zero: one memcmp of the range against itself shifted by a
+ * byte, so that a long free tail of a directory is skipped in one call
+ * (per-slot loads cost a shadow check each under ASan). */
+static inline int mem_all_zero(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 static inline void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static inline void put32(uint8_t *p, uint32_t v)
@@ -118,8 +126,12 @@ void fat_free_chain(vfat_vol *v, uint32_t first);
 /* Collect the chain into a malloc'd array; -EIO on loop, bad link or
  * cross-image pointer. */
 int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n);
-/* The same through the directory chain cache (the caller owns *out). */
-int fat_dir_chain(vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n);
+/* The same through the directory chain cache: *out is buf when the chain
+ * fits in bufn entries, else a malloc'd array the caller frees. Either
+ * way a copy: fat_set may drop the cached array while the caller still
+ * uses the chain (a directory that grows). */
+int fat_dir_chain(vfat_vol *v, uint32_t first, uint32_t *buf, uint32_t bufn,
+		  uint32_t **out, uint32_t *n);
 void fat_chain_cache_free(vfat_vol *v);
 void fat_update_fsinfo(vfat_vol *v);
 
@@ -131,13 +143,18 @@ void fat_update_fsinfo(vfat_vol *v);
 
 /* A directory opened for one operation: its cluster chain is collected
  * once so that slot i maps to bytes in O(1). first == 0 is the root. */
+/* Most directories span a few clusters: their chain lives in the handle
+ * (no malloc per lookup; a fat_dir is never copied by value). */
+#define DIR_INLINE_CLUSTERS 8
+
 struct fat_dir {
 	vfat_vol *v;
 	uint32_t first;      /* cluster in '..' terms: 0 = root */
 	int fixed;           /* FAT12/16 root region */
-	uint32_t *clus;
+	uint32_t *clus;      /* inl, or malloc'd when the chain is longer */
 	uint32_t nclus;
 	size_t nslots;
+	uint32_t inl[DIR_INLINE_CLUSTERS];
 };
 
 /* One entry: its LFN slots (if a valid set precedes it) and short entry. */

@@ -141,41 +141,60 @@ int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n)
 	return 0;
 }
 
-int fat_dir_chain(vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n)
+static int chain_copy(const uint32_t *arr, uint32_t n, uint32_t *buf, uint32_t bufn,
+		      uint32_t **out)
+{
+	uint32_t *dst = buf;
+
+	if (n > bufn) {
+		dst = malloc((size_t)n * sizeof(*dst));
+		if (!dst)
+			return -ENOMEM;
+	}
+	memcpy(dst, arr, (size_t)n * sizeof(*dst));
+	*out = dst;
+	return 0;
+}
+
+int fat_dir_chain(vfat_vol *v, uint32_t first, uint32_t *buf, uint32_t bufn,
+		  uint32_t **out, uint32_t *n)
 {
 	struct chain_cache *c, *victim = &v->cc[0];
-	uint32_t *copy;
+	uint32_t *arr;
 	int r;
 
 	for (int k = 0; k < CHAIN_CACHE; k++) {
 		c = &v->cc[k];
 		if (c->arr && c->first == first) {
-			copy = malloc((size_t)c->n * sizeof(*copy));
-			if (!copy)
-				return -ENOMEM;
-			memcpy(copy, c->arr, (size_t)c->n * sizeof(*copy));
+			r = chain_copy(c->arr, c->n, buf, bufn, out);
+			if (r)
+				return r;
 			c->stamp = ++v->cc_clock;
-			*out = copy;
 			*n = c->n;
 			return 0;
 		}
 		if (!c->arr || c->stamp < victim->stamp)
 			victim = c;
 	}
-	r = fat_chain(v, first, out, n);
-	if (r || *n == 0)
+	r = fat_chain(v, first, &arr, n);
+	if (r || *n == 0) {
+		*out = NULL;
 		return r;
+	}
+	r = chain_copy(arr, *n, buf, bufn, out);
+	if (r) {
+		free(arr);
+		return r;
+	}
+	/* the walked array becomes the cache entry */
 	cc_drop(victim);
-	victim->arr = malloc((size_t)*n * sizeof(*victim->arr));
-	if (!victim->arr)
-		return 0;            /* caching is optional */
-	memcpy(victim->arr, *out, (size_t)*n * sizeof(*victim->arr));
+	victim->arr = arr;
 	victim->first = first;
 	victim->n = *n;
-	victim->lo = victim->hi = (*out)[0];
+	victim->lo = victim->hi = arr[0];
 	for (uint32_t k = 1; k < *n; k++) {
-		if ((*out)[k] < victim->lo) victim->lo = (*out)[k];
-		if ((*out)[k] > victim->hi) victim->hi = (*out)[k];
+		if (arr[k] < victim->lo) victim->lo = arr[k];
+		if (arr[k] > victim->hi) victim->hi = arr[k];
 	}
 	victim->stamp = ++v->cc_clock;
 	return 0;

@@ -1,4 +1,5 @@
-/* opscript.c - parse and apply op-scripts (DESIGN.md "Op-script").
+/* opscript.c - parse and format op-scripts (DESIGN.md "Op-script");
+ * opapply.c applies them.
  *
  * The same text drives the core, mtools and the kernel agent, so this
  * parser accepts exactly what scripts/vfz/opscript.py accepts: JSON
@@ -273,48 +274,6 @@ void vfat_script_free(struct vfat_script *s)
 		free_op(&s->ops[i]);
 	free(s->ops);
 	memset(s, 0, sizeof(*s));
-}
-
-void vfat_content(uint32_t seed, uint8_t *buf, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (uint8_t)((seed + 31u * (uint32_t)i) & 0xFF);
-}
-
-static int apply_data(vfat_vol *v, const char *path, uint32_t off, uint32_t size,
-		      uint32_t seed)
-{
-	uint8_t *buf;
-	int r;
-
-	if (size == 0)
-		return vfat_write(v, path, off, NULL, 0);
-	buf = malloc(size);
-	if (!buf)
-		return -ENOMEM;
-	vfat_content(seed, buf, size);
-	r = vfat_write(v, path, off, buf, size);
-	free(buf);
-	return r;
-}
-
-int vfat_op_apply(vfat_vol *v, const struct vfat_op *op)
-{
-	int r;
-
-	switch (op->kind) {
-	case OP_MKDIR: return vfat_mkdir(v, op->a);
-	case OP_CREATE:
-		r = vfat_create(v, op->a);
-		if (r == 0 && op->n[0])
-			r = apply_data(v, op->a, 0, op->n[0], op->n[1]);
-		return r;
-	case OP_WRITE: return apply_data(v, op->a, op->n[0], op->n[1], op->n[2]);
-	case OP_RENAME: return vfat_rename(v, op->a, op->b);
-	case OP_UNLINK: return vfat_unlink(v, op->a);
-	case OP_RMDIR: return vfat_rmdir(v, op->a);
-	}
-	return -EINVAL;
 }
 
 static size_t json_str(const char *s, char *out, size_t max)
