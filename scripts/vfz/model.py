@@ -845,7 +845,9 @@ EXCEPTIONS = [
                "_mtools_translit_short)"),
     Exception_("mtools-nonascii-case-clash", "mtools", "writer",
                "mtools folds non-ASCII case when it looks for clashes ('É' clashes with 'é'); "
-               "Linux with iocharset=ascii folds ASCII only"),
+               "Linux with iocharset=ascii folds ASCII only: a create of 'é' next to 'É' is "
+               "EEXIST, and a rename of 'σB' to 'ΣB' (a new name for Linux) is refused by mren "
+               "and the old spelling stays"),
     Exception_("mtools-astral-truncated", "mtools", "writer",
                "mtools writes each character outside the BMP as its low 16 bits "
                "(U+1D518 -> U+D518, U+1F600 -> U+F600) instead of a surrogate pair"),
@@ -913,6 +915,8 @@ def name_exception(oracle, side, exp, act):
             return "mtools-trailing-dots"
         if act == "".join(chr(ord(c) & 0xFFFF) for c in exp):
             return "mtools-astral-truncated"
+        if act.lower() == exp.lower() and not exp.isascii() and fold(act) != fold(exp):
+            return "mtools-nonascii-case-clash"
     if oracle == "grub" and side == "reader":
         if act == exp.lower() and short_only(exp, "winnt"):
             return "grub-lowercase-83"
@@ -940,6 +944,8 @@ def result_exception(oracle, op, exp, act):
             # of "BA"): the writer calls mren only when it does
             if fold(src) == fold(leaf):
                 return "mtools-case-rename"
+            if strip_dots(src).lower() == strip_dots(leaf).lower():
+                return "mtools-nonascii-case-clash"
     if act == "EEXIST" and exp == "ok" and op.kind in ("create", "mkdir") and not leaf.isascii():
         return "mtools-nonascii-case-clash"
     return None
