@@ -66,7 +66,9 @@ class GrubReader(Reader):
         if p.error or p.rc != 0:
             r.error = p.error or f"grub-fstest exit {p.rc}: {p.errtext.strip()[-200:]}"
             return
-        m = re.search(r"Filesystem type (\S+)", p.text)
+        # "Filesystem type fat - Label `X', UUID ..." or, on a volume
+        # without a label, "Filesystem type fat, UUID ..."
+        m = re.search(r"Filesystem type ([^\s,]+)", p.text)
         r.extra["fs"] = m.group(1) if m else None
         if not m or m.group(1) != "fat":
             r.error = "GRUB does not recognise the volume: " + p.text.strip()[:200]

@@ -835,7 +835,9 @@ EXCEPTIONS = [
     Exception_("mtools-trailing-dots", "mtools", "writer",
                "mtools keeps trailing dots of long names ('dots...') and drops trailing spaces "
                "('trail ' -> 'trail', where Linux answers EINVAL); Linux strips trailing dots "
-               "(modelled in the mtools profile: _mtools_store)"),
+               "(modelled in the mtools profile: _mtools_store). mren to a respelling that adds "
+               "trailing dots ('c.o' -> 'C.O.') is a new name to mtools and applied; Linux "
+               "finds the entry itself and keeps 'c.o'"),
     Exception_("mtools-translit", "mtools", "writer",
                "mtools makes the 8.3 form of a new name through iconv CP437//TRANSLIT, one byte "
                "per character, and writes a bare 8.3 entry with NO long name when the result "
@@ -911,7 +913,8 @@ def name_exception(oracle, side, exp, act):
     if oracle == "mtools" and side == "writer":
         if act == exp.upper() and short_only(exp.upper()):
             return "mtools-mmove-upcase"
-        if act.rstrip(" .") == exp.rstrip(" .") and act.endswith("."):
+        if act.endswith(".") and (act.rstrip(" .") == exp.rstrip(" .")
+                                  or fold(act.rstrip(" ")) == fold(exp.rstrip(" "))):
             return "mtools-trailing-dots"
         if act == "".join(chr(ord(c) & 0xFFFF) for c in exp):
             return "mtools-astral-truncated"
