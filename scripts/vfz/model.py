@@ -887,7 +887,8 @@ EXC_BY_NAME = {e.name: e for e in EXCEPTIONS}
 
 
 def _upper_nonascii(s):
-    return "".join(c.upper() if not c.isascii() else c for c in s)
+    # one character each: 'ß' stays (its cp437 byte E1 has no upper case)
+    return "".join(c.upper() if not c.isascii() and len(c.upper()) == 1 else c for c in s)
 
 
 def _short_able(name):
@@ -923,13 +924,30 @@ def name_exception(oracle, side, exp, act):
     if oracle == "grub" and side == "reader":
         if act == exp.lower() and short_only(exp, "winnt"):
             return "grub-lowercase-83"
-        raw = "".join(c.lower() if c.isascii() else "\ufffd" for c in exp)
-        if act == raw and not exp.isascii() and _short_able(exp):
+        if not exp.isascii() and _short_able(exp) and act == _raw_oem(exp, True):
             return "grub-raw-oem-bytes"
     if oracle == "7z" and side == "reader":
-        if act == "".join(c if c.isascii() else "\ufffd" for c in exp) and _short_able(exp):
+        if not exp.isascii() and _short_able(exp) and act == _raw_oem(exp, False):
             return "7z-nonascii-short"
     return None
+
+
+def _raw_oem(name, lower_ascii):
+    """A bare 8.3 name as a reader that prints its raw bytes shows it
+    (GRUB, 7-Zip): each non-ASCII character as its cp437 byte, in upper
+    case as stored, the whole decoded as UTF-8 with replacement as the
+    glue does. Not always one U+FFFD per character: 'ßé' (E1 90) is one
+    truncated sequence, 'ßéä' (E1 90 8E) is U+140E."""
+    b = bytearray()
+    for c in name:
+        if c.isascii():
+            b += (c.lower() if lower_ascii else c).encode("ascii")
+            continue
+        try:
+            b += _cp437_upper(c).encode("cp437")
+        except UnicodeEncodeError:
+            return None
+    return b.decode("utf-8", "replace")
 
 
 def result_exception(oracle, op, exp, act):
