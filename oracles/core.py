@@ -11,7 +11,7 @@ import os
 import tempfile
 
 from oracles import Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import opscript
+from vfz import listing, opscript
 from vfz.proc import run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,11 +63,7 @@ class CoreReader(Reader):
                     if p.error or p.rc != 0:
                         r.error = p.error or f"vfat ls exit {p.rc}: {p.errtext.strip()[:200]}"
                     else:
-                        # one JSON object a "\n"-ended line; not listing.loads,
-                        # whose str.splitlines() breaks at a raw U+2028/U+0085
-                        # in a name
-                        r.listing = sorted((json.loads(ln) for ln in p.text.split("\n")
-                                            if ln.strip()), key=lambda e: e["path"])
+                        r.listing = sorted(listing.loads(p.text), key=lambda e: e["path"])
             except Exception as e:
                 r.error = f"core reader: {type(e).__name__}: {e}"
                 r.listing = None
@@ -120,7 +116,7 @@ class CoreWriter(Writer):
             os.unlink(script)
         w.raw = p.raw()
         res = []
-        for line in p.text.splitlines():
+        for line in p.text.split("\n"):     # not splitlines(): a path may hold U+2028
             try:
                 o = json.loads(line)
             except ValueError:

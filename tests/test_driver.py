@@ -187,6 +187,53 @@ class DriverTests(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"dosfsck\s+complains")
 
+    # ------------------------------------------- names with line separators
+    SEP_SCRIPT = ('create "/a\u2028b" 3 1\n'            # raw U+2028 in the file
+                  'mkdir "/p\u2029q"\n'
+                  'create "/p\u2029q/n\u0085el" 2 2\n'
+                  'rename "/a\u2028b" "/p\u2029q/moved\u2028"\n')
+
+    def test_separator_names_parse(self):
+        """Op-scripts end lines at \\n only, like the C parser (campaign 3:
+        str.splitlines() split these paths, dropping fuzz inputs and
+        making --save-case files unreadable)."""
+        ops = opscript.parse(self.SEP_SCRIPT)
+        self.assertEqual([o.kind for o in ops], ["create", "mkdir", "create", "rename"])
+        self.assertEqual(ops[2].path, "/p\u2029q/n\u0085el")
+        text = opscript.dump(ops)
+        for ch in "\u0085\u2028\u2029":
+            self.assertNotIn(ch, text)          # written as escapes
+        self.assertEqual(len(text.splitlines()), 4)
+        self.assertEqual([str(o) for o in opscript.parse(text)], [str(o) for o in ops])
+        with self.assertRaises(opscript.OpScriptError):
+            opscript.parse('mkdir "/x"\f\n')   # the C parser's blanks only
+
+    @unittest.skipUnless(CORE_OK, NO_CORE)
+    def test_separator_names_core(self):
+        """The core parses the raw script the same way, and its reader's
+        listing (read back through listing.loads) has every name."""
+        raw = os.path.join(self.tmp, "sep.ops")
+        with open(raw, "w", encoding="utf-8") as f:
+            f.write(self.SEP_SCRIPT)
+        img = os.path.join(self.tmp, "sep.img")
+        diff.mkfs(img, 16, 16 << 20, 0)
+        p = subprocess.run([CORE_WHY, "apply", img, raw], capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len([ln for ln in p.stdout.split(b"\n") if b'"result"' in ln]), 4)
+        r = oracles.get_reader("core").read(img)
+        self.assertIsNone(r.error, r.raw)
+        self.assertEqual(sorted(e["path"] for e in r.listing),
+                         ["/p\u2029q", "/p\u2029q/moved\u2028", "/p\u2029q/n\u0085el"])
+
+    def test_empty_listing_diff(self):
+        """A reader that lists nothing differs from a non-empty expected
+        tree by every entry (it raised KeyError 'path' before)."""
+        import collections
+        exp = [{"path": "/a", "type": "file", "size": 1, "sha256": "0" * 64}, {"path": "/d", "type": "dir"}]
+        out = diff.compare_listing(exp, [], [("mtools", "reader")], collections.Counter())
+        self.assertEqual(sorted(ln[:2] for ln in out.splitlines()), ["- ", "- "])
+        self.assertIn('"/a"', out)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

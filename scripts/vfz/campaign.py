@@ -89,7 +89,7 @@ class VfatCheckReader(Reader):
             if p.error or p.rc not in (0, 1):
                 r.error = p.error or f"vfat check exit {p.rc}: {p.errtext.strip()[:200]}"
             else:
-                r.complaints = [ln for ln in p.text.splitlines() if ln.strip()]
+                r.complaints = [ln for ln in p.text.split("\n") if ln.strip()]
         r.seconds = t.seconds
         return r
 
@@ -427,7 +427,7 @@ def convert_input(vfat, path, timeout=20):
         raise opscript.OpScriptError(f"vfat gen --from-input {path}: "
                                      f"{(p.errtext or p.error or '').strip()[:200]}")
     opts = ""
-    for ln in p.text.splitlines():
+    for ln in p.text.split("\n"):
         if ln.startswith("# apply-options:"):
             opts = ln.split(":", 1)[1].strip()
         elif ln.startswith("# vfat gen --from-input:"):
@@ -1065,7 +1065,7 @@ class Target:
             self.ops = opscript.parse(data.decode("utf-8"))
             self.kind = "op-script"
             if not self.ops and data.strip() and not all(
-                    ln.strip().startswith("#") or not ln.strip() for ln in data.decode().splitlines()):
+                    ln.strip().startswith("#") or not ln.strip() for ln in data.decode().split("\n")):
                 raise opscript.OpScriptError("no ops")
             return
         except (UnicodeDecodeError, opscript.OpScriptError) as e:

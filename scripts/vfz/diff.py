@@ -223,7 +223,9 @@ def compare_listing(expected, actual, sources, used):
     if ("mtools", "reader") in sources:
         expected, actual, amb = _split_astral_ambiguous(expected, actual, used)
     fixed = _components_map(expected, actual, sources, used)
-    keys = {k for e in actual for k in e} & set(listing.KEYS)
+    # the fields this reader reports (an empty listing shows none: then
+    # the expected entries' fields, so that they show up as missing)
+    keys = {k for e in (actual or expected) for k in e} & set(listing.KEYS)
     exp = [{k: v for k, v in e.items() if k in keys} for e in expected]
     act = [{k: v for k, v in e.items() if k in keys} for e in fixed]
     return "\n".join(x for x in (listing.diff(exp, act), amb) if x)

@@ -45,9 +45,10 @@ def dumps(entries):
 
 
 def loads(text):
+    """JSON lines; lines end at "\n" only (a path may hold U+2028, \v...)."""
     out = []
-    for line in text.splitlines():
-        line = line.strip()
+    for line in text.split("\n"):
+        line = line.strip(" \t\r")
         if line:
             out.append(json.loads(line))
     return out

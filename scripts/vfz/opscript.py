@@ -63,9 +63,24 @@ def _check_path(p, lineno):
         raise OpScriptError(f"line {lineno}: path has an unpaired surrogate")
 
 
+# Blanks around ops and arguments: those of the C parser (core/src/opscript.c).
+WS = " \t\r"
+
+# Line and paragraph separators other tools break lines at: written as
+# escapes so that a script stays one op per line for every reader.
+_SEPARATORS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _json_path(p):
+    s = json.dumps(p, ensure_ascii=False)
+    for ch, esc in _SEPARATORS.items():
+        s = s.replace(ch, esc)
+    return s
+
+
 def parse_line(text, lineno=0):
     """Parse one line; returns an Op or None for blank/comment lines."""
-    s = text.strip()
+    s = text.strip(WS)
     if not s or s.startswith("#"):
         return None
     word, _, rest = s.partition(" ")
@@ -73,7 +88,7 @@ def parse_line(text, lineno=0):
         raise OpScriptError(f"line {lineno}: unknown operation {word!r}")
     args = []
     pos = 0
-    rest = rest.strip()
+    rest = rest.strip(WS)
     for kind in OPS[word]:
         while pos < len(rest) and rest[pos] in " \t":
             pos += 1
@@ -100,7 +115,7 @@ def parse_line(text, lineno=0):
                 raise OpScriptError(f"line {lineno}: {word}: number {val} out of range")
             args.append(val)
             pos = end
-    tail = rest[pos:].strip()
+    tail = rest[pos:].strip(WS)
     if tail and not tail.startswith("#"):
         raise OpScriptError(f"line {lineno}: {word}: unexpected text {tail[:20]!r}")
     op = Op(word, args, lineno)
@@ -112,9 +127,11 @@ def parse_line(text, lineno=0):
 
 
 def parse(text):
-    """Parse a whole script; raises OpScriptError naming the line."""
+    """Parse a whole script; raises OpScriptError naming the line. Lines
+    end at "\n" only, as in the C parser: str.splitlines() would also end
+    one at a U+2028, U+2029, U+0085, \v or \f inside a path."""
     ops = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split("\n"), 1):
         op = parse_line(line, i)
         if op:
             ops.append(op)
@@ -134,7 +151,7 @@ def load(path):
 def format_op(op):
     parts = [op.kind]
     for kind, a in zip(OPS[op.kind], op.args):
-        parts.append(json.dumps(a, ensure_ascii=False) if kind == "s" else str(a))
+        parts.append(_json_path(a) if kind == "s" else str(a))
     return " ".join(parts)
 
 
