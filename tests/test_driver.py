@@ -225,6 +225,22 @@ class DriverTests(unittest.TestCase):
         self.assertEqual(sorted(e["path"] for e in r.listing),
                          ["/p\u2029q", "/p\u2029q/moved\u2028", "/p\u2029q/n\u0085el"])
 
+    @unittest.skipUnless(CORE_OK, NO_CORE)
+    def test_separator_names_gen(self):
+        """vfat gen writes U+2028 and U+0085 in names as escapes, as
+        opscript.dump does: a fuzz input with two raw names (mkdir of
+        "a<U+2028>b" and of "c<U+0085>")."""
+        inp = os.path.join(self.tmp, "sep.bin")
+        with open(inp, "wb") as f:
+            f.write(bytes([0, 0, 0, 0, 0, 0, 0, 2, 0xC0, 5]) + "a\u2028b".encode() +
+                    bytes([0, 2, 0xC0, 3]) + "c\u0085".encode())
+        p = subprocess.run([CORE_WHY, "gen", "--from-input", inp], capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = p.stdout.decode("utf-8")
+        self.assertIn("\\u2028", text)
+        self.assertEqual(len(text.splitlines()), len(text.split("\n")) - 1)
+        self.assertEqual([o.path for o in opscript.parse(text)], ["/a\u2028b", "/c\u0085"])
+
     def test_empty_listing_diff(self):
         """A reader that lists nothing differs from a non-empty expected
         tree by every entry (it raised KeyError 'path' before)."""

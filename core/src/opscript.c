@@ -276,16 +276,42 @@ void vfat_script_free(struct vfat_script *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* U+0085, U+2028 and U+2029 (UTF-8 C2 85, E2 80 A8, E2 80 A9) end a line
+ * for some readers of a script (Python's str.splitlines(), editors), so
+ * they are written as escapes like the control characters. Returns the
+ * code point and its UTF-8 length in *len, or 0. */
+static unsigned separator_at(const unsigned char *s, size_t *len)
+{
+	if (s[0] == 0xC2 && s[1] == 0x85) {
+		*len = 2;
+		return 0x85;
+	}
+	if (s[0] == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9)) {
+		*len = 3;
+		return s[2] == 0xA8 ? 0x2028 : 0x2029;
+	}
+	return 0;
+}
+
 static size_t json_str(const char *s, char *out, size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, len;
+	unsigned cp;
 
 	if (n + 1 < max) out[n++] = '"';
 	for (; *s && n + 8 < max; s++) {
 		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') { out[n++] = '\\'; out[n++] = (char)ch; }
-		else if (ch < 0x20) n += (size_t)snprintf(out + n, max - n, "\\u%04x", ch);
-		else out[n++] = (char)ch;
+		if ((cp = separator_at((const unsigned char *)s, &len)) != 0) {
+			n += (size_t)snprintf(out + n, max - n, "\\u%04x", cp);
+			s += len - 1;
+		} else if (ch == '"' || ch == '\\') {
+			out[n++] = '\\';
+			out[n++] = (char)ch;
+		} else if (ch < 0x20) {
+			n += (size_t)snprintf(out + n, max - n, "\\u%04x", ch);
+		} else {
+			out[n++] = (char)ch;
+		}
 	}
 	if (n + 1 < max) out[n++] = '"';
 	out[n < max ? n : max - 1] = 0;
