@@ -10,7 +10,9 @@ the KIND of disagreement, never raw names or random bytes:
              writer family (core, kernel, mtools, kernel-nodual, ...)
     verdict  failed | differs | complains | result
     kind     normalised detail: complaint kind, differing listing field,
-             "EEXIST->ok" for op results, normalised error message
+             "EEXIST->ok" for op results, normalised error message, or a
+             named cause whatever the op and names (fsck-v1-lfn-cross,
+             v3-dummy-05: vfz.model EXCEPTIONS; op and cls are then "-")
     op       op kind involved (create, rename, ...) or "-"
     cls      DESIGN.md name class of the name involved or "-"
 
