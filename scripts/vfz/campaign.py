@@ -672,7 +672,7 @@ class Campaign:
         self.scripts = 0
         self.harvested = 0
         self.new = []             # (sig, summary) of findings written in this run
-        self.seen_divs = Counter()  # per oracle: divergences seen (incl. known)
+        self.seen_divs = Counter()  # (role, oracle or writer): divergences seen (incl. known)
         self.phase = "starting"
         self.fuzzer = None
         self.checker = None
@@ -865,7 +865,10 @@ class Campaign:
             res = self.checker.check(ops, fs)
             self.scripts += 1
             for sig, d in res.divs.items():
-                self.seen_divs[d.fields["oracle"]] += 1
+                # a writer's own (results, failures) by writer name: family
+                # names ("kernel") would mix with the reader of that name
+                role = d.fields["role"]
+                self.seen_divs[(role, d.writer if role == "writer" else d.fields["oracle"])] += 1
                 if sig in self.known:
                     continue
                 self.new_finding(d, ops, fs, src)
@@ -944,9 +947,9 @@ class Campaign:
                  f"{sum(ck.applies.values())} images written, next iteration {self.iter}")
         self.say(f"{'oracle':<14} {'role':<7} {'images':>8} {'divergences':>12}")
         for n in ck.writer_names:
-            self.say(f"{n:<14} {'writer':<7} {ck.applies[n]:>8} {self.seen_divs.get(family(n), 0):>12}")
+            self.say(f"{n:<14} {'writer':<7} {ck.applies[n]:>8} {self.seen_divs.get(('writer', n), 0):>12}")
         for n in ck.reader_names:
-            self.say(f"{n:<14} {'reader':<7} {ck.images_checked[n]:>8} {self.seen_divs.get(n, 0):>12}")
+            self.say(f"{n:<14} {'reader':<7} {ck.images_checked[n]:>8} {self.seen_divs.get(('reader', n), 0):>12}")
         if self.fuzzer:
             self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
                      f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
