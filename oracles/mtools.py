@@ -299,13 +299,15 @@ class MtoolsWriter(Writer):
                 return "EISDIR"
             if trailing_slash(op.path):
                 return "ENOTDIR"
+            off, size, seed = op.args[1], op.args[2], op.args[3]
+            if size == 0:          # pwrite of 0 bytes does not extend the file
+                return "ok"
             f = os.path.join(tmp, "data")
             if os.path.exists(f):
                 os.unlink(f)
             p = self._m(w, ["mcopy", *I, "-n", mpath(cur), f], to)
             if p.error or p.rc != 0 or not os.path.exists(f):
                 return "EIO" if not p.error else "ETIMEDOUT"
-            off, size, seed = op.args[1], op.args[2], op.args[3]
             with open(f, "rb") as fh:
                 data = bytearray(fh.read())
             if len(data) < off:
