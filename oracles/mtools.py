@@ -275,6 +275,8 @@ class MtoolsWriter(Writer):
         k = op.kind
         if k in ("mkdir", "create"):
             par, leaf, err = tree.parent_of(op.path)
+            if err == "EBUSY":     # the root itself ("/", "//"): it exists
+                return "EEXIST"
             if err:
                 return err
             if leaf in (".", ".."):

@@ -334,6 +334,8 @@ class Model:
             for x in d.kids.values():
                 if isinstance(x.alias, str) and fold(x.alias) == k:
                     return x
+        if n is None and "lookup" in self.p:
+            return self.p["lookup"](d, leaf)
         return n
 
     @staticmethod
@@ -524,6 +526,11 @@ class Model:
                 return "ENOTEMPTY"
             newname, newalias = dst.name, dst.alias     # the target's entry is reused
             del dpar.kids[fold(dst.name)]
+            if self.p.get("replace") == "respell":
+                newname = self.p.get("moved", lambda a, b: b)(src.name, self._stored(leaf))
+                newalias, err = self._make_alias(dpar, newname)
+                if err:
+                    return err
         else:
             err = self._name_err(leaf)
             if err:
@@ -768,8 +775,28 @@ def _mtools_name_err(leaf):
     return check_new_name(s.rstrip(".") + ("x" if s.endswith(".") and s.rstrip(".") else ""))
 
 
+def _mtools_lookup(d, leaf):
+    """The mtools writer (oracles/mtools.py) finds names as mtools does,
+    folding the case of every letter, not only ASCII: 'é' finds 'É', 'σ'
+    finds 'Σ'. So a new name that Linux would add next to such an entry is
+    EEXIST and nothing is made (exception mtools-nonascii-case-clash), and
+    a path spelt 'é/x' goes through 'É'. The entry of d that only this
+    fold finds, or None."""
+    key = strip_dots(leaf).lower()
+    for k in d.kids.values():
+        if strip_dots(k.name).lower() == key:
+            return k
+    return None
+
+
 # Profile knobs:
 #   name_err(leaf)   -> errno for a new name (default: the kernel's rules)
+#   lookup(dir, leaf)-> the entry of dir that leaf finds when the kernel's
+#                       lookup (ASCII case folded) finds none (default: none)
+#   replace          -> "keep" (Linux, default): a rename onto an existing
+#                       entry keeps the target's spelling; "respell": the
+#                       entry takes the new one (the mtools writer deletes
+#                       the target, then mmoves the source to the name given)
 #   store(leaf)      -> the spelling that ends up on disk (default: trailing
 #                       dots stripped)
 #   case_rename      -> "noop" (Linux 6.1, default) or "apply"
@@ -779,6 +806,8 @@ PROFILES = {
     "kernel": {},
     "mtools": {
         "name_err": _mtools_name_err,
+        "lookup": _mtools_lookup,
+        "replace": "respell",
         "store": _mtools_store,
         "moved": _mtools_moved,
     },
@@ -849,7 +878,8 @@ EXCEPTIONS = [
                "mtools folds non-ASCII case when it looks for clashes ('É' clashes with 'é'); "
                "Linux with iocharset=ascii folds ASCII only: a create of 'é' next to 'É' is "
                "EEXIST, and a rename of 'σB' to 'ΣB' (a new name for Linux) is refused by mren "
-               "and the old spelling stays"),
+               "and the old spelling stays (lookups modelled in the mtools profile: "
+               "_mtools_lookup)"),
     Exception_("mtools-astral-truncated", "mtools", "writer",
                "mtools writes each character outside the BMP as its low 16 bits "
                "(U+1D518 -> U+D518, U+1F600 -> U+F600) instead of a surrogate pair"),
@@ -911,6 +941,15 @@ def _short_able(name):
                               for c in name), "winnt")
 
 
+def _bare_shown(name):
+    """Could name be what Linux shows for a bare 8.3 entry: _short_able,
+    where a letter with no one-character upper case ('ß', cp437 E1, stays
+    E1 in an upper-case name) fits either case of its part ('ßAO' is what
+    mmove makes of 'ßaœ')."""
+    return _short_able(name) or _short_able(
+        "".join("0" if not c.isascii() and len(c.upper()) != 1 else c for c in name))
+
+
 def name_exception(oracle, side, exp, act):
     """Name of the exception that explains component act != exp, or None."""
     if exp == act:
@@ -933,10 +972,10 @@ def name_exception(oracle, side, exp, act):
     if oracle == "grub" and side == "reader":
         if act == exp.lower() and short_only(exp, "winnt"):
             return "grub-lowercase-83"
-        if not exp.isascii() and _short_able(exp) and act == _raw_oem(exp, True):
+        if not exp.isascii() and _bare_shown(exp) and act == _raw_oem(exp, True):
             return "grub-raw-oem-bytes"
     if oracle == "7z" and side == "reader":
-        if not exp.isascii() and _short_able(exp) and act == _raw_oem(exp, False):
+        if not exp.isascii() and _bare_shown(exp) and act == _raw_oem(exp, False):
             return "7z-nonascii-short"
     return None
 
