@@ -498,7 +498,9 @@ class Model:
         if not src.is_dir and (trailing_slash(src_path) or trailing_slash(dst_path)):
             return "ENOTDIR"
         leaf = dcomps[-1]
-        dst = self._find(dpar, leaf)
+        # the target as it would be stored (the kernel's lookup strips
+        # trailing dots anyway; mtools also drops trailing spaces, 'c ' is 'c')
+        dst = self._find(dpar, self._stored(leaf))
         # lock_rename trap: source an ancestor of the target's parent
         a = dpar
         while a is not None:
