@@ -26,7 +26,8 @@
  * Speed: one pristine template per geometry; after each input only the
  * bytes below the highest cluster ever allocated are restored (the
  * allocator is next-fit and the decoder's bounds keep it from wrapping).
- * One reusable vfat_checker; per op only the changed directories are
+ * One reusable vfat_checker and reusable listing scratch (no malloc per
+ * directory, file or path); per op only the changed directories are
  * listed; comparison tracing (trace-cmp) is compiled only into the code
  * that reads input bytes (see CMakeLists.txt).
  */
