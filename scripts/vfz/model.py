@@ -457,10 +457,11 @@ class Model:
 
     def _op_rmdir(self, path):
         comps = self._split(path)
-        if comps and comps[-1] == ".":
-            return "EINVAL"
-        if comps and comps[-1] == "..":
-            return "ENOTEMPTY"
+        if comps and comps[-1] in (".", ".."):
+            # do_rmdir resolves the parent first (rmdir "/a/.." without
+            # /a is ENOENT), then "." is EINVAL and ".." ENOTEMPTY
+            _, leaf, err = self._parent(path)
+            return err or ("EINVAL" if leaf == "." else "ENOTEMPTY")
         node, err = self._walk(comps)
         if err:
             return err
