@@ -259,15 +259,17 @@ static int dir_grow(struct fat_dir *d)
 	r = fat_alloc_cluster(v, d->clus[d->nclus - 1], &c);
 	if (r)
 		return r;
-	if (d->nclus < DIR_INLINE_CLUSTERS && d->clus == d->inl) {
+	if (d->clus != d->inl) {
+		nc = realloc(d->clus, (d->nclus + 1) * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+	} else if (d->nclus < DIR_INLINE_CLUSTERS) {
 		nc = d->inl;
-	} else {
+	} else {                      /* outgrows the handle */
 		nc = malloc((d->nclus + 1) * sizeof(*nc));
 		if (!nc)
 			return -ENOMEM;
-		memcpy(nc, d->clus, d->nclus * sizeof(*nc));
-		if (d->clus != d->inl)
-			free(d->clus);
+		memcpy(nc, d->inl, d->nclus * sizeof(*nc));
 	}
 	d->clus = nc;
 	d->clus[d->nclus++] = c;
