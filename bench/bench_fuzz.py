@@ -231,10 +231,14 @@ def run_measured(argv, cwd, logpath, limit, env=None):
     return (None if killed else code), wall, cpu_children() - c0
 
 
-def run_libfuzzer(target, binary, seconds, seed, scratch):
+def run_libfuzzer(target, binary, seconds, seed, scratch, overrides=None, tag=""):
+    """T seconds of libFuzzer from the committed seeds into a fresh corpus
+    <scratch>/lf-<target><tag>/corpus. overrides: libFuzzer options that
+    replace the .options file's (e.g. {"max_len": 64})."""
     opts_path, opts = options_for(target)
     dic = dict_for(target, opts, opts_path)
-    work = os.path.join(scratch, f"lf-{target}")
+    opts.update({k: str(v) for k, v in (overrides or {}).items()})
+    work = os.path.join(scratch, f"lf-{target}{tag}")
     corpus = os.path.join(work, "corpus")
     os.makedirs(corpus)
     argv = [binary, f"-seed={seed}", f"-max_total_time={seconds}", "-print_final_stats=1",

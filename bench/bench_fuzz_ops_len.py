@@ -56,37 +56,17 @@ def ops_of(path):
 
 
 def run_len(max_len, seconds, seed, scratch):
-    opts_path, opts = bf.options_for("fuzz_ops")
-    dic = bf.dict_for("fuzz_ops", opts, opts_path)
-    work = os.path.join(scratch, f"len-{max_len}")
-    corpus = os.path.join(work, "corpus")
-    os.makedirs(corpus)
-    argv = [BIN, f"-seed={seed}", f"-max_total_time={seconds}", "-print_final_stats=1",
-            f"-artifact_prefix={work}/", f"-max_len={max_len}"]
-    if dic:
-        argv.append(f"-dict={dic}")
-    for k, v in sorted(opts.items()):
-        if k not in ("dict", "max_len"):
-            argv.append(f"-{k}={v}")
-    argv += [corpus, os.path.join(SRC, "corpus", "fuzz_ops")]
-    logpath = os.path.join(work, "log")
-    code, wall, cpu = bf.run_measured(argv, work, logpath, seconds + 60)
-    with open(logpath, "rb") as f:
-        out = f.read().decode("utf-8", "replace")
-    execs = None
-    for ln in out.splitlines():
-        if ln.startswith("stat::number_of_executed_units:"):
-            execs = int(ln.split(":")[-1])
+    r = bf.run_libfuzzer("fuzz_ops", BIN, seconds, seed, scratch, {"max_len": max_len}, f"-{max_len}")
+    corpus = os.path.join(scratch, f"lf-fuzz_ops-{max_len}", "corpus")
     counts = [n for n in (ops_of(os.path.join(corpus, u)) for u in sorted(os.listdir(corpus)))
               if n is not None]
     mean_ops = sum(counts) / len(counts) if counts else None
-    epc = execs / cpu if execs and cpu > 0 else None
-    return {"max_len": max_len, "argv": argv, "execs": execs, "wall_s": round(wall, 2),
-            "cpu_s": round(cpu, 2), "exec_per_cpu_s": round(epc, 1) if epc else None,
+    epc = r["exec_per_cpu_s"]
+    return {"max_len": max_len, "argv": r["argv"], "execs": r["execs"], "wall_s": r["wall_s"],
+            "cpu_s": r["cpu_s"], "exec_per_cpu_s": epc,
             "units": len(counts), "mean_ops": round(mean_ops, 2) if mean_ops is not None else None,
             "ops_per_cpu_s": round(epc * mean_ops) if epc and mean_ops else None,
-            "load1": bf.load(),
-            "problem": None if code == 0 else (f"exit {code}" if code is not None else "killed")}
+            "load1": r["load1"], "problem": r["problem"]}
 
 
 def num(x):
