@@ -1097,10 +1097,7 @@ class Target:
             data = f.read()
         try:
             self.ops = opscript.parse(data.decode("utf-8"))
-            self.kind = "op-script"
-            if not self.ops and data.strip() and not all(
-                    ln.strip().startswith("#") or not ln.strip() for ln in data.decode().split("\n")):
-                raise opscript.OpScriptError("no ops")
+            self.kind = "op-script"     # parse raised unless every other line is blank or '#'
             return
         except (UnicodeDecodeError, opscript.OpScriptError) as e:
             err = e
