@@ -178,6 +178,145 @@ def dummy_05_explains(img, detail):
     return bool(d05) and all(any(p == q or p.startswith(q + "/") for q in d05) for p in lost)
 
 
+MTOOLS_WRITERS = ("mtools",)
+
+
+def _utf8_len(s):
+    return len(s.encode("utf-8", "surrogatepass"))
+
+
+def op_raw(raw, line):
+    """The part of the mtools writer's log for the op on line: its mtools
+    commands and their output, up to the writer's '# line N:' note."""
+    text = "\n" + (raw or "")
+    end = text.find(f"\n# line {line}: ")
+    if end < 0:
+        return ""
+    start = text.rfind("\n# line ", 0, end)
+    start = text.find("\n", start + 1) if start >= 0 else 0
+    return text[start:end]
+
+
+def _parent_is_root(path):
+    comps = []
+    for c in [c for c in path.split("/") if c][:-1]:
+        if c == "..":
+            if comps:
+                comps.pop()
+        elif c != ".":
+            comps.append(c)
+    return not comps
+
+
+def long_names_explain(img, entries):
+    """True when the core's listing of img differs from the model's
+    entries only in paths with a component over 255 UTF-8 bytes (lost, or
+    shown under another name: no more extra entries than lost ones)."""
+    r = oracles.get_reader("core").read(img)
+    if r.error or r.listing is None:
+        return False
+    exp = {(e["path"], e["type"]) for e in entries}
+    act = {(e["path"], e["type"]) for e in r.listing}
+    lost, extra = exp - act, act - exp
+    return bool(lost) and len(extra) <= len(lost) and all(
+        any(_utf8_len(c) > model.MTOOLS_NAME_BYTES for c in p.split("/")) for p, _ in lost)
+
+
+def mtools_known_failure(ops, expected, wr, bad, fat_bits, img, entries):
+    """A known failure of the mtools writer (vfz.model EXCEPTIONS) behind
+    its first divergence -> (index of the op it starts at, kind), else
+    (None, None). bad: index of the first op whose result differs (None:
+    all equal). Evidence only:
+      mtools-no-dir-slots: that op's own mtools output says 'No directory
+        slots', the model expects ok, and its directory can grow (not the
+        FAT12/16 root);
+      mtools-long-utf8: an op at or before it names a component over 255
+        UTF-8 bytes (model.mtools_long_names) and the divergence is the
+        writer's failure, a result on such an op, or, with no result
+        divergence before it, the image's names (core listing)."""
+    if bad is not None and not wr.error:
+        op, a, e = ops[bad], wr.results[bad] if bad < len(wr.results) else None, expected[bad]
+        if op.kind in ("create", "mkdir", "rename") and e == "ok" and a == "EINVAL" \
+                and "No directory slots" in op_raw(wr.raw, op.line):
+            target = op.args[1] if op.kind == "rename" else op.args[0]
+            if fat_bits == 32 or not _parent_is_root(target):
+                return bad, model.MTOOLS_NO_DIR_SLOTS
+    at = next((i for i, op in enumerate(ops) if model.mtools_long_names(op)), None)
+    if at is None:
+        return None, None
+    if wr.error:
+        return (at, model.MTOOLS_LONG_UTF8) if at <= len(wr.results) else (None, None)
+    if bad is not None:
+        if bad < at:
+            return None, None
+        if model.mtools_long_names(ops[bad]):
+            return at, model.MTOOLS_LONG_UTF8
+    if img and long_names_explain(img, entries):
+        return at, model.MTOOLS_LONG_UTF8
+    return None, None
+
+
+def trailing_dot_explains(detail, listing=None):
+    """True when a reader's listing diff is only entries whose name ends
+    in '.' listed without size or contents (Linux lists them but cannot
+    open them) and entries under such a directory missing (exception
+    mtools-trailing-dot-unopenable). listing: the reader's own entries,
+    whose dotted names the diff may show as the model spells them (a named
+    writer exception mapped 'C.O.' to 'C.O'); the dots then come from
+    there."""
+    exp, act = {}, {}
+    for ln in detail.split("\n"):
+        if ln[:2] in ("- ", "+ "):
+            try:
+                e = json.loads(ln[2:])
+            except ValueError:
+                return False
+            (exp if ln[0] == "-" else act)[e.get("path")] = e
+        elif ln.strip():
+            return False
+    if not exp or set(act) - set(exp):
+        return False
+
+    def comps(p):
+        return [c for c in (p or "").split("/") if c]
+
+    def dotted(cs):
+        return any(c.endswith(".") and c not in (".", "..") for c in cs)
+
+    def key(cs):
+        return "/".join(c.rstrip(".").upper() for c in cs)
+    # dotted entries as the reader listed them, unopened (no size)
+    shown = {key(comps(e.get("path"))) for e in listing or ()
+             if dotted(comps(e.get("path"))[-1:]) and "size" not in e and "sha256" not in e}
+
+    def unopened(cs):
+        return dotted(cs[-1:]) or key(cs) in shown
+    for p, e in exp.items():
+        cs = comps(p)
+        if p in act:
+            a = act[p]
+            if a.get("type") != e.get("type") or "size" in a or "sha256" in a or \
+                    not any(unopened(cs[:i]) for i in range(1, len(cs) + 1)):
+                return False
+        elif not any(unopened(cs[:i]) for i in range(1, len(cs))):
+            return False
+    return True
+
+
+def mtools_reader_long_names(rr, entries):
+    """The mtools reader failed to copy the tree to the host because of a
+    name over 255 UTF-8 bytes as mtools shows it (the host refuses it):
+    mcopy died of stack smashing, or every complaint is mcopy's 'File name
+    too long'; and the tree holds such a name (exception mtools-long-utf8)."""
+    raw = rr.raw or ""
+    if "stack smashing detected" not in raw and not (
+            rr.complaints and all(c.startswith("mcopy exit") and "File name too long" in c
+                                  for c in rr.complaints)):
+        return False
+    return any(any(_utf8_len(model.mtools_shown(c)) > model.MTOOLS_NAME_BYTES
+                   for c in e["path"].split("/")) for e in entries or ())
+
+
 class HarnessError:
     def __init__(self, msg):
         self.msg = msg
@@ -321,7 +460,53 @@ class Checker:
             res.raws[wn] = wr.raw
             res.verdicts[wn] = {}
             res.details[wn] = {}
-            if wr.error:
+            # the first op whose result differs (unexplained by the model's
+            # named exceptions)
+            bad = None
+            if not wr.error:
+                for i, op in enumerate(ops):
+                    e = m.results[i] if i < len(m.results) else None
+                    a = wr.results[i] if i < len(wr.results) else None
+                    if e == a or (a is not None and model.result_exception(wn, op, e, a)):
+                        continue
+                    bad = i
+                    break
+            cut, known = None, None
+            if wn in MTOOLS_WRITERS:
+                cut, known = mtools_known_failure(ops, m.results, wr, bad, diff.parse_fs(FS_SPECS.get(fs, fs))[0],
+                                                  img, m.entries())
+            if known:
+                # a known failure of the writer: one finding, whatever the
+                # op and the names; what the writer did from that op on is
+                # not the model's, so the readers check the script cut
+                # before it (no follow-on reader findings)
+                op = ops[cut]
+                det = (f"named exception {known} from line {op.line}: {op}"
+                       + (f"; writer failed: {wr.error}" if wr.error else "")
+                       + (f"; first differing result line {ops[bad].line}: {ops[bad]}: expected "
+                          f"{m.results[bad]}, got {wr.results[bad] if bad < len(wr.results) else None}"
+                          if bad is not None else "; results as expected, the image's names differ")
+                       + f"; readers check the first {cut} ops")
+                res.verdicts[wn]["(writer)"] = "differs"
+                res.details[wn]["(writer)"] = det
+                res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
+                                    "kind": known, "op": "-", "cls": "-"}, wn, det))
+                if readers is not None and not [rn for rn, _ in self.readers if rn in readers]:
+                    continue
+                pre = ops[:cut]
+                img = os.path.join(wdir, f"{wn}-cut.img")
+                findings.sparse_copy(base, img)
+                try:
+                    pw = w.apply(img, pre, diff.WRITE_TIMEOUT)
+                except Exception as e:
+                    pw = oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+                res.images[f"{wn}-cut"] = img
+                res.raws[f"{wn}-cut"] = pw.raw
+                if pw.error:
+                    continue
+                m = model.Model(*model_key(wn))
+                m.apply(pre)
+            elif wr.error:
                 res.verdicts[wn]["(writer)"] = "failed"
                 res.details[wn]["(writer)"] = wr.error
                 last = ops[len(wr.results)] if len(wr.results) < len(ops) else None
@@ -332,12 +517,9 @@ class Checker:
                                                 else last.path if last else None)},
                                    wn, wr.error))
                 continue
-            used = Counter()
-            for i, op in enumerate(ops):
-                e = m.results[i] if i < len(m.results) else None
-                a = wr.results[i] if i < len(wr.results) else None
-                if e == a or (a is not None and model.result_exception(wn, op, e, a)):
-                    continue
+            elif bad is not None:
+                op = ops[bad]
+                e, a = m.results[bad], wr.results[bad] if bad < len(wr.results) else None
                 cls = _cls(op.path)
                 if op.kind == "rename":
                     cls = f"{_cls(op.args[0])}>{_cls(op.args[1])}"
@@ -346,7 +528,7 @@ class Checker:
                 res.details[wn]["(writer)"] = det
                 res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
                                     "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
-                break
+            used = Counter()
             exp_entries = m.entries()
             exp_c = expected_dosfsck(wn, m, fs, img)
             for rn, r in self.readers:
@@ -372,19 +554,26 @@ class Checker:
                 res.verdicts[wn][rn] = v
                 res.details[wn][rn] = d
                 if v != "ok":
-                    for div in self._reader_divs(ops, wn, rn, rr, v, d, exp_c, img):
+                    for div in self._reader_divs(ops, wn, rn, rr, v, d, exp_c, img, exp_entries):
                         res.add(div)
         return res
 
-    def _reader_divs(self, ops, wn, rn, rr, v, d, exp_c, img):
+    def _reader_divs(self, ops, wn, rn, rr, v, d, exp_c, img, entries=None):
         base = {"role": "reader", "oracle": rn, "verdict": v}
         if v == "failed":
+            if rn == "mtools" and mtools_reader_long_names(rr, entries):
+                yield Divergence(dict(base, kind=model.MTOOLS_LONG_UTF8, op="-", cls="-"), wn, d)
+                return
             yield Divergence(dict(base, kind=findings.normalise(rr.error, 60), op="-", cls="-"), wn, d)
             return
         if v == "differs":
             if wn in V3_WRITERS and dummy_05_explains(img, d):
                 # one signature per reader, whatever the op and the names
                 yield Divergence(dict(base, kind=model.V3_DUMMY_05, op="-", cls="-"), wn, d)
+                return
+            if wn in MTOOLS_WRITERS and trailing_dot_explains(d, rr.listing):
+                # named exception: one signature per reader
+                yield Divergence(dict(base, kind=model.MTOOLS_TRAILING_DOT, op="-", cls="-"), wn, d)
                 return
             kind, p = _listing_fields(d)
             yield Divergence(dict(base, kind=kind, op=_op_for_path(ops, p), cls=_cls(p)), wn, d)
@@ -413,6 +602,11 @@ class Checker:
                 yield Divergence(dict(base, kind=diff.CROSS, op="-", cls="-"), wn, d)
             elif not differs and "repair probe: fsck.fat -a destroyed" in d:
                 yield Divergence(dict(base, kind="repair-data-lost", op="-", cls="-"), wn, d)
+            return
+        if rn == "mtools" and mtools_reader_long_names(rr, entries):
+            # mcopy failed to copy the tree: one signature with the crash
+            yield Divergence(dict(base, verdict="failed", kind=model.MTOOLS_LONG_UTF8, op="-", cls="-"),
+                             wn, d)
             return
         seen = set()
         for c in rr.complaints:
