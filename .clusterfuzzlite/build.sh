@@ -27,9 +27,15 @@ for f in core/src/*.c harnesses/model.c; do
 done
 
 # fuzz_ops keeps comparison tracing only in the code that compares input
-# bytes (decoder, name generator, op-script); see harnesses/CMakeLists.txt.
+# bytes (decoder, name generator, op-script), and edge coverage only in
+# the code under test (not in the checker, the model or the harness); see
+# harnesses/CMakeLists.txt.
 NOCMP=""
-case "$CFLAGS" in *sanitize=fuzzer*|*trace-cmp*) NOCMP="-fno-sanitize-coverage=trace-cmp" ;; esac
+NOCOV=""
+case "$CFLAGS" in *sanitize=fuzzer*|*trace-cmp*)
+  NOCMP="-fno-sanitize-coverage=trace-cmp"
+  NOCOV="-fno-sanitize-coverage=inline-8bit-counters,pc-table" ;;
+esac
 ops_objs=("${objs[@]}")
 if [ -n "$NOCMP" ]; then
   ops_objs=()
@@ -37,8 +43,10 @@ if [ -n "$NOCMP" ]; then
   for f in core/src/*.c harnesses/model.c; do
     b=$(basename "${f%.c}")
     case "$b" in fuzzinput|gen|opscript) ops_objs+=("$WORKDIR/$b.o"); continue ;; esac
+    flags=$NOCMP
+    case "$b" in check|model) flags="$NOCMP $NOCOV" ;; esac
     # shellcheck disable=SC2086
-    $CC $CFLAGS $NOCMP -std=c11 $INC -c "$f" -o "$WORKDIR/ops/$b.o"
+    $CC $CFLAGS $flags -std=c11 $INC -c "$f" -o "$WORKDIR/ops/$b.o"
     ops_objs+=("$WORKDIR/ops/$b.o")
   done
 fi
@@ -46,7 +54,7 @@ fi
 for t in fuzz_ops fuzz_image fuzz_names; do
   tobjs=("${objs[@]}")
   tflags=""
-  if [ "$t" = fuzz_ops ]; then tobjs=("${ops_objs[@]}"); tflags=$NOCMP; fi
+  if [ "$t" = fuzz_ops ]; then tobjs=("${ops_objs[@]}"); tflags="$NOCMP $NOCOV"; fi
   # shellcheck disable=SC2086
   $CC $CFLAGS $tflags -std=c11 $INC -c "harnesses/$t.c" -o "$WORKDIR/$t.o"
   # shellcheck disable=SC2086
