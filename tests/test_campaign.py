@@ -265,7 +265,8 @@ class CampaignTests(unittest.TestCase):
 
     def test_9_mtools_writer_known_failures_one_signature(self):
         """Known failures of the mtools writer (vfz.model EXCEPTIONS
-        mtools-long-utf8, mtools-no-dir-slots) are one finding each, whatever
+        mtools-long-utf8, mtools-no-dir-slots, mtools-mmove-grow-abort) are
+        one finding each, whatever
         the op and the names (campaign 4 filed 6-11 per behaviour), found
         from real evidence, and the readers check the script cut before the
         failing op: no follow-on reader findings. A full FAT16 root
@@ -293,6 +294,11 @@ class CampaignTests(unittest.TestCase):
             ("fat16", 'mkdir "/d"\n' + "".join(f'create "/d/F{i}" 0 0\n' for i in range(10))
              + f'mkdir "/d/{"m" * 250}"\ncreate "/d/after" 1 1\n'),
         ]
+        aborts = [
+            # mmove must grow the directory for the new name: dirCache assertion
+            ("fat16", f'mkdir "/d"\ncreate "/d/x" 1 1\nrename "/d/x" "/d/{"k" * 170}"\ncreate "/d/y" 1 1\n'),
+            ("fat32", f'create "/a" 1 1\nrename "/a" "/{"k" * 200}"\ncreate "/z" 1 1\n'),
+        ]
         root_full = "".join(f'create "/{i:02d}{"r" * 240}" 0 0\n' for i in range(26))
         ck = campaign.Checker(["dosfsck", "mtools"], ["mtools", "core-dual"])
         try:
@@ -318,6 +324,14 @@ class CampaignTests(unittest.TestCase):
                     self.assertEqual(self.sigs_of(r), [("writer", "mtools", "result", "mtools-no-dir-slots", "-", "-")],
                                      r.details.get("mtools"))
                     self.assertIn("No directory slots", r.raws["mtools"])
+            for fs, text in aborts:
+                r = ck.check(opscript.parse(text), fs)
+                with self.subTest(script=text[:60]):
+                    self.assertEqual(self.sigs_of(r),
+                                     [("writer", "mtools", "result", "mtools-mmove-grow-abort", "-", "-")],
+                                     r.details.get("mtools"))
+                    self.assertIn("freeDirCacheRange: Assertion", r.raws["mtools"])
+                    self.assertEqual(r.verdicts["mtools"]["mtools"], "ok")
             # a fixed root that is full: core-dual diverges too, nothing is named
             r = ck.check(opscript.parse(root_full), "fat16")
             kinds = {(d.writer, d.fields["kind"]) for d in r.divs.values()}

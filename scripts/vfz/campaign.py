@@ -230,30 +230,35 @@ def mtools_known_failure(ops, expected, wr, bad, fat_bits, img, entries):
       mtools-no-dir-slots: that op's own mtools output says 'No directory
         slots', the model expects ok, and its directory can grow (not the
         FAT12/16 root);
+      mtools-mmove-grow-abort: that op is a rename the model expects to
+        succeed and its mmove/mren died of dirCache.c's freeDirCacheRange
+        assertion (EIO);
       mtools-long-utf8: an op at or before it names a component over 255
         UTF-8 bytes (model.mtools_long_names) and the divergence is the
         writer's failure, a result on such an op, or, with no result
         divergence before it, the image's names (core listing)."""
+    found = []
     if bad is not None and not wr.error:
         op, a, e = ops[bad], wr.results[bad] if bad < len(wr.results) else None, expected[bad]
         if op.kind in ("create", "mkdir", "rename") and e == "ok" and a == "EINVAL" \
                 and "No directory slots" in op_raw(wr.raw, op.line):
             target = op.args[1] if op.kind == "rename" else op.args[0]
             if fat_bits == 32 or not _parent_is_root(target):
-                return bad, model.MTOOLS_NO_DIR_SLOTS
+                found.append((bad, model.MTOOLS_NO_DIR_SLOTS))
+        if op.kind == "rename" and e == "ok" and a == "EIO" and \
+                "freeDirCacheRange: Assertion" in op_raw(wr.raw, op.line):
+            found.append((bad, model.MTOOLS_MMOVE_GROW))
     at = next((i for i, op in enumerate(ops) if model.mtools_long_names(op)), None)
-    if at is None:
-        return None, None
-    if wr.error:
-        return (at, model.MTOOLS_LONG_UTF8) if at <= len(wr.results) else (None, None)
-    if bad is not None:
-        if bad < at:
-            return None, None
-        if model.mtools_long_names(ops[bad]):
-            return at, model.MTOOLS_LONG_UTF8
-    if img and long_names_explain(img, entries):
-        return at, model.MTOOLS_LONG_UTF8
-    return None, None
+    if at is not None:
+        if wr.error:
+            if at <= len(wr.results):
+                found.append((at, model.MTOOLS_LONG_UTF8))
+        elif bad is not None and bad >= at and model.mtools_long_names(ops[bad]):
+            found.append((at, model.MTOOLS_LONG_UTF8))
+        elif (bad is None or bad > at) and img and long_names_explain(img, entries):
+            found.append((at, model.MTOOLS_LONG_UTF8))
+    # the earliest: what the writer did from there on is not the model's
+    return min(found) if found else (None, None)
 
 
 def trailing_dot_explains(detail, listing=None):
