@@ -15,7 +15,14 @@ target's dictionary and a fixed -seed. Reported per L:
                         which are what it mutates and executes;
   ops per CPU-second    the two multiplied: the checked-op rate;
   vs L=2048             exec per CPU-second relative to the committed
-                        max_len, measured in the same run.
+                        max_len, measured in the same run;
+  checks after the last op only
+                        exec per CPU-second of fuzz_ops_checklast (the same
+                        target built with -DFUZZ_OPS_CHECK_LAST: no
+                        vfat_check, content read or failed-op compare
+                        after each op, only the listing the model learns
+                        aliases from; everything after the last op) at the
+                        same L and seed: what the per-op checks cost.
 Not a test: nothing is asserted. Writes fuzz_ops_len.md and .json.
 
   scripts/vfatfuzz bench fuzz_ops_len --no-setup [--quick]
@@ -37,6 +44,7 @@ import bench_fuzz as bf  # noqa: E402  (shared runners: one definition of how a 
 SRC = bf.SRC
 VFAT = os.path.join(SRC, "build", "vfat")
 BIN = os.path.join(SRC, "build-fuzz", "fuzz", "fuzz_ops")
+BIN_LAST = os.path.join(SRC, "build-fuzz", "fuzz", "fuzz_ops_checklast")
 
 
 def ops_of(path):
@@ -62,7 +70,10 @@ def run_len(max_len, seconds, seed, scratch):
               if n is not None]
     mean_ops = sum(counts) / len(counts) if counts else None
     epc = r["exec_per_cpu_s"]
-    return {"max_len": max_len, "argv": r["argv"], "execs": r["execs"], "wall_s": r["wall_s"],
+    last = bf.run_libfuzzer("fuzz_ops", BIN_LAST, seconds, seed, scratch, {"max_len": max_len},
+                            f"-last-{max_len}")
+    return {"last_exec_per_cpu_s": last["exec_per_cpu_s"], "last_problem": last["problem"],
+            "max_len": max_len, "argv": r["argv"], "execs": r["execs"], "wall_s": r["wall_s"],
             "cpu_s": r["cpu_s"], "exec_per_cpu_s": epc,
             "units": len(counts), "mean_ops": round(mean_ops, 2) if mean_ops is not None else None,
             "ops_per_cpu_s": round(epc * mean_ops) if epc and mean_ops else None,
@@ -76,16 +87,20 @@ def num(x):
 def table(rows, seconds):
     ref = next((r for r in rows if r["max_len"] == 2048 and r["exec_per_cpu_s"]), None)
     out = [f"| -max_len | execs in {seconds} s | exec per CPU-s | kept inputs | ops per input (mean) "
-           "| ops checked per CPU-s | load | exec/CPU-s vs max_len 2048 |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| ops checked per CPU-s | load | exec/CPU-s vs max_len 2048 "
+           "| exec per CPU-s, checks after the last op only | every op checked vs last only |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = (f"{r['exec_per_cpu_s'] / ref['exec_per_cpu_s']:.2f}x"
                  if ref and r["exec_per_cpu_s"] else "-")
-        out.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        last = r.get("last_exec_per_cpu_s")
+        vs_last = f"{r['exec_per_cpu_s'] / last:.2f}x" if last and r["exec_per_cpu_s"] else "-"
+        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["max_len"], bf.fmt_int(r["execs"]), num(r["exec_per_cpu_s"]), r["units"],
             "-" if r["mean_ops"] is None else f"{r['mean_ops']:.1f}",
             num(r["ops_per_cpu_s"]), r["load1"],
-            ratio + (f" ({r['problem']})" if r["problem"] else "")))
+            ratio + (f" ({r['problem']})" if r["problem"] else ""),
+            num(last) + (f" ({r['last_problem']})" if r.get("last_problem") else ""), vs_last))
     return "\n".join(out)
 
 
@@ -110,9 +125,9 @@ def main():
     bf.become_subreaper()
     notes = []
     if not a.no_build:
-        bf.build("fuzz", "build-fuzz", ["fuzz_ops"], notes)
+        bf.build("fuzz", "build-fuzz", ["fuzz_ops", "fuzz_ops_checklast"], notes)
         bf.build("default", "build", ["vfat"], notes)
-    for p in (BIN, VFAT):
+    for p in (BIN, BIN_LAST, VFAT):
         if not os.access(p, os.X_OK):
             print(f"bench_fuzz_ops_len: {os.path.relpath(p, SRC)} is missing (build it or drop --no-build)",
                   file=sys.stderr)
@@ -122,10 +137,11 @@ def main():
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
         for n in lens:
-            bf.log(f"fuzz_ops -max_len={n}: {a.seconds} s")
+            bf.log(f"fuzz_ops and fuzz_ops_checklast -max_len={n}: {a.seconds} s each")
             r = run_len(n, a.seconds, a.seed, scratch)
             bf.log(f"  {num(r['exec_per_cpu_s'])} exec/CPU-s, {r['mean_ops']} ops/input, "
-                   f"{num(r['ops_per_cpu_s'])} ops/CPU-s")
+                   f"{num(r['ops_per_cpu_s'])} ops/CPU-s; checks after the last op only: "
+                   f"{num(r['last_exec_per_cpu_s'])} exec/CPU-s")
             rows.append(r)
     finally:
         if not a.keep:
@@ -133,7 +149,8 @@ def main():
     md = [f"# fuzz_ops throughput against script length ({stamp})", "",
           f"`fuzz` preset (libFuzzer + ASan + UBSan), seed {a.seed}, {a.seconds} s per -max_len, "
           "2 cores shared with other jobs; every op checked (vfat_check, model, unchanged image "
-          "after a failed op).", "", table(rows, a.seconds), ""]
+          "after a failed op), and the same target with its checks after the last op only "
+          "(fuzz_ops_checklast).", "", table(rows, a.seconds), ""]
     md += [f"- {n}" for n in notes]
     md += ["", "Command line of one point (from the repository):", "", "```",
            " ".join(os.path.relpath(x, SRC) if x.startswith(SRC) else x for x in rows[0]["argv"])
