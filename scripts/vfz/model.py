@@ -284,6 +284,9 @@ class Node:
     parent: "Node" = None
     alias: object = None   # dual mode, long names: the 8.3 alias as Linux shows
                            # it (a str lookups also match) or a HexAlias
+    case: tuple = None     # profiles with a "case_of" knob (mtools): the NT
+                           # lower-case flags (base, ext) of the short entry the
+                           # entry was made with; a rename keeps them
 
 
 class Model:
@@ -421,6 +424,8 @@ class Model:
         if err:
             return err
         n = Node(self._stored(leaf), is_dir, bytearray(data), parent=par)
+        if "case_of" in self.p:
+            n.case = self.p["case_of"](n.name)
         n.alias, err = self._make_alias(par, n.name)
         if err:
             return err
@@ -530,7 +535,7 @@ class Model:
             newname, newalias = dst.name, dst.alias     # the target's entry is reused
             del dpar.kids[fold(dst.name)]
             if self.p.get("replace") == "respell":
-                newname = self.p.get("moved", lambda a, b: b)(src.name, self._stored(leaf))
+                newname = self._moved(src, self._stored(leaf))
                 newalias, err = self._make_alias(dpar, newname)
                 if err:
                     return err
@@ -539,8 +544,7 @@ class Model:
             if err:
                 return err
             newname = self._stored(leaf)
-            if "moved" in self.p:
-                newname = self.p["moved"](src.name, newname)
+            newname = self._moved(src, newname)
             newalias, err = self._make_alias(dpar, newname)   # the source still in place
             if err:
                 return err
@@ -550,6 +554,11 @@ class Model:
         src.parent = dpar
         dpar.kids[fold(newname)] = src
         return "ok"
+
+    def _moved(self, src, new):
+        """The spelling a renamed entry ends up with (profile knob "moved")."""
+        f = self.p.get("moved")
+        return f(src.name, new, src.case) if f else new
 
     # ------------------------------------------------------------ output
     def entries(self):
@@ -745,23 +754,36 @@ def _mtools_bare(name):
     return _short_able(name) and base.upper() not in MTOOLS_RESERVED
 
 
-def _mtools_moved(src_name, new):
+def _mtools_parts(n):
+    i = n.rfind(".")
+    return (n[:i], n[i + 1:]) if i > 0 else (n, "")
+
+
+def _mtools_case_of(name):
+    """The NT lower-case flags (base, ext) mtools gives the short entry of
+    a new name (stored form): per part, for a bare 8.3 entry ('x.TXT':
+    base); none when the name gets a long name (measured: 'lower.text',
+    '.c', 'long name' all 0)."""
+    if not _mtools_bare(name):
+        return (False, False)
+    return tuple(any(c.islower() for c in x) for x in _mtools_parts(name))
+
+
+def _mtools_moved(src_name, new, case=None):
     """The name mmove/mren give an entry (measured, mtools 4.0.32): the new
     short entry takes the NT case byte of the source's. A target stored as
-    a bare 8.3 entry therefore shows in upper case when the source had a
-    long name ('Long Name' -> 'éa' is 'ÉA', -> 'ab.c' is 'AB.C'), and with
-    the source's lower-case bits, per part, when the source was a bare 8.3
-    entry ('x' -> 'AB' is 'ab', 'x.TXT' -> 'ab.c' is 'ab.C'); a target that
-    gets a long name keeps its spelling ('Ab', 'a+b')."""
+    a bare 8.3 entry therefore shows in upper case when the source was made
+    with a long name ('Long Name' -> 'éa' is 'ÉA', -> 'ab.c' is 'AB.C'), and
+    with the source's lower-case bits, per part, when it was made as a bare
+    8.3 entry ('x' -> 'AB' is 'ab', 'x.TXT' -> 'ab.c' is 'ab.C'); the bits
+    go along through renames to long names ('a' -> '.c' -> 'A' is 'a',
+    campaign 15: case = the flags the entry was made with, _mtools_case_of;
+    None: from src_name). A target that gets a long name keeps its spelling
+    ('Ab', 'a+b')."""
     if not _mtools_bare(new):
         return new
-
-    def parts(n):
-        i = n.rfind(".")
-        return (n[:i], n[i + 1:]) if i > 0 else (n, "")
-    lower = [False, False]
-    if _mtools_bare(src_name):
-        lower = [any(c.islower() for c in x) for x in parts(src_name)]
+    parts = _mtools_parts
+    lower = list(case) if case is not None else list(_mtools_case_of(src_name))
     out = ["".join(c.lower() if lo and len(c.lower()) == 1 else _cp437_upper(c) for c in x)
            for x, lo in zip(parts(new), lower)]
     return out[0] + ("." + out[1] if out[1] else "")
@@ -803,7 +825,9 @@ def _mtools_lookup(d, leaf):
 #   store(leaf)      -> the spelling that ends up on disk (default: trailing
 #                       dots stripped)
 #   case_rename      -> "noop" (Linux 6.1, default) or "apply"
-#   moved(src, new)  -> the spelling a renamed entry ends up with (default:
+#   case_of(name)    -> the NT case flags a new entry's short entry gets
+#                       (kept through renames, handed to moved)
+#   moved(src, new, case) -> the spelling a renamed entry ends up with (default:
 #                       new, the stored form of the target's leaf)
 PROFILES = {
     "kernel": {},
@@ -813,6 +837,7 @@ PROFILES = {
         "replace": "respell",
         "store": _mtools_store,
         "moved": _mtools_moved,
+        "case_of": _mtools_case_of,
     },
 }
 
