@@ -156,7 +156,7 @@ def _listing_fields(detail):
     return "other", None
 
 
-V3_WRITERS = ("core-v3", "kernel-nodual-v3")
+V3_WRITERS = diff.V3_WRITERS
 
 
 def dummy_05_explains(img, detail):
@@ -446,14 +446,15 @@ class Checker:
             if writers is not None and wn not in writers:
                 continue
             prof = model_key(wn)
-            if prof not in models:
+            key = prof + (diff.shortname_rule(wn),)     # the rule sets slot counts
+            if key not in models:
                 try:
-                    m = model.Model(*prof)
+                    m = model.Model(*prof, root=model.root_for(prof[0], base), rule=key[-1])
                     m.apply(ops)
                 except Exception as e:          # a harness bug is a finding, not a crash
                     m = HarnessError(f"model {prof}: {type(e).__name__}: {e}")
-                models[prof] = m
-            m = models[prof]
+                models[key] = m
+            m = models[key]
             if isinstance(m, HarnessError):
                 res.add(Divergence({"role": "harness", "oracle": "model", "verdict": "failed",
                                     "kind": findings.normalise(m.msg, 80), "op": "-", "cls": "-"},
@@ -514,7 +515,8 @@ class Checker:
                 res.raws[f"{wn}-cut"] = pw.raw
                 if pw.error:
                     continue
-                m = model.Model(*model_key(wn))
+                m = model.Model(*model_key(wn), root=model.root_for(model_key(wn)[0], base),
+                                rule=diff.shortname_rule(wn))
                 m.apply(pre)
             elif wr.error:
                 res.verdicts[wn]["(writer)"] = "failed"

@@ -506,16 +506,24 @@ def model_for_writer(wn):
     return "kernel", ("dual" if wn in DUAL_WRITERS else "nodual")
 
 
+V3_WRITERS = ("core-v3", "kernel-nodual-v3")
+
+
+def shortname_rule(wn):
+    """short_only's rule for writer wn: the v3 patch forces winnt."""
+    return "winnt" if wn in V3_WRITERS else "win95"
+
+
 def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     used = Counter()
     t = {"target": wn, "writer": wn, "readers": {}}
     profile, names = model_for_writer(wn)
-    m = model.Model(profile, names)
+    img = os.path.join(tmp, f"{wn}.img")
+    mkfs(img, *fs)
+    m = model.Model(profile, names, root=model.root_for(profile, img), rule=shortname_rule(wn))
     m.apply(ops)
     exp_entries = m.entries()
     t["expected_results"] = m.results
-    img = os.path.join(tmp, f"{wn}.img")
-    mkfs(img, *fs)
     progress(f"{wn} applying {len(ops)} ops")
     try:
         wr = w.apply(img, ops, WRITE_TIMEOUT)

@@ -58,7 +58,13 @@ name with the long name and with the short one), ASCII-case-insensitively:
 EEXIST; write, unlink, rename from and onto it, paths through it work).
 No lookup can match two entries (a name that fits 8.3 has its own form
 as short name, and short names are unique), so the model needs no
-directory order. A renamed entry keeps the alias of the entry it
+directory order, except where space runs out: the fixed root of FAT12
+and FAT16 (FixedRoot, Model(root=...)) holds as many 32-byte slots as
+the boot sector says, and fat_add_entries takes the first run of free
+slots long enough for the new entry (1 for a bare 8.3 name, else one LFN
+slot per 13 UTF-16 units + the short entry) or fails with ENOSPC. A
+rename to a new name adds the new entry before it removes the old one;
+replacing an existing entry reuses the target's slots. A renamed entry keeps the alias of the entry it
 replaces, or gets a new one in the target directory.
 Not predictable: hex aliases. A script that spells one, or whose ~N form
 a hex alias happens to hold (Linux then skips that N), can diverge from
@@ -287,15 +293,79 @@ class Node:
     case: tuple = None     # profiles with a "case_of" knob (mtools): the NT
                            # lower-case flags (base, ext) of the short entry the
                            # entry was made with; a rename keeps them
+    slots: tuple = None    # (first, count) in a FixedRoot, for its entries
+
+
+def slots_needed(name, rule="win95"):
+    """Directory slots Linux writes for name (vfat_build_slots): a bare 8.3
+    entry, or one LFN slot per 13 UTF-16 units and the short entry (alias
+    or dummy: the same count in dual and nodual modes). rule: short_only's
+    (winnt for the v3 patch, which stores "abc.txt" bare)."""
+    return 1 if short_only(name, rule) else (utf16_len(name) + 12) // 13 + 1
+
+
+class FixedRoot:
+    """The slots of a FAT12/16 root: a fixed array (BPB root entry count),
+    some taken before the script runs (the volume label)."""
+
+    def __init__(self, count, taken=()):
+        self.used = [False] * count
+        for i in taken:
+            if 0 <= i < count:
+                self.used[i] = True
+
+    def alloc(self, n):
+        """First-fit run of n free slots, as fat_add_entries scans for it
+        -> its first index, or None (ENOSPC)."""
+        run = 0
+        for i, u in enumerate(self.used):
+            run = 0 if u else run + 1
+            if run == n:
+                for j in range(i - n + 1, i + 1):
+                    self.used[j] = True
+                return i - n + 1
+        return None
+
+    def free(self, slots):
+        first, n = slots
+        for j in range(first, first + n):
+            self.used[j] = False
+
+
+def root_for(profile, image):
+    """The FixedRoot a model of profile starts from on image: the kernel
+    profile (Linux and the core) fills a FAT12/16 root slot by slot; the
+    mtools profile has its own slot rules and keeps an unbounded root."""
+    return fixed_root_of(image) if profile == "kernel" else None
+
+
+def fixed_root_of(image):
+    """FixedRoot of a FAT12/16 image file (its root's size and the slots in
+    use), or None for FAT32 (a root that grows like any directory)."""
+    with open(image, "rb") as f:
+        boot = f.read(512)
+        bps = int.from_bytes(boot[11:13], "little")
+        count = int.from_bytes(boot[17:19], "little")
+        if not count or not bps:
+            return None
+        reserved = int.from_bytes(boot[14:16], "little")
+        fat_secs = int.from_bytes(boot[22:24], "little")
+        f.seek((reserved + boot[16] * fat_secs) * bps)
+        raw = f.read(count * 32)
+    taken = [i for i in range(len(raw) // 32) if raw[i * 32] not in (0, 0xE5)]
+    return FixedRoot(count, taken)
 
 
 class Model:
     """Apply ops one by one; results[i] is "ok" or an errno name."""
 
-    def __init__(self, profile="kernel", names="nodual"):
+    def __init__(self, profile="kernel", names="nodual", root=None, rule="win95"):
         """names: "dual" (stock Linux, core-dual: long names get an 8.3
         alias, and a plain alias is a name lookups match) or "nodual" (the
-        patch: dummies, which lookups never match)."""
+        patch: dummies, which lookups never match). root: the FixedRoot of
+        the image the script runs on (fixed_root_of), None = a root that
+        never fills; rule: which names take a single slot there (short_only:
+        winnt for the v3 writers)."""
         if profile not in PROFILES:
             raise ValueError(f"unknown model profile {profile!r}")
         if names not in ("dual", "nodual"):
@@ -304,6 +374,8 @@ class Model:
         self.profile = profile
         self.p = PROFILES[profile]
         self.root = Node("", True)
+        self.fixed = root
+        self.rule = rule
         self.results = []
 
     # ------------------------------------------------------------ lookup
@@ -429,8 +501,27 @@ class Model:
         n.alias, err = self._make_alias(par, n.name)
         if err:
             return err
+        if not self._take_slots(par, n, n.name):
+            return "ENOSPC"
         par.kids[fold(n.name)] = n
         return "ok"
+
+    def _take_slots(self, d, node, name):
+        """Room for name's entry in directory d (only a fixed root can be
+        full): records the slots on node; False = ENOSPC, nothing taken."""
+        if self.fixed is None or d is not self.root:
+            return True
+        n = slots_needed(name, self.rule)
+        first = self.fixed.alloc(n)
+        if first is None:
+            return False
+        node.slots = (first, n)
+        return True
+
+    def _drop_slots(self, node):
+        if node.slots is not None:
+            self.fixed.free(node.slots)
+            node.slots = None
 
     def _op_write(self, path, off, size, seed):
         node, err = self._walk(self._split(path))
@@ -458,6 +549,7 @@ class Model:
         if trailing_slash(path):
             return "ENOTDIR"
         del node.parent.kids[fold(node.name)]
+        self._drop_slots(node)
         return "ok"
 
     def _op_rmdir(self, path):
@@ -477,6 +569,7 @@ class Model:
         if node.kids:
             return "ENOTEMPTY"
         del node.parent.kids[fold(node.name)]
+        self._drop_slots(node)
         return "ok"
 
     def _op_rename(self, src_path, dst_path):
@@ -533,6 +626,7 @@ class Model:
             if dst.is_dir and dst.kids:
                 return "ENOTEMPTY"
             newname, newalias = dst.name, dst.alias     # the target's entry is reused
+            newslots = dst.slots
             del dpar.kids[fold(dst.name)]
             if self.p.get("replace") == "respell":
                 newname = self._moved(src, self._stored(leaf))
@@ -548,6 +642,12 @@ class Model:
             newalias, err = self._make_alias(dpar, newname)   # the source still in place
             if err:
                 return err
+            held = Node(newname, src.is_dir)       # added before the source goes
+            if not self._take_slots(dpar, held, newname):
+                return "ENOSPC"
+            newslots = held.slots
+        self._drop_slots(src)
+        src.slots = newslots
         del spar.kids[fold(src.name)]
         src.name = newname
         src.alias = newalias
