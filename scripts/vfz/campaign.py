@@ -341,6 +341,25 @@ def model_key(wn):
     return ("mtools",) if wn == "mtools" else ("kernel",)
 
 
+def model_of(wn, base, ops):
+    """The model that predicts writer wn on a copy of image base, after ops
+    (its root's slots come from base; the v3 writers' shortname rule)."""
+    prof = model_key(wn)
+    m = model.Model(*prof, root=model.root_for(prof[0], base), rule=diff.shortname_rule(wn))
+    m.apply(ops)
+    return m
+
+
+def write_copy(w, wn, base, img, ops):
+    """Writer w applies ops to a fresh copy of base at img -> WriteResult
+    (an exception of the glue is the writer's error, not a crash)."""
+    findings.sparse_copy(base, img)
+    try:
+        return w.apply(img, ops, diff.WRITE_TIMEOUT)
+    except Exception as e:
+        return oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+
+
 def expected_dosfsck(wn, m, fs, image=None):
     fat = diff.parse_fs(FS_SPECS.get(fs, fs))[0]
     return diff.expected_dosfsck(wn, m, fat_bits=fat, image=image)
@@ -445,14 +464,12 @@ class Checker:
         for wn, w in self.writers:
             if writers is not None and wn not in writers:
                 continue
-            prof = model_key(wn)
-            key = prof + (diff.shortname_rule(wn),)     # the rule sets slot counts
+            key = model_key(wn) + (diff.shortname_rule(wn),)     # the rule sets slot counts
             if key not in models:
                 try:
-                    m = model.Model(*prof, root=model.root_for(prof[0], base), rule=key[-1])
-                    m.apply(ops)
+                    m = model_of(wn, base, ops)
                 except Exception as e:          # a harness bug is a finding, not a crash
-                    m = HarnessError(f"model {prof}: {type(e).__name__}: {e}")
+                    m = HarnessError(f"model {key[:-1]}: {type(e).__name__}: {e}")
                 models[key] = m
             m = models[key]
             if isinstance(m, HarnessError):
@@ -461,11 +478,7 @@ class Checker:
                                    wn, m.msg))
                 continue
             img = os.path.join(wdir, f"{wn}.img")
-            findings.sparse_copy(base, img)
-            try:
-                wr = w.apply(img, ops, diff.WRITE_TIMEOUT)
-            except Exception as e:
-                wr = oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+            wr = write_copy(w, wn, base, img, ops)
             self.applies[wn] += 1
             res.images[wn] = img
             res.raws[wn] = wr.raw
@@ -506,18 +519,12 @@ class Checker:
                     continue
                 pre = ops[:cut]
                 img = os.path.join(wdir, f"{wn}-cut.img")
-                findings.sparse_copy(base, img)
-                try:
-                    pw = w.apply(img, pre, diff.WRITE_TIMEOUT)
-                except Exception as e:
-                    pw = oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+                pw = write_copy(w, wn, base, img, pre)
                 res.images[f"{wn}-cut"] = img
                 res.raws[f"{wn}-cut"] = pw.raw
                 if pw.error:
                     continue
-                m = model.Model(*model_key(wn), root=model.root_for(model_key(wn)[0], base),
-                                rule=diff.shortname_rule(wn))
-                m.apply(pre)
+                m = model_of(wn, base, pre)
             elif wr.error:
                 res.verdicts[wn]["(writer)"] = "failed"
                 res.details[wn]["(writer)"] = wr.error
@@ -1140,7 +1147,7 @@ class Campaign:
             with open(mpath, "rb") as f:
                 files_bin["crash.min.bin"] = f.read()
             os.unlink(mpath)
-        final = findings.write_finding(self.workdir, h, info, files, {}, {}, binary=files_bin)
+        findings.write_finding(self.workdir, h, info, files, {}, {}, binary=files_bin)
         self.known.add(h)
         self.new.append((h, summary))
         self.say(f"finding {h}: {summary}")
