@@ -369,6 +369,34 @@ class CampaignTests(unittest.TestCase):
         finally:
             ck.close()
 
+    def test_11_mtools_names_vfat_check_one_signature(self):
+        """vfat-check rightly finds the long names the mtools writer keeps
+        with trailing dots, and the control characters it makes of astral
+        ones (U+2000B -> U+000B), invalid; they are the named exceptions
+        mtools-trailing-dot-unopenable and mtools-astral-truncated, one
+        finding each (campaign 17 filed 9, one per op and name class).
+        Anything else vfat-check says stays its own finding."""
+        from vfz import campaign
+        ck = campaign.Checker(["vfat-check"], ["mtools"])
+        try:
+            dot = ("reader", "vfat-check", "complains", "mtools-trailing-dot-unopenable", "-", "-")
+            astral = ("reader", "vfat-check", "complains", "mtools-astral-truncated", "-", "-")
+            for text, want in (('create "/b.." 0 0\n', [dot]),
+                               ('mkdir "/Xf."\ncreate "/Xf./a" 0 0\nrmdir "/Xf."\n', [dot]),
+                               ('create "/DccDBDc" 0 0\nrename "/DccDBDc" "/Dc."\n', [dot]),
+                               ('mkdir "/\U0002000b"\n', [astral]),
+                               ('mkdir "/\U0002000b"\ncreate "/u3klanD.text..." 1 1\n', [astral, dot])):
+                r = ck.check(opscript.parse(text), "fat12")
+                with self.subTest(script=text):
+                    self.assertEqual(r.verdicts["mtools"]["vfat-check"], "complains", r.details["mtools"])
+                    self.assertEqual(self.sigs_of(r), sorted(want))
+            self.assertIsNone(campaign.mtools_check_kind("lost-clusters: /: 1 clusters", []))
+            self.assertIsNone(campaign.mtools_check_kind(
+                "longname-invalid: /\x0b: long name holds a character invalid in long names",
+                opscript.parse('mkdir "/a\\u000b"\n')))
+        finally:
+            ck.close()
+
     def test_5_bad_input(self):
         p = vfz("repro", "/nonexistent/finding")
         self.assertEqual(p.returncode, 2)

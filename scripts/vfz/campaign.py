@@ -327,6 +327,30 @@ def mtools_reader_long_names(rr, entries):
                    for c in e["path"].split("/")) for e in entries or ())
 
 
+def mtools_check_kind(complaint, ops):
+    """The named exception behind a `vfat check` complaint about an image
+    the mtools writer wrote, else None: a long name ending in '.'
+    (mtools keeps trailing dots; Linux strips them before every lookup:
+    mtools-trailing-dot-unopenable), or a character invalid in long names
+    where the script names a character outside the BMP whose low 16 bits
+    are one (mtools-astral-truncated: U+2000B is written as U+000B)."""
+    if not complaint.startswith("longname-invalid: "):
+        return None
+    if complaint.endswith("long name ends with '.', which Linux strips before every lookup"):
+        return model.MTOOLS_TRAILING_DOT
+    if complaint.endswith("long name holds a character invalid in long names"):
+        for op in ops:
+            for a in op.args:
+                if isinstance(a, str) and any(
+                        ord(c) > 0xFFFF and model.check_new_name(chr(ord(c) & 0xFFFF)) == "EINVAL"
+                        for c in a):
+                    return MTOOLS_ASTRAL_TRUNCATED
+    return None
+
+
+MTOOLS_ASTRAL_TRUNCATED = "mtools-astral-truncated"
+
+
 class HarnessError:
     def __init__(self, msg):
         self.msg = msg
@@ -628,6 +652,13 @@ class Checker:
                              wn, d)
             return
         seen = set()
+        if rn == "vfat-check" and wn in MTOOLS_WRITERS:
+            known = {mtools_check_kind(c, ops) for c in rr.complaints}
+            if None not in known:
+                # named exceptions of the mtools writer: one finding each
+                for kind in sorted(known):
+                    yield Divergence(dict(base, kind=kind, op="-", cls="-"), wn, d)
+                return
         for c in rr.complaints:
             if rn == "vfat-check":
                 parts = c.split(": ", 2)

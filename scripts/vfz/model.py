@@ -1010,7 +1010,9 @@ EXCEPTIONS = [
                "_mtools_lookup)"),
     Exception_("mtools-astral-truncated", "mtools", "writer",
                "mtools writes each character outside the BMP as its low 16 bits "
-               "(U+1D518 -> U+D518, U+1F600 -> U+F600) instead of a surrogate pair"),
+               "(U+1D518 -> U+D518, U+1F600 -> U+F600) instead of a surrogate pair; where the "
+               "low 16 bits are a control character (U+2000B -> U+000B) vfat-check finds the "
+               "long name invalid, one finding (campaign.mtools_check_kind)"),
     Exception_("mtools-long-utf8", "mtools", "writer",
                "mtools 4.0.32 mishandles a name whose UTF-8 form is over 255 bytes (measured): "
                "mcopy/mmd/mmove/mren die with SIGSEGV on 256+ ASCII characters (a 'n255' name, "
@@ -1043,12 +1045,14 @@ EXCEPTIONS = [
                "leaving the directory half changed; Linux grows it. Recognised from that "
                "assertion in the rename's own mtools output; one finding; the readers check the "
                "script cut before that op"),
-    Exception_("mtools-trailing-dot-unopenable", "kernel, kernel-nodual, kernel-nodual-v3", "reader",
+    Exception_("mtools-trailing-dot-unopenable", "kernel, kernel-nodual, kernel-nodual-v3, vfat-check",
+               "reader",
                "mtools keeps trailing dots (exception mtools-trailing-dots: 'EB...', 'Y..'); "
                "Linux 6.1 lists such an entry but cannot open it (its lookup strips the dots and "
                "finds no 'EB'): the file's size and contents are unknown (ENOENT) and a "
                "directory's entries are missing. Recognised when every difference of the "
-               "reader's listing is such an entry or lies under one; one finding per reader"),
+               "reader's listing is such an entry or lies under one; one finding per reader. "
+               "vfat-check says why: 'long name ends with '.'' (campaign.mtools_check_kind)"),
     Exception_("fsck-v1-dots", "dosfsck", "reader",
                "any number of '.'/'..' found free entries on v1 images, tolerated only when no "
                "image is given to predict from (oracles.dosfsck.expected_complaints without "
