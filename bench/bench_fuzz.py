@@ -620,8 +620,8 @@ def main():
                f"{fmt_rate(s.get('fuzz_execs_per_s'))} exec/s; {len(s.get('new_findings') or [])} new findings "
                f"in the fresh workdir).", "",
                otable, "",
-               *([f"New findings of this campaign (fresh workdir, so known ones count as new; "
-                  f"minimising them is part of the campaign's time):", ""]
+               *(["New findings of this campaign (fresh workdir, so known ones count as new; "
+                  "minimising them is part of the campaign's time):", ""]
                  + [f"- {x}" for x in camp.get("findings", [])] + [""] if camp.get("findings") else []),
                "In the campaign's main loop every reader reads every written image, so the "
                "wall-clock images/min mostly show the campaign's pace (set by the slowest oracle, "

@@ -230,10 +230,6 @@ class _Tree:
         return par, comps[-1], None
 
 
-def _join(parent, leaf):
-    return (parent.rstrip("/") + "/" + leaf) if parent != "/" else "/" + leaf
-
-
 class MtoolsWriter(Writer):
     def __init__(self, name="mtools", **cfg):
         self.name = name
@@ -362,7 +358,6 @@ class MtoolsWriter(Writer):
                 return "ENOTDIR"
             dst = tree.kids.get(par, {}).get(_fold_new(leaf))
             sdir = tree.isdir.get(src)
-            newp = _join(par, leaf)
             if sdir and (par == src or par.startswith(src + "/")):
                 return "EINVAL"
             if dst is not None:

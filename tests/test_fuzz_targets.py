@@ -19,7 +19,6 @@ import glob
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import unittest

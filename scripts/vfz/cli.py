@@ -6,7 +6,6 @@ Engineers add a command by adding a module; nothing here changes.
 """
 import argparse
 import importlib
-import os
 import pkgutil
 import sys
 

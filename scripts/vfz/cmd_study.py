@@ -65,5 +65,5 @@ def run(args):
     except RuntimeError as e:
         sys.stderr.write(f"vfatfuzz study {args.which}: {e}\n")
         return 1
-    prog(f"done: " + ", ".join(os.path.join(args.out, f) for f in files), force=True)
+    prog("done: " + ", ".join(os.path.join(args.out, f) for f in files), force=True)
     return 0

@@ -461,7 +461,6 @@ def make_natural(tmp, seed, first, dummy="v1"):
 
 def measure_cost(image, readers, timeout=300.0):
     """fsck.fat -n / -a, mtools, kernel(s) on one colliding image."""
-    from vfz import listing
     from vfz.proc import run
     from oracles.mtools import MtoolsReader
     from oracles.dosfsck import parse_fsck
