@@ -327,8 +327,11 @@ class MtoolsWriter(Writer):
             return self._rc(self._m(w, ["mdel", *I, mpath(cur)], to))
         if k == "rmdir":
             comps = [c for c in op.path.split("/") if c]
-            if comps and comps[-1] == ".":
-                return "EINVAL"
+            if comps and comps[-1] in (".", ".."):
+                # do_rmdir resolves the parent first, then "." is EINVAL
+                # and ".." ENOTEMPTY (as vfz.model)
+                _, leaf, err = tree.parent_of(op.path)
+                return err or ("EINVAL" if leaf == "." else "ENOTEMPTY")
             cur, err = tree.resolve(op.path)
             if err:
                 return err

@@ -896,7 +896,10 @@ def _mtools_name_err(leaf):
     # astral characters), trailing spaces excepted (mtools drops them)
     s = leaf.rstrip(" ")
     if s.rstrip(".") == "" and leaf:
-        return "ENOENT" if not s else check_new_name(s)
+        # all spaces: nothing left (ENOENT); all dots ('...'): mtools
+        # refuses the name (measured: mcopy, mmd, mmove exit 1) where
+        # Linux strips it to nothing (ENOENT)
+        return "ENOENT" if not s else "EINVAL"
     return check_new_name(s.rstrip(".") + ("x" if s.endswith(".") and s.rstrip(".") else ""))
 
 
