@@ -186,10 +186,6 @@ def dummy_05_explains(img, detail):
 MTOOLS_WRITERS = ("mtools",)
 
 
-def _utf8_len(s):
-    return len(s.encode("utf-8", "surrogatepass"))
-
-
 def op_raw(raw, line):
     """The part of the mtools writer's log for the op on line: its mtools
     commands and their output, up to the writer's '# line N:' note."""
@@ -224,7 +220,7 @@ def long_names_explain(img, entries):
     act = {(e["path"], e["type"]) for e in r.listing}
     lost, extra = exp - act, act - exp
     return bool(lost) and len(extra) <= len(lost) and all(
-        any(_utf8_len(c) > model.MTOOLS_NAME_BYTES for c in p.split("/")) for p, _ in lost)
+        any(model.mtools_too_long(c) for c in p.split("/")) for p, _ in lost)
 
 
 def mtools_known_failure(ops, expected, wr, bad, fat_bits, img, entries):
@@ -323,7 +319,7 @@ def mtools_reader_long_names(rr, entries):
             rr.complaints and all(c.startswith("mcopy exit") and "File name too long" in c
                                   for c in rr.complaints)):
         return False
-    return any(any(_utf8_len(model.mtools_shown(c)) > model.MTOOLS_NAME_BYTES
+    return any(any(model.mtools_too_long(model.mtools_shown(c))
                    for c in e["path"].split("/")) for e in entries or ())
 
 
@@ -344,11 +340,8 @@ def mtools_check_kind(complaint, ops):
                 if isinstance(a, str) and any(
                         ord(c) > 0xFFFF and model.check_new_name(chr(ord(c) & 0xFFFF)) == "EINVAL"
                         for c in a):
-                    return MTOOLS_ASTRAL_TRUNCATED
+                    return model.MTOOLS_ASTRAL_TRUNCATED
     return None
-
-
-MTOOLS_ASTRAL_TRUNCATED = "mtools-astral-truncated"
 
 
 class HarnessError:

@@ -64,8 +64,9 @@ the boot sector says, and fat_add_entries takes the first run of free
 slots long enough for the new entry (1 for a bare 8.3 name, else one LFN
 slot per 13 UTF-16 units + the short entry) or fails with ENOSPC. A
 rename to a new name adds the new entry before it removes the old one;
-replacing an existing entry reuses the target's slots. A renamed entry keeps the alias of the entry it
-replaces, or gets a new one in the target directory.
+replacing an existing entry reuses the target's slots. A renamed entry
+keeps the alias of the entry it replaces, or gets a new one in the
+target directory.
 Not predictable: hex aliases. A script that spells one, or whose ~N form
 a hex alias happens to hold (Linux then skips that N), can diverge from
 the model; a hex alias holds a given form with a chance of 1 in 16^4 * 8
@@ -501,22 +502,21 @@ class Model:
         n.alias, err = self._make_alias(par, n.name)
         if err:
             return err
-        if not self._take_slots(par, n, n.name):
+        ok, n.slots = self._take_slots(par, n.name)
+        if not ok:
             return "ENOSPC"
         par.kids[fold(n.name)] = n
         return "ok"
 
-    def _take_slots(self, d, node, name):
+    def _take_slots(self, d, name):
         """Room for name's entry in directory d (only a fixed root can be
-        full): records the slots on node; False = ENOSPC, nothing taken."""
+        full) -> (False, None) for ENOSPC, nothing taken; else (True, the
+        (first, count) slots taken, or None outside a fixed root)."""
         if self.fixed is None or d is not self.root:
-            return True
+            return True, None
         n = slots_needed(name, self.rule)
         first = self.fixed.alloc(n)
-        if first is None:
-            return False
-        node.slots = (first, n)
-        return True
+        return (False, None) if first is None else (True, (first, n))
 
     def _drop_slots(self, node):
         if node.slots is not None:
@@ -642,10 +642,9 @@ class Model:
             newalias, err = self._make_alias(dpar, newname)   # the source still in place
             if err:
                 return err
-            held = Node(newname, src.is_dir)       # added before the source goes
-            if not self._take_slots(dpar, held, newname):
+            ok, newslots = self._take_slots(dpar, newname)   # before the source goes
+            if not ok:
                 return "ENOSPC"
-            newslots = held.slots
         self._drop_slots(src)
         src.slots = newslots
         del spar.kids[fold(src.name)]
@@ -1104,7 +1103,13 @@ MTOOLS_LONG_UTF8 = "mtools-long-utf8"
 MTOOLS_NO_DIR_SLOTS = "mtools-no-dir-slots"
 MTOOLS_TRAILING_DOT = "mtools-trailing-dot-unopenable"
 MTOOLS_MMOVE_GROW = "mtools-mmove-grow-abort"
+MTOOLS_ASTRAL_TRUNCATED = "mtools-astral-truncated"
 MTOOLS_NAME_BYTES = 255
+
+
+def mtools_too_long(name):
+    """Is name's UTF-8 form over the 255 bytes mtools 4.0.32 handles?"""
+    return len(name.encode("utf-8", "surrogatepass")) > MTOOLS_NAME_BYTES
 
 
 def mtools_long_names(op):
@@ -1114,11 +1119,11 @@ def mtools_long_names(op):
     mishandles such names (exception mtools-long-utf8)."""
     out = []
     for a in op.args:
-        if not isinstance(a, str) or len(a.encode("utf-8", "surrogatepass")) <= MTOOLS_NAME_BYTES:
+        if not isinstance(a, str) or not mtools_too_long(a):
             continue        # (mtools' stored form is never longer)
         comps = [c for c in a.split("/") if c and c not in (".", "..")]
         for c in comps + [_mtools_store(c) for c in comps[-1:]]:
-            if len(c.encode("utf-8", "surrogatepass")) > MTOOLS_NAME_BYTES and c not in out:
+            if mtools_too_long(c) and c not in out:
                 out.append(c)
     return out
 
@@ -1164,7 +1169,7 @@ def name_exception(oracle, side, exp, act):
                                   or fold(act.rstrip(" ")) == fold(exp.rstrip(" "))):
             return "mtools-trailing-dots"
         if act == "".join(chr(ord(c) & 0xFFFF) for c in exp):
-            return "mtools-astral-truncated"
+            return MTOOLS_ASTRAL_TRUNCATED
         if act.lower() == exp.lower() and not exp.isascii() and fold(act) != fold(exp):
             return "mtools-nonascii-case-clash"
     if oracle == "grub" and side == "reader":
