@@ -22,10 +22,9 @@ import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SRC)
-sys.path.insert(0, os.path.join(SRC, "scripts"))
 
-from oracles import kernel as K  # noqa: E402
-from oracles.kernel.vm import encode_image, s  # noqa: E402
+from vfz.oracles import kernel as K  # noqa: E402
+from vfz.oracles.kernel.vm import encode_image, s  # noqa: E402
 from vfz import opscript  # noqa: E402
 
 

@@ -20,11 +20,10 @@ import tempfile
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
-import oracles  # noqa: E402
-from oracles import core as core_oracle  # noqa: E402
+from vfz import oracles  # noqa: E402
+from vfz.oracles import core as core_oracle  # noqa: E402
 from vfz import diff, opscript  # noqa: E402
 from vfz.proc import run  # noqa: E402
 

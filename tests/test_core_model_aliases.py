@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The model's dual-mode aliases (scripts/vfz/model.py) against the core.
+"""The model's dual-mode aliases (vfz/model.py) against the core.
 
 The core in dual mode writes the kernel's aliases byte for byte (checked
 against Linux 6.1 in tests/test_dual_bytes.py), so it is the reference
@@ -36,7 +36,6 @@ import unittest
 from collections import Counter
 
 SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(SRC, "scripts"))
 sys.path.insert(0, SRC)
 sys.path.insert(0, os.path.join(SRC, "tests"))
 

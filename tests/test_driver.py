@@ -11,11 +11,10 @@ import time
 import unittest
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
-import oracles  # noqa: E402
-from oracles import core as core_oracle  # noqa: E402
+from vfz import oracles  # noqa: E402
+from vfz.oracles import core as core_oracle  # noqa: E402
 from vfz import diff, opscript  # noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 

@@ -30,12 +30,11 @@ import unittest
 from collections import Counter
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
-import oracles  # noqa: E402
-from oracles import core as core_oracle  # noqa: E402
-from oracles.dosfsck import FsckSim, expected_complaints, parse_fsck  # noqa: E402
+from vfz import oracles  # noqa: E402
+from vfz.oracles import core as core_oracle  # noqa: E402
+from vfz.oracles.dosfsck import FsckSim, expected_complaints, parse_fsck  # noqa: E402
 from vfz import diff, model, opscript  # noqa: E402
 
 CORE_OK, CORE_WHY = core_oracle.available()
@@ -215,7 +214,7 @@ class FsckV1Expectations(unittest.TestCase):
             ck.close()
         # the repair probe: fsck.fat -a frees /p/fff.../a (and /p/eee... loses nothing
         # it had: it was empty)
-        from oracles.dosfsck import DosfsckReader
+        from vfz.oracles.dosfsck import DosfsckReader
         tmp = tempfile.mkdtemp(prefix="vfz-fsckv1-")
         try:
             img = os.path.join(tmp, "c.img")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The seed patch at work: Debian's Linux 6.1 with the ported fat.ko/vfat.ko
-(oracles/kernel-nodual, v1 and v3) writes images in a QEMU TCG guest
-(oracles/kernel), and the bytes are checked on the host.
+(vfz/oracles/kernel-nodual, v1 and v3) writes images in a QEMU TCG guest
+(vfz/oracles/kernel), and the bytes are checked on the host.
 
 For a fixed op-script covering the DESIGN.md name classes, on FAT12, FAT16
 and FAT32:
@@ -20,8 +20,8 @@ the generator); without it the dummies come from the kernel's random
 numbers; and the reader hunk (dir.c) finds a file whose dummy parses to an
 empty short name, which the stock kernel cannot.
 
-Needs the guest (oracles/kernel/build.sh, run automatically) and the modules
-(oracles/kernel-nodual/build.sh, run here when missing).
+Needs the guest (vfz/oracles/kernel/build.sh, run automatically) and the modules
+(vfz/oracles/kernel-nodual/build.sh, run here when missing).
 """
 import os
 import shutil
@@ -32,14 +32,13 @@ import tempfile
 import unittest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
 from vfz import listing, model, opscript  # noqa: E402
-import oracles  # noqa: E402
-import oracles.kernel  # noqa: E402
+from vfz import oracles  # noqa: E402
+from vfz.oracles import kernel as kernel_oracle  # noqa: E402
 
-NODUAL_BUILD = os.path.join(REPO, "oracles", "kernel-nodual", "build.sh")
+NODUAL_BUILD = os.path.join(REPO, "vfz", "oracles", "kernel-nodual", "build.sh")
 NODUAL_DIR = (os.path.join(os.environ["VFAT_BUILD"], "kernel-nodual")
               if os.environ.get("VFAT_BUILD") else os.path.join(REPO, "build", "kernel-nodual"))
 
@@ -406,7 +405,7 @@ class KernelNodualTest(unittest.TestCase):
     def run_names(self, variant, bits):
         img, w, data = self.write(variant, self.ops, bits, seed=1000 + bits)
         self.assertEqual(w.results, self.exp_results, w.raw)
-        self.assertEqual([m for m in kmsg_of(w.raw) if oracles.kernel.COMPLAINT_RE.search(m)],
+        self.assertEqual([m for m in kmsg_of(w.raw) if kernel_oracle.COMPLAINT_RE.search(m)],
                          [], w.raw)
         self.check_entries(variant, data, self.exp_entries)
         self._expected = {img: self.exp_entries}
@@ -542,9 +541,9 @@ class KernelNodualTest(unittest.TestCase):
     def test_modules_load_cleanly(self):
         """A fresh guest (stock modules loaded at boot), then the patched
         ones: the only messages are the unsigned-module taint lines."""
-        from oracles.kernel import vm as vmmod
-        build_dir = oracles.kernel.default_build_dir()
-        self.assertIsNone(oracles.kernel.ensure_build(build_dir))
+        from vfz.oracles.kernel import vm as vmmod
+        build_dir = kernel_oracle.default_build_dir()
+        self.assertIsNone(kernel_oracle.ensure_build(build_dir))
         vm = vmmod.VM(build_dir)
         try:
             vm.ensure()

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The kernel-nodual oracle's modules: oracles/kernel-nodual/build.sh builds
+"""The kernel-nodual oracle's modules: vfz/oracles/kernel-nodual/build.sh builds
 fat.ko/vfat.ko with the seed patch ported to Debian's Linux 6.1 fs/fat, in
 the v1 and v3 variants, for the installed linux-image-amd64.
 
@@ -15,10 +15,10 @@ import tempfile
 import unittest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-HERE = os.path.join(REPO, "oracles", "kernel-nodual")
+HERE = os.path.join(REPO, "vfz", "oracles", "kernel-nodual")
 BUILD_SH = os.path.join(HERE, "build.sh")
 PATCH = os.path.join(HERE, "nodual.patch")
-# where the kernel oracle looks for the modules (oracles/kernel default_nodual_dir)
+# where the kernel oracle looks for the modules (vfz/oracles/kernel default_nodual_dir)
 OUT = (os.path.join(os.environ["VFAT_BUILD"], "kernel-nodual") if os.environ.get("VFAT_BUILD")
        else os.path.join(REPO, "build", "kernel-nodual"))
 TARBALL = "/usr/src/linux-source-6.1.tar.xz"

@@ -2,7 +2,7 @@
 """The kernel oracle against the real Debian 6.1 kernel in QEMU (TCG).
 
 Run by ctest with VFAT_BUILD=<build dir> and VFAT_SRC=<repo>; builds the
-guest with oracles/kernel/build.sh when it is missing. Images are made with
+guest with vfz/oracles/kernel/build.sh when it is missing. Images are made with
 the real mkfs.fat and mtools, or written byte by byte here (hand-made
 nodual entries, damaged chains); the expected trees are computed from what
 was put in.
@@ -22,10 +22,9 @@ SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.absp
 BUILD = os.environ.get("VFAT_BUILD") or os.path.join(SRC, "build")
 KBUILD = os.path.join(BUILD, "kernel")
 sys.path.insert(0, SRC)
-sys.path.insert(0, os.path.join(SRC, "scripts"))
 
-from oracles import kernel as K  # noqa: E402
-from oracles.kernel.vm import VMError  # noqa: E402
+from vfz.oracles import kernel as K  # noqa: E402
+from vfz.oracles.kernel.vm import VMError  # noqa: E402
 from vfz import listing, opscript  # noqa: E402
 
 TMP = None
@@ -37,7 +36,7 @@ def setUpModule():
     for tool in ("mkfs.fat", "fsck.fat", "mcopy", "mmd", "mdir", "qemu-system-x86_64"):
         if shutil.which(tool) is None:
             raise RuntimeError(f"{tool} is not installed")
-    p = subprocess.run([os.path.join(SRC, "oracles", "kernel", "build.sh"), KBUILD],
+    p = subprocess.run([os.path.join(SRC, "vfz", "oracles", "kernel", "build.sh"), KBUILD],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if p.returncode != 0:
         raise RuntimeError("build.sh failed:\n" + p.stdout.decode(errors="replace"))
@@ -513,7 +512,7 @@ class NodualHandMade(unittest.TestCase):
     def test_one_vm_switches_module_sets(self):
         nd = os.path.join(BUILD, "kernel-nodual")
         if not os.path.exists(os.path.join(nd, "v1", "vfat.ko")):
-            self.skipTest("kernel-nodual modules not built (oracles/kernel-nodual/build.sh)")
+            self.skipTest("kernel-nodual modules not built (vfz/oracles/kernel-nodual/build.sh)")
         img, data = self.make("Long File Name.txt", 0x20)
         stock = K.KernelReader(build_dir=KBUILD, nodual_dir=nd, shared_vm=True)
         v1 = K.KernelNodualReader(build_dir=KBUILD, nodual_dir=nd, shared_vm=True)

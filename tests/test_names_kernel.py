@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The name policy (core/src/names.c) against the real Linux 6.1 vfat
-driver in QEMU (oracles/kernel), under all four shortname= rules:
+driver in QEMU (vfz/oracles/kernel), under all four shortname= rules:
 
 1. creation: the same names are created in the same directories by the
    kernel and by names.c (through tests/names_driver.c, which adds the
@@ -27,9 +27,8 @@ SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.absp
 BUILD = os.environ.get("VFAT_BUILD") or os.path.join(SRC, "build")
 os.environ.setdefault("VFAT_BUILD", BUILD)
 sys.path.insert(0, SRC)
-sys.path.insert(0, os.path.join(SRC, "scripts"))
 
-from oracles.kernel import KernelReader, KernelWriter, shutdown_all  # noqa: E402
+from vfz.oracles.kernel import KernelReader, KernelWriter, shutdown_all  # noqa: E402
 from vfz.opscript import Op  # noqa: E402
 
 RULES = {"lower": 1, "win95": 2, "winnt": 3, "mixed": 4}

@@ -26,7 +26,6 @@ import unittest
 import json
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
 import yaml  # noqa: E402  (python3-yaml, installed by `vfatfuzz setup`)

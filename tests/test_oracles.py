@@ -22,11 +22,10 @@ import time
 import unittest
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
-import oracles  # noqa: E402
-from oracles import core as core_oracle  # noqa: E402
+from vfz import oracles  # noqa: E402
+from vfz.oracles import core as core_oracle  # noqa: E402
 from vfz import diff, listing, model, opscript  # noqa: E402
 from vfz.fatimg import Fat, lfn_checksum  # noqa: E402
 
@@ -87,7 +86,7 @@ MTOOLS_OPS = names_script([n for n in ALL_NAMES if n != "dots..."])
 
 def kernel_built():
     try:
-        import oracles.kernel as k
+        import vfz.oracles.kernel as k
         bd = k.default_build_dir()
         return os.path.exists(os.path.join(bd, "vmlinux")) or os.path.exists(os.path.join(bd, "bzImage")) \
             or any(f.startswith("vmlinu") for f in os.listdir(bd))
@@ -184,7 +183,7 @@ class ModelTests(unittest.TestCase):
             self.assertTrue(e.reason and e.oracle and e.side in ("reader", "writer"), e.name)
 
 
-@unittest.skipUnless(kernel_built(), "kernel guest not built (oracles/kernel/build.sh)")
+@unittest.skipUnless(kernel_built(), "kernel guest not built (vfz/oracles/kernel/build.sh)")
 class ModelVsKernelTests(unittest.TestCase):
     """The model is an oracle: check it against Linux 6.1 itself (stock
     fat/vfat in QEMU): per-op results and the resulting tree."""

@@ -18,7 +18,6 @@ import sys
 import unittest
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
 from vfz import campaign, opscript  # noqa: E402

@@ -30,7 +30,6 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, REPO)
 
 from vfz import study_collisions as sc  # noqa: E402

@@ -7,7 +7,7 @@ never a silent skip.
 
 Environment:
   VFAT_BUILD  build directory holding the `vfat` binary (build, build-asan)
-  VFAT_SRC    source tree (for scripts/vfz)
+  VFAT_SRC    source tree (for vfz/)
 """
 import hashlib
 import json
@@ -21,7 +21,6 @@ import tempfile
 
 SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("VFAT_BUILD") or os.path.join(SRC, "build")
-sys.path.insert(0, os.path.join(SRC, "scripts"))
 sys.path.insert(0, SRC)
 
 from vfz import opscript  # noqa: E402  (after the path set-up)
@@ -181,7 +180,7 @@ def dir_entry(path):
 
 # One mtools configuration for the oracle and the tests (codepage 437,
 # no geometry check, UTF-8 locale).
-from oracles.mtools import mtools_env, mpath  # noqa: E402,F401
+from vfz.oracles.mtools import mtools_env, mpath  # noqa: E402,F401
 
 
 # How mtools 4.0.x shows a long name (each astral character as '__').

@@ -2,7 +2,7 @@
  * opapply.c applies them.
  *
  * The same text drives the core, mtools and the kernel agent, so this
- * parser accepts exactly what scripts/vfz/opscript.py accepts: JSON
+ * parser accepts exactly what vfz/opscript.py accepts: JSON
  * strings for paths (escapes, surrogate pairs), decimal numbers, '#'
  * comments, and rejects everything else with the line number.
  */

@@ -16,7 +16,7 @@ import sys
 import time
 
 HELP = "the two studies: collision rates, compatibility matrix (Markdown, CSV, PNG)"
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from vfz import REPO  # noqa: E402
 
 
 def add_arguments(p):

@@ -15,7 +15,7 @@ import shlex
 import shutil
 import tempfile
 
-from oracles import Reader, ReadResult, Timer
+from vfz.oracles import Entry, Reader, ReadResult, Timer
 from vfz import listing
 from vfz.proc import run
 
@@ -111,3 +111,7 @@ class SevenZipReader(Reader):
                 r.complaints.append(f"extracted but not listed: {pth}")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- registry
+ENTRIES = [Entry("7z", "7z", reader="vfz.oracles.sevenzip:SevenZipReader", needs=("p7zip-full",))]

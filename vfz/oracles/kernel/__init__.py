@@ -2,7 +2,7 @@
 ported to fat.ko/vfat.ko) as a reader and a writer, inside ONE persistent
 QEMU TCG guest per module set.
 
-Classes (contract: oracles/__init__.py)
+Classes (contract: vfz/oracles/__init__.py)
     KernelReader, KernelWriter                 stock fat.ko/vfat.ko
     KernelNodualReader, KernelNodualWriter     build/kernel-nodual/v1/*.ko
     KernelNodualV3Reader, KernelNodualV3Writer build/kernel-nodual/v3/*.ko
@@ -10,10 +10,10 @@ Classes (contract: oracles/__init__.py)
 cfg keys (all optional)
     build_dir     guest build (vmlinux, initramfs.cpio); default
                   $VFAT_BUILD/kernel, else <repo>/build/kernel. Built with
-                  oracles/kernel/build.sh when missing (auto_build=True).
+                  vfz/oracles/kernel/build.sh when missing (auto_build=True).
     nodual_dir    where the ported modules are; default
                   $VFAT_BUILD/kernel-nodual, else <repo>/build/kernel-nodual
-                  (built by oracles/kernel-nodual/build.sh, never here)
+                  (built by vfz/oracles/kernel-nodual/build.sh, never here)
     modules       explicit module set: [fat.ko path, vfat.ko path]
                   (overrides the variant; stock = build_dir/stock/*.ko,
                   copied there from /lib/modules by build.sh)
@@ -68,20 +68,13 @@ import os
 import re
 import struct
 import subprocess
-import sys
 import threading
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_REPO = os.path.dirname(os.path.dirname(_HERE))
-try:
-    import vfz  # noqa: F401
-except ImportError:  # pragma: no cover - when run without scripts/ on the path
-    sys.path.insert(0, os.path.join(_REPO, "scripts"))
-if _REPO not in sys.path:
-    sys.path.insert(0, _REPO)
+from vfz import REPO as _REPO
 
-from oracles import Reader, Writer, ReadResult, WriteResult, Timer  # noqa: E402
-from oracles.kernel.vm import VM, VMError, encode_image, decode_image, s  # noqa: E402
+from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer  # noqa: E402
+from vfz.oracles.kernel.vm import VM, VMError, encode_image, decode_image, s  # noqa: E402
 
 DEFAULT_OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
 MS_RDONLY = 1
@@ -115,7 +108,7 @@ def ensure_build(build_dir, auto_build=True):
     if all(os.path.exists(f) for f in need):
         return None
     if not auto_build:
-        return f"{build_dir}: guest build missing (run oracles/kernel/build.sh {build_dir})"
+        return f"{build_dir}: guest build missing (run vfz/oracles/kernel/build.sh {build_dir})"
     with _build_lock:
         if all(os.path.exists(f) for f in need):
             return None
@@ -295,7 +288,7 @@ class _KernelBase:
             return False, f"guest not built ({self.build_dir})"
         for _, p in self.modules:
             if not os.path.exists(p):
-                return False, f"{p} missing (run oracles/kernel-nodual/build.sh)"
+                return False, f"{p} missing (run vfz/oracles/kernel-nodual/build.sh)"
         return True, ""
 
     def _vm(self):
@@ -305,7 +298,7 @@ class _KernelBase:
             raise VMError(err)
         for _, p in self.modules:
             if not os.path.exists(p):
-                raise VMError(f"{p} missing (build it with oracles/kernel-nodual/build.sh)")
+                raise VMError(f"{p} missing (build it with vfz/oracles/kernel-nodual/build.sh)")
         mods = module_set(self.modules)
         if self.variant == "stock" and not self.explicit_modules:
             mods = ("stock", mods[1])      # what every boot loads
@@ -548,3 +541,18 @@ class KernelNodualV3Writer(KernelWriter):
 
     def __init__(self, name="kernel-nodual-v3", **cfg):
         KernelWriter.__init__(self, name, **cfg)
+
+
+# ---------------------------------------------------------------- registry
+_NEEDS = ("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")
+_NODUAL_NEEDS = _NEEDS + ("linux-headers-amd64", "linux-source-6.1", "make", "gcc")
+_M = "vfz.oracles.kernel:"
+ENTRIES = [
+    Entry("kernel", "kernel", reader=_M + "KernelReader", writer=_M + "KernelWriter", names="dual",
+          needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True),
+    Entry("kernel-nodual", "kernel", reader=_M + "KernelNodualReader", writer=_M + "KernelNodualWriter",
+          shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", builds=True),
+    Entry("kernel-nodual-v3", "kernel", reader=_M + "KernelNodualV3Reader",
+          writer=_M + "KernelNodualV3Writer", shorts="v3", shortname="winnt", seeded=True,
+          needs=_NODUAL_NEEDS, cost="vm", builds=True),
+]

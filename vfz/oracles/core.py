@@ -10,11 +10,11 @@ import json
 import os
 import tempfile
 
-from oracles import Reader, Writer, ReadResult, WriteResult, Timer
+from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import listing, opscript
 from vfz.proc import run
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from vfz import REPO  # noqa: E402
 
 MODES = {
     "core-dual": ["--names", "dual"],
@@ -129,3 +129,15 @@ class CoreWriter(Writer):
         elif p.rc not in (0, 1) or len(res) != len(ops):
             w.error = (f"vfat apply exit {p.rc}, {len(res)} results for {len(ops)} ops: "
                        f"{p.errtext.strip()[:200]}")
+
+
+# ---------------------------------------------------------------- registry
+_W = "vfz.oracles.core:CoreWriter"
+ENTRIES = [
+    Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process"),
+    Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",)),
+    Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",)),
+    Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,
+          default=("writer",)),
+    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True),
+]

@@ -40,6 +40,7 @@ v3 = (tilde position, slash position, first drawn byte). Their exact
 collision curves come from the exact value distributions by the same
 polynomial.
 """
+from vfz import REPO
 import csv
 import json
 import math
@@ -267,7 +268,7 @@ def uniformity(data):
 # ------------------------------------------------------------------ driver
 def driver_path():
     b = os.environ.get("VFAT_BUILD") or os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "build")
+        REPO, "build")
     return os.path.join(b, "study_collide")
 
 
@@ -332,7 +333,7 @@ def tool_versions():
             return s[0].strip() if s else "?"
         except Exception as e:
             return f"unavailable ({e})"
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    repo = REPO
     rev = first(["git", "-C", repo, "rev-parse", "--short", "HEAD"])
     dirty = first(["git", "-C", repo, "status", "--porcelain", "--", "core"])
     kver = "?"
@@ -462,8 +463,8 @@ def make_natural(tmp, seed, first, dummy="v1"):
 def measure_cost(image, readers, timeout=300.0):
     """fsck.fat -n / -a, mtools, kernel(s) on one colliding image."""
     from vfz.proc import run
-    from oracles.mtools import MtoolsReader
-    from oracles.dosfsck import parse_fsck
+    from vfz.oracles.mtools import MtoolsReader
+    from vfz.oracles.dosfsck import parse_fsck
     res = {}
     core = [e for e in vfat_ls(image) if e["type"] == "file"]
     names = {e["path"] for e in core}
@@ -590,10 +591,10 @@ def run_study(out, seed, size, progress, with_kernel=True):
     # cost of a collision
     progress("collisions: cost of a collision (fsck.fat, mtools, kernel)")
     readers = [("mtools", None)]
-    from oracles.mtools import MtoolsReader
+    from vfz.oracles.mtools import MtoolsReader
     readers = [("mtools", MtoolsReader())]
     if with_kernel:
-        import oracles
+        from vfz import oracles
         for kn in ("kernel", "kernel-nodual"):
             try:
                 r = oracles.get_reader(kn)

@@ -29,7 +29,7 @@ parent ENOENT / ENOTDIR; a path of 4096 bytes or more ENAMETOOLONG.
 
 Profiles model the writers that legitimately differ (see EXCEPTIONS):
   kernel (default) -- Linux 6.1 and the core in every mode
-  mtools           -- the mtools writer (oracles/mtools.py)
+  mtools           -- the mtools writer (vfz/oracles/mtools.py)
 
 Dual vs nodual (Model(names=...)): in nodual mode (the patch) a long name
 gets a dummy short entry that lookups never match; in dual mode (stock
@@ -903,7 +903,7 @@ def _mtools_name_err(leaf):
 
 
 def _mtools_lookup(d, leaf):
-    """The mtools writer (oracles/mtools.py) finds names as mtools does,
+    """The mtools writer (vfz/oracles/mtools.py) finds names as mtools does,
     folding the case of every letter, not only ASCII: 'é' finds 'É', 'σ'
     finds 'Σ'. So a new name that Linux would add next to such an entry is
     EEXIST and nothing is made (exception mtools-nonascii-case-clash), and

@@ -178,7 +178,7 @@ class VM:
         self.stop()
         for f in ("vmlinux", "initramfs.cpio"):
             if not os.path.exists(os.path.join(self.build_dir, f)):
-                raise VMError(f"{self.build_dir}/{f} missing: run oracles/kernel/build.sh")
+                raise VMError(f"{self.build_dir}/{f} missing: run vfz/oracles/kernel/build.sh")
         if shutil.which(self.qemu) is None:
             raise VMError(f"{self.qemu} not found (apt-get install qemu-system-x86)")
         t0 = time.monotonic()

@@ -19,7 +19,7 @@ import shlex
 import shutil
 import tempfile
 
-from oracles import Reader, Writer, ReadResult, WriteResult, Timer
+from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import listing
 from vfz.model import trailing_slash, _mtools_store
 from vfz.opscript import content
@@ -391,3 +391,11 @@ class MtoolsWriter(Writer):
         if p.error:
             return "ETIMEDOUT" if p.timed_out else "EIO"
         return "ok" if p.rc == 0 else "EINVAL"
+
+
+# ---------------------------------------------------------------- registry
+ENTRIES = [
+    Entry("mtools", "mtools", reader="vfz.oracles.mtools:MtoolsReader",
+          writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",
+          needs=("mtools",), default=("reader", "diff-writer")),
+]

@@ -1,6 +1,6 @@
 """Subcommand dispatch for scripts/vfatfuzz.
 
-Every module scripts/vfz/cmd_<name>.py is a subcommand <name> (dashes for
+Every module vfz/cmd_<name>.py is a subcommand <name> (dashes for
 underscores): HELP (one line), add_arguments(parser), run(args) -> int.
 Engineers add a command by adding a module; nothing here changes.
 """

@@ -23,12 +23,13 @@ import tempfile
 import time
 from collections import Counter
 
-import oracles
+from vfz import oracles
 from vfz import listing, model, opscript
 from vfz.proc import run
 
-DEFAULT_READERS = ["dosfsck", "mtools", "kernel"]
-DEFAULT_WRITERS = ["core-dual", "core-v1", "core-v3", "mtools", "kernel"]
+DEFAULT_READERS = oracles.names("reader", default=True)
+DEFAULT_WRITERS = [n for n, e in oracles.entries().items()
+                   if e.writer and ({"writer", "diff-writer"} & set(e.default))]
 FS_DEFAULTS = {"fat12": (2 << 20, 0), "fat16": (16 << 20, 0), "fat32": (40 << 20, 512)}
 READ_TIMEOUT = 60.0
 WRITE_TIMEOUT = 300.0
@@ -126,7 +127,7 @@ def parse_sets(items):
 def load_oracle(kind, name, explicit, notes, cfg=None):
     """Instantiate a reader/writer; None (with a note) if it cannot be used."""
     kw = dict((cfg or {}).get(name, {}))
-    if name.startswith("kernel") and not explicit:
+    if oracles.entry(name).builds and not explicit:
         # a default oracle: never start a long guest build behind the user's back
         kw.setdefault("auto_build", False)
     try:
@@ -261,9 +262,9 @@ def expected_dosfsck(mode, m=None, core_listing=None, fat_bits=16, image=None):
     else from the model: entries needing LFN slots under the win95 rule.
     image: the written image; fsck.fat's scan is then simulated on it
     (oracles.dosfsck.expected_complaints: exact counts, fsck-v1-lfn-cross)."""
-    from oracles.dosfsck import expected_complaints
+    from vfz.oracles.dosfsck import expected_complaints
     if core_listing is not None:
-        from oracles.core import is_v1_dummy
+        from vfz.oracles.core import is_v1_dummy
         dirs = {"": [0, 0]}
         for e in core_listing:
             if e.get("type") == "dir":
@@ -319,7 +320,7 @@ def verdict_for(r, expected_entries, oracle, exp_complaints, used, writer=None):
         elif cross:
             # exactly as predicted, but fsck.fat's LFN deletion runs over other
             # clusters: a known fsck.fat 4.2 bug, reported under its own name
-            from oracles.dosfsck import crossing_note
+            from vfz.oracles.dosfsck import crossing_note
             used[CROSS] += len(cross)
             if verdict == "ok":
                 verdict = "complains"
@@ -469,7 +470,7 @@ def _diff_image(args, ops, readers, notes):
     used = Counter()
     t = {"target": args.image, "writer": None}
     core_listing = None
-    from oracles.core import CoreReader, available
+    from vfz.oracles.core import CoreReader, available
     if available()[0]:
         cr = CoreReader().read(args.image, args.timeout)
         if cr.error is None:
@@ -496,22 +497,15 @@ def _diff_image(args, ops, readers, notes):
     return t
 
 
-DUAL_WRITERS = ("core-dual", "kernel")
-
-
 def model_for_writer(wn):
-    """(profile, names) of vfz.model that predicts writer wn."""
-    if wn == "mtools":
-        return "mtools", "nodual"     # mtools' own clash rules live in its profile
-    return "kernel", ("dual" if wn in DUAL_WRITERS else "nodual")
-
-
-V3_WRITERS = ("core-v3", "kernel-nodual-v3")
+    """(profile, names) of vfz.model that predicts writer wn (its registry traits)."""
+    e = oracles.entry(wn)
+    return e.profile, e.names
 
 
 def shortname_rule(wn):
-    """short_only's rule for writer wn: the v3 patch forces winnt."""
-    return "winnt" if wn in V3_WRITERS else "win95"
+    """short_only's rule for writer wn (the v3 patch forces winnt)."""
+    return oracles.entry(wn).shortname
 
 
 def _diff_writer(args, ops, wn, w, fs, readers, tmp):

@@ -2,11 +2,11 @@
 # Build the kernel oracle's guest: vmlinux (decompressed from Debian's
 # installed bzImage, booted by QEMU through the PVH note) and an initramfs
 # holding busybox-static, the static agent (PID 1) and the modules it needs.
-#   oracles/kernel/build.sh [BUILD_DIR]     (default <repo>/build/kernel)
+#   vfz/oracles/kernel/build.sh [BUILD_DIR]     (default <repo>/build/kernel)
 # Idempotent: each step is skipped when its output is newer than its inputs.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
+REPO=$(cd "$HERE/../../.." && pwd)
 OUT=${1:-$REPO/build/kernel}
 PY=/usr/bin/python3
 CC=${CC:-gcc}

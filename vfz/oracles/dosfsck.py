@@ -86,7 +86,7 @@ import sys
 import tempfile
 from collections import Counter
 
-from oracles import Reader, ReadResult, Timer
+from vfz.oracles import Entry, Reader, ReadResult, Timer
 from vfz import listing
 from vfz.proc import run
 
@@ -949,7 +949,7 @@ class DosfsckReader(Reader):
             r.extra["repair"] = self._repair(image, timeout)
 
     def _repair(self, image, timeout):
-        from oracles.mtools import MtoolsReader
+        from vfz.oracles.mtools import MtoolsReader
         tmp = tempfile.mkdtemp(prefix="vfz-fsck-")
         try:
             copy = os.path.join(tmp, "repair.img")
@@ -987,3 +987,10 @@ class DosfsckReader(Reader):
             return rep
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- registry
+ENTRIES = [
+    Entry("dosfsck", "dosfsck", reader="vfz.oracles.dosfsck:DosfsckReader", needs=("dosfstools", "mtools"),
+          default=("reader",)),
+]

@@ -5,7 +5,7 @@ are.
 Matrix. For every name class of DESIGN.md (`vfat gen --names CLASS`) and
 image index k, one op-script is generated (`vfat gen --seed S --ops OPS
 --names CLASS`) and written by each core style (dual, v1, v3, unique: the
-core writers of oracles/core.py, `vfat apply --seed S`) onto a fresh
+core writers of vfz/oracles/core.py, `vfat apply --seed S`) onto a fresh
 mkfs.fat FAT16 image. The expected tree is the model's (vfz.model, profile
 kernel). Each image is read by every row:
 
@@ -71,7 +71,6 @@ def _worst(counter):
 
 
 def load_readers(with_kernel, notes):
-    import oracles
     out = {}
     for row, name in READER_OF.items():
         if name.startswith("kernel") and not with_kernel:
@@ -91,7 +90,7 @@ def fsck_repair(image, expected, timeout=TIMEOUT):
     """fsck.fat -a on a copy; mtools lists the image before and the copy
     after: (verdict, detail). Damage = what the repair changed (names,
     files, contents), so a reader's own limits do not count here."""
-    from oracles.mtools import MtoolsReader
+    from vfz.oracles.mtools import MtoolsReader
     from vfz import listing
     from vfz.proc import run
     tmp = tempfile.mkdtemp(prefix="vfz-compat-a-")
@@ -140,7 +139,7 @@ def judge(image, expected, readers, timeout=TIMEOUT):
         try:
             r = o.read(image, timeout)
         except Exception as e:
-            import oracles
+            from vfz import oracles
             r = oracles.ReadResult(READER_OF[row], error=f"{type(e).__name__}: {e}")
         v, d = diff.verdict_for(r, expected, READER_OF[row], {}, used)
         out[row] = (MAP[v], d)
@@ -221,7 +220,7 @@ def run_matrix(out, seed, size, readers, progress):
             f.write(f"# compat case: vfat gen --seed {s} --names {case.rsplit('-', 1)[0]}\n")
             f.write("# replay: mkfs.fat -F 16 -i 12345678 -n VFATFUZZ -C IMG 16384, then\n")
             for style, wname in STYLES.items():
-                from oracles.core import MODES
+                from vfz.oracles.core import MODES
                 f.write(f"#   {style}: vfat apply IMG THIS {' '.join(MODES[wname])} --seed {s}\n")
             f.write("# verdicts measured on this script:\n")
             for style, rv in verdicts.items():
@@ -325,7 +324,7 @@ def set_short(img, old_sn, new_sn, new_nt=None):
 
 def run_variants(out, seed, readers, progress):
     from vfz.proc import run
-    from oracles.dosfsck import parse_fsck
+    from vfz.oracles.dosfsck import parse_fsck
     tmp = tempfile.mkdtemp(prefix="vfz-variants-")
     rows = []
     try:
@@ -379,7 +378,7 @@ def run_variants(out, seed, readers, progress):
 
 def repair_effect(img, target, expected, timeout=TIMEOUT):
     """What fsck.fat -a does to the target and to the rest of the tree."""
-    from oracles.mtools import MtoolsReader
+    from vfz.oracles.mtools import MtoolsReader
     from vfz.proc import run
     tmp = tempfile.mkdtemp(prefix="vfz-variant-a-")
     try:

@@ -17,7 +17,7 @@ import shlex
 import shutil
 import tempfile
 
-from oracles import Reader, ReadResult, Timer
+from vfz.oracles import Entry, Reader, ReadResult, Timer
 from vfz import listing
 from vfz.proc import run
 
@@ -144,3 +144,7 @@ class GrubReader(Reader):
         if len(data) != size:
             r.complaints.append(f"{text}: ls says {size} bytes, cp gave {len(data)}")
         return listing.entry(text, "file", data)
+
+
+# ---------------------------------------------------------------- registry
+ENTRIES = [Entry("grub", "grub", reader="vfz.oracles.grub:GrubReader", needs=("grub-common",))]

@@ -43,15 +43,15 @@ import threading
 import time
 from collections import Counter
 
-import oracles
-from oracles import Reader, ReadResult, Timer
+from vfz import oracles
+from vfz.oracles import ReadResult
 from vfz import diff, findings, minimize, model, opscript
 from vfz.proc import run
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT_READERS = ["dosfsck", "mtools", "kernel"]
-DEFAULT_WRITERS = ["core-dual", "core-v1", "core-v3"]
-OPTIONAL_WRITERS = ["kernel"]          # added when available
+from vfz import REPO  # noqa: E402
+DEFAULT_READERS = oracles.names("reader", default=True)
+DEFAULT_WRITERS = [n for n in oracles.names("writer", default=True) if oracles.entry(n).cost != "vm"]
+OPTIONAL_WRITERS = [n for n in oracles.names("writer", default=True) if n not in DEFAULT_WRITERS]
 DEFAULT_FS = ["fat12", "fat16", "fat32"]
 FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:512"}
 PROGRESS_EVERY = 5.0
@@ -69,41 +69,12 @@ class UsageError(Exception):
 
 
 def vfat_default():
-    from oracles.core import vfat_binary
+    from vfz.oracles.core import vfat_binary
     return vfat_binary()
 
 
-# ---------------------------------------------------------------- extra reader
-class VfatCheckReader(Reader):
-    """`vfat check` of the reference build as a structural reader (no
-    listing; each finding line is a complaint). Always the normal build,
-    never a fault-injection one, so it is independent of the writer."""
-
-    def __init__(self, name="vfat-check", vfat=None, **cfg):
-        self.name = name
-        self.vfat = vfat or os.path.join(REPO, "build", "vfat")
-
-    def available(self):
-        return (os.access(self.vfat, os.X_OK), f"{self.vfat} is not built")
-
-    def read(self, image, timeout=30.0):
-        r = ReadResult(self.name)
-        with Timer() as t:
-            p = run([self.vfat, "check", image], timeout=timeout)
-            r.raw = p.raw()
-            if p.error or p.rc not in (0, 1):
-                r.error = p.error or f"vfat check exit {p.rc}: {p.errtext.strip()[:200]}"
-            else:
-                r.complaints = [ln for ln in p.text.split("\n") if ln.strip()]
-        r.seconds = t.seconds
-        return r
-
-
-EXTRA_READERS = {"vfat-check": VfatCheckReader}
-
-
 def family(writer):
-    return "core" if writer.startswith("core-") else writer
+    return oracles.entry(writer).family
 
 
 def fold_path(p):
@@ -156,7 +127,6 @@ def _listing_fields(detail):
     return "other", None
 
 
-V3_WRITERS = diff.V3_WRITERS
 
 
 def dummy_05_explains(img, detail):
@@ -420,21 +390,13 @@ class Checker:
         cfg = dict(cfg or {})
         if vfat:
             for w in oracles.WRITERS:
-                if w.startswith("core-"):
+                if oracles.entry(w).family == "core":
                     cfg.setdefault(w, {})["vfat"] = vfat
         self.readers = []
         for n in readers or DEFAULT_READERS:
-            if n in EXTRA_READERS:
-                o = EXTRA_READERS[n]()
-                ok, why = o.available()
-                if not ok:
-                    self.notes.append(f"reader {n} not available: {why}; skipped")
-                    continue
-            elif n not in oracles.READERS:
-                raise UsageError(f"unknown reader {n!r} (known: "
-                                 f"{', '.join(sorted(list(oracles.READERS) + list(EXTRA_READERS)))})")
-            else:
-                o = diff.load_oracle("reader", n, False, self.notes, cfg)
+            if n not in oracles.READERS:
+                raise UsageError(f"unknown reader {n!r} (known: {', '.join(sorted(oracles.READERS))})")
+            o = diff.load_oracle("reader", n, False, self.notes, cfg)
             if o is not None:
                 self.readers.append((n, o))
         self.writers = []
@@ -575,9 +537,9 @@ class Checker:
                 except Exception as ex:
                     rr = ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
                 self.images_checked[rn] += 1
-                if rn == "vfat-check" and wn in ("core-v1", "core-v3", "kernel-nodual", "kernel-nodual-v3"):
-                    # two equal dummies: the patch's documented weakness, not a bug
-                    rr.complaints = [c for c in rr.complaints if not c.startswith("dummy-collision")]
+                hook = getattr(r, "expected_complaints", None)
+                if hook:
+                    rr.complaints = hook(rr.complaints, oracles.entry(wn))
                 try:
                     v, d = diff.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
                 except Exception as e:
@@ -603,7 +565,7 @@ class Checker:
             yield Divergence(dict(base, kind=findings.normalise(rr.error, 60), op="-", cls="-"), wn, d)
             return
         if v == "differs":
-            if wn in V3_WRITERS and dummy_05_explains(img, d):
+            if oracles.entry(wn).shorts == "v3" and dummy_05_explains(img, d):
                 # one signature per reader, whatever the op and the names
                 yield Divergence(dict(base, kind=model.V3_DUMMY_05, op="-", cls="-"), wn, d)
                 return

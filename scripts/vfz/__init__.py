@@ -1,1 +1,0 @@
-"""vfatfuzz Python side: op-scripts, listings, model, drivers."""

@@ -1,0 +1,216 @@
+"""Oracles: one module per independent implementation, one contract.
+
+A reader takes an image and answers with a canonical listing (see
+vfz/listing.py), structured complaints (checkers), its raw output
+and an error string when it could not run (timeout, crash, unusable image).
+A writer applies an op-script (a list of vfz.opscript.Op) to an image in
+place and answers with one result per op ("ok" or an errno name such as
+"EEXIST"), so outcomes can be compared across writers.
+
+A transformer rewrites an image in place (fatsort, fsck.fat -a) and the same
+tree is expected after it.
+
+The verdict (ok | differs | complains | failed) is not decided here: the
+driver compares each answer with the model's expected tree (vfz.model).
+
+The registry: every oracle module (MODULES) declares ENTRIES, one Entry per
+registered name with its traits (roles, family, the model profile that
+predicts its writes, names mode, shortname rule, what it supports, what it
+needs installed, its cost), and EXCEPTIONS, its NamedExceptions with their
+evidence. Drivers read traits from here; nothing outside an oracle's own
+module tests that oracle's name. The contract is docs/oracles.md.
+"""
+from dataclasses import dataclass, field
+import functools
+import importlib
+import time
+
+
+
+@dataclass
+class ReadResult:
+    oracle: str
+    listing: list = None          # canonical entries, None if it did not read
+    complaints: list = field(default_factory=list)  # one string each
+    raw: str = ""                 # everything the tool printed, for reports
+    error: str = None             # why it failed (timeout, crash, ...)
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)   # oracle-specific (dmesg, repair probe)
+
+
+@dataclass
+class WriteResult:
+    oracle: str
+    results: list = field(default_factory=list)  # per op: "ok" or errno name
+    raw: str = ""
+    error: str = None
+    seconds: float = 0.0
+
+
+class Reader:
+    name = "?"
+
+    def read(self, image, timeout=30.0):
+        raise NotImplementedError
+
+    def read_many(self, images, timeout=30.0):
+        """Batch form; oracles with a costly start (the kernel VM) override."""
+        return [self.read(img, timeout) for img in images]
+
+    def close(self):
+        pass
+
+
+class Writer:
+    name = "?"
+
+    def apply(self, image, ops, timeout=60.0):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+class Transformer:
+    """Rewrites an image in place; the same tree is expected after it."""
+    name = "?"
+
+    def transform(self, image, timeout=60.0):
+        """-> WriteResult (results empty; error when it failed)."""
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+class Timer:
+    def __enter__(self):
+        self.t0 = time.monotonic()
+        return self
+
+    def __exit__(self, *a):
+        self.seconds = time.monotonic() - self.t0
+
+
+# ---------------------------------------------------------------- registry
+# One line per oracle module; a module is imported when the registry is
+# first read (cheap: no tool runs at import), its classes when an oracle
+# is instantiated.
+MODULES = (
+    "vfz.oracles.core",
+    "vfz.oracles.vfatcheck",
+    "vfz.oracles.dosfsck",
+    "vfz.oracles.mtools",
+    "vfz.oracles.sevenzip",
+    "vfz.oracles.grub",
+    "vfz.oracles.kernel",
+)
+
+OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered oracle name and its traits."""
+    name: str
+    family: str                      # one implementation, whatever its modes ("core", "kernel")
+    reader: str = None               # "module:Class" for each role it has
+    writer: str = None
+    transformer: str = None
+    profile: object = "kernel"       # the model profile predicting its writes: a name or a dict of knobs
+    names: str = "nodual"            # "dual": long names get 8.3 aliases that lookups match
+    shortname: str = "win95"         # which names its writes store bare (vfz.model short_only)
+    shorts: str = "alias"            # its short entries: "alias" (Linux rules), "own" (its own
+                                     # aliases), "v1" / "v3" (the patch's dummies)
+    unique: bool = False             # its dummies are unique within a directory
+    seeded: bool = False             # takes the run's seed (dummies, fallback aliases)
+    supports: frozenset = OPS | {"write-offset"}   # op kinds (and features) its writer does
+    needs: tuple = ()                # Debian packages (and "npm:NAME") it needs installed
+    cost: str = "process"            # "inproc" | "process" (a tool per image) | "vm"
+    default: tuple = ()              # roles in which it is a default oracle: "reader",
+                                     # "writer" (campaign and diff), "diff-writer" (diff only)
+    builds: bool = False             # may start a long build when missing: only when named
+
+    @property
+    def roles(self):
+        return tuple(r for r in ("reader", "writer", "transformer") if getattr(self, r))
+
+
+@dataclass(frozen=True)
+class NamedException:
+    """A known, catalogued bug or design difference of one implementation,
+    recognised from evidence (never a blanket tolerance)."""
+    name: str
+    oracle: str                      # family
+    side: str                        # "reader" | "writer" | "transformer"
+    reason: str
+    evidence: str = ""               # how it is recognised
+    bug: str = None                  # anchor in reports/bugs.md when it is a bug
+
+
+@functools.lru_cache(maxsize=None)
+def _modules():
+    return tuple(importlib.import_module(m) for m in MODULES)
+
+
+@functools.lru_cache(maxsize=None)
+def entries():
+    """name -> Entry, in MODULES order."""
+    out = {}
+    for mod in _modules():
+        for e in getattr(mod, "ENTRIES", ()):
+            if e.name in out:
+                raise ValueError(f"oracle {e.name!r} registered twice ({mod.__name__})")
+            out[e.name] = e
+    return out
+
+
+def exceptions():
+    """name -> NamedException, from every oracle module."""
+    out = {}
+    for mod in _modules():
+        for x in getattr(mod, "EXCEPTIONS", ()):
+            out[x.name] = x
+    return out
+
+
+def entry(name):
+    try:
+        return entries()[name]
+    except KeyError:
+        raise KeyError(f"unknown oracle {name!r} (known: {', '.join(sorted(entries()))})") from None
+
+
+def names(role, default=False):
+    """Registered names with this role (only the default ones if default)."""
+    return [n for n, e in entries().items()
+            if getattr(e, role) and (not default or role in e.default)]
+
+
+def __getattr__(attr):
+    # READERS / WRITERS / TRANSFORMERS: name -> "module:Class", read from the registry
+    role = {"READERS": "reader", "WRITERS": "writer", "TRANSFORMERS": "transformer"}.get(attr)
+    if role is None:
+        raise AttributeError(attr)
+    return {n: getattr(e, role) for n, e in entries().items() if getattr(e, role)}
+
+
+def _load(role, name, **cfg):
+    e = entry(name)
+    path = getattr(e, role)
+    if not path:
+        raise KeyError(f"{name} is not a {role} (it is: {', '.join(e.roles)})")
+    mod, cls = path.split(":")
+    return getattr(importlib.import_module(mod), cls)(name=name, **cfg)
+
+
+def get_reader(name, **cfg):
+    return _load("reader", name, **cfg)
+
+
+def get_writer(name, **cfg):
+    return _load("writer", name, **cfg)
+
+
+def get_transformer(name, **cfg):
+    return _load("transformer", name, **cfg)

@@ -1,0 +1,55 @@
+"""`vfat check` of the reference build as a structural reader.
+
+No listing; each finding line of the checker is a complaint. Always the
+normal build (build/vfat or $VFAT_BUILD/vfat), never a fault-injection or
+mutant one, so that it stays independent of the writer under test.
+"""
+import os
+
+from vfz import REPO
+from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz.proc import run
+
+DUMMY_COLLISION = "dummy-collision"
+
+
+class VfatCheckReader(Reader):
+    def __init__(self, name="vfat-check", vfat=None, **cfg):
+        self.name = name
+        self.vfat = vfat or os.path.join(REPO, "build", "vfat")
+
+    def available(self):
+        return (os.access(self.vfat, os.X_OK), f"{self.vfat} is not built")
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            p = run([self.vfat, "check", image], timeout=timeout)
+            r.raw = p.raw()
+            if p.error or p.rc not in (0, 1):
+                r.error = p.error or f"vfat check exit {p.rc}: {p.errtext.strip()[:200]}"
+            else:
+                r.complaints = [ln for ln in p.text.split("\n") if ln.strip()]
+        r.seconds = t.seconds
+        return r
+
+    @staticmethod
+    def expected_complaints(complaints, writer):
+        """The complaints left once the writer's design is accounted for:
+        two equal dummies are the patch's documented weakness (a writer
+        whose short entries are dummies), not a bug."""
+        if writer is not None and writer.shorts in ("v1", "v3") and not writer.unique:
+            return [c for c in complaints if not c.startswith(DUMMY_COLLISION)]
+        return complaints
+
+
+ENTRIES = [Entry("vfat-check", "vfat-check", reader="vfz.oracles.vfatcheck:VfatCheckReader",
+                 cost="process")]
+
+EXCEPTIONS = [
+    NamedException(DUMMY_COLLISION, "vfat-check", "reader",
+                   "two entries of a directory got the same random dummy: the patch's documented "
+                   "weakness (reports/collisions.md), not a writer bug",
+                   "a 'dummy-collision' complaint on an image of a writer whose short entries "
+                   "are dummies (Entry.shorts v1/v3)"),
+]
