@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Applies ops and walks trees inside a mounted FUSE volume, chrooted into it.
+
+    python3 fuse_agent.py MOUNTPOINT
+
+Standalone (no vfz import): the FUSE oracles (vfz.oracles.fusefat) start it
+as a child so that a request the FUSE daemon never answers blocks this
+process, not the harness; the parent kills it on its per-request timeout.
+It chroots into MOUNTPOINT (as the kernel oracle's agent does), so "/.." is
+the volume root and no path leaves the volume.
+
+Protocol: one JSON object a line on stdin, one JSON answer a line on stdout.
+    {"op": "mkdir", "args": ["/a"]}                -> {"result": "ok" | "ENOENT" | ...}
+    {"op": "create", "args": ["/f", SIZE, SEED]}  (O_CREAT|O_EXCL, then the content)
+    {"op": "write", "args": ["/f", OFF, SIZE, SEED]}  (O_WRONLY, pwrite at OFF)
+    {"op": "rename"|"unlink"|"rmdir", "args": [...]}
+    {"op": "walk"}  -> {"entries": [[path, "file"|"dir", size, sha256 | null, error | null]]}
+Paths travel as JSON strings; names the host cannot decode as UTF-8 are
+sent with surrogateescape code points, which json encodes as lone
+surrogates (the parent maps them to U+FFFD per byte).
+"""
+import errno
+import hashlib
+import json
+import os
+import sys
+
+
+def content(seed, size, start=0):
+    """Bytes start..start+size of the pattern (seed + 31*i) mod 256 (vfz.opscript.content)."""
+    seed %= 256
+    pat = bytes((seed + 31 * i) % 256 for i in range(256))
+    out = bytearray()
+    i = start % 256
+    while len(out) < size:
+        n = min(256 - i, size - len(out))
+        out += pat[i:i + n]
+        i = 0
+    return bytes(out)
+
+
+def ename(e):
+    return errno.errorcode.get(e.errno, f"E{e.errno}") if isinstance(e, OSError) else type(e).__name__
+
+
+def put(fd, off, size, seed):
+    data = content(seed, size)
+    done = 0
+    while done < size:
+        n = os.pwrite(fd, data[done:done + (1 << 20)], off + done)
+        if n <= 0:
+            raise OSError(errno.EIO, "short write")
+        done += n
+
+
+def apply_op(op, a):
+    if op == "mkdir":
+        os.mkdir(a[0], 0o755)
+    elif op == "create":
+        fd = os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            put(fd, 0, a[1], a[2])
+        finally:
+            os.close(fd)
+    elif op == "write":
+        fd = os.open(a[0], os.O_WRONLY)
+        try:
+            put(fd, a[1], a[2], a[3])
+        finally:
+            os.close(fd)
+    elif op == "rename":
+        os.rename(a[0], a[1])
+    elif op == "unlink":
+        os.unlink(a[0])
+    elif op == "rmdir":
+        os.rmdir(a[0])
+    else:
+        raise ValueError(f"unknown op {op!r}")
+
+
+def walk():
+    out = []
+    for root, dirs, files in os.walk("/"):
+        dirs.sort()
+        for d in dirs:
+            out.append([os.path.join(root, d), "dir", None, None, None])
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            try:
+                h = hashlib.sha256()
+                n = 0
+                with open(p, "rb") as fh:
+                    while True:
+                        b = fh.read(1 << 20)
+                        if not b:
+                            break
+                        h.update(b)
+                        n += len(b)
+                out.append([p, "file", n, h.hexdigest(), None])
+            except OSError as e:
+                out.append([p, "file", None, None, ename(e)])
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: fuse_agent.py MOUNTPOINT", file=sys.stderr)
+        return 2
+    os.chroot(sys.argv[1])
+    os.chdir("/")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        try:
+            if req["op"] == "walk":
+                ans = {"entries": walk()}
+            else:
+                apply_op(req["op"], req.get("args", []))
+                ans = {"result": "ok"}
+        except OSError as e:
+            ans = {"result": ename(e)}
+        sys.stdout.write(json.dumps(ans) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

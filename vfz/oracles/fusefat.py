@@ -1,0 +1,452 @@
+"""fusefat 0.1a (Debian 12), an independent user-space FAT driver, through FUSE.
+
+Reader: `fusefat -f -s -o ro IMAGE DIR`, then a child agent (fuse_agent.py,
+chrooted into DIR) walks the tree with os.walk and hashes every file.
+Writer: `fusefat -f -s -o rw+ IMAGE DIR` (rw+: fusefat's own read-write
+mode; plain rw is refused), the agent applies each op with ordinary
+syscalls (mkdir; open(O_CREAT|O_EXCL) + pwrite for create; open(O_WRONLY) +
+pwrite at the offset for write; rename, unlink, rmdir) and answers "ok" or
+the errno name; then `fusermount -u DIR` and fusefat's exit (it writes its
+state back on unmount).
+
+Every request has its own timeout: a FUSE daemon that stops answering
+blocks the agent, not the harness; the agent and fusefat are then killed
+and the mount is detached (`fusermount -u -z`). Each read or apply mounts
+afresh, so a hang or crash never carries over to the next image.
+
+What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
+  * names: only printable ASCII; any other character (non-ASCII, DEL,
+    controls) and \\ : * ? " < > | -> EPERM (Linux: EINVAL, or accepts
+    non-ASCII); more than 255 characters -> EPERM (Linux ENAMETOOLONG);
+    trailing dots and a trailing space are kept ('dots...', 'trail '; Linux
+    strips dots and refuses the space); "..." is created as a file
+  * every new name gets LFN slots and a short entry '~N' (N a counter of the
+    mount: '~1', '~12'), even a valid 8.3 name: its own alias scheme
+  * rmdir of a non-empty directory answers EPERM (Linux ENOTEMPTY)
+  * rename of a non-empty directory answers ok and leaves it empty under its
+    new name: the subtree is lost, its clusters allocated and unreachable
+  * unmounting a FAT16 volume mounted rw+ writes 0x8000 into FAT[1] of both
+    FATs (was 0xFFFF); FAT12 and FAT32 are left alone
+  * the reader ignores the NT case byte: a bare 8.3 name shows as stored
+    ('LOWER' for 'lower' with the lower-case flag)
+See EXCEPTIONS for how each is recognised.
+"""
+import os
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+from vfz import listing
+from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer, Writer, WriteResult
+from vfz.proc import run
+
+AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuse_agent.py")
+FUSEFAT = "fusefat"
+MOUNT_WAIT = 10.0
+UNMOUNT_WAIT = 15.0
+
+FAT1_CLEAN = "fusefat-fat1-0x8000"
+RMDIR_NONEMPTY = "fusefat-rmdir-eperm"
+RENAME_DIR_EMPTIES = "fusefat-rename-dir-empties"
+NT_CASE = "fusefat-ignores-nt-case"
+NAMES = "fusefat-ascii-names"
+TRAILING = "fusefat-trailing-kept"
+
+
+def _mounted(d):
+    d = os.path.realpath(d)
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split(" ")
+                if len(parts) > 1 and parts[1].replace("\\040", " ") == d:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+def fat1(image):
+    """(fat bits, [FAT[1] of each FAT copy]) from the image's bytes."""
+    with open(image, "rb") as f:
+        b = f.read(1 << 20)
+    bps, spc, res, nfats, rootent = struct.unpack_from("<HBHBH", b, 11)
+    tot = struct.unpack_from("<H", b, 19)[0] or struct.unpack_from("<I", b, 32)[0]
+    spf = struct.unpack_from("<H", b, 22)[0] or struct.unpack_from("<I", b, 36)[0]
+    if not bps or not spc:
+        return None, []
+    data = res + nfats * spf + (rootent * 32 + bps - 1) // bps
+    clusters = (tot - data) // spc
+    bits = 12 if clusters < 4085 else 16 if clusters < 65525 else 32
+    out = []
+    for k in range(nfats):
+        off = (res + k * spf) * bps
+        with open(image, "rb") as f:
+            f.seek(off)
+            raw = f.read(8)
+        if bits == 12:
+            out.append((struct.unpack_from("<I", raw + b"\0", 0)[0] >> 12) & 0xFFF)
+        elif bits == 16:
+            out.append(struct.unpack_from("<H", raw, 2)[0])
+        else:
+            out.append(struct.unpack_from("<I", raw, 4)[0] & 0x0FFFFFFF)
+    return bits, out
+
+
+class Mount:
+    """One fusefat mount and its agent; every step bounded in time."""
+
+    def __init__(self, image, rw, fusefat=FUSEFAT):
+        self.image = image
+        self.rw = rw
+        self.cmd = [fusefat]
+        self.dir = tempfile.mkdtemp(prefix="vfz-fusefat-")
+        self.log = tempfile.TemporaryFile()
+        self.proc = None
+        self.agent = None
+        self.buf = b""
+        self.notes = []
+
+    def start(self):
+        """-> None, or why it could not mount."""
+        argv = [*self.cmd, "-f", "-s", "-o", "rw+" if self.rw else "ro", self.image, self.dir]
+        self.notes.append("$ " + " ".join(argv))
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as e:
+            return f"cannot run {argv[0]}: {e.strerror}"
+        t0 = time.monotonic()
+        while not _mounted(self.dir):
+            if self.proc.poll() is not None:
+                return f"fusefat exited {self.proc.returncode} before mounting: {self.output()[-300:]}"
+            if time.monotonic() - t0 > MOUNT_WAIT:
+                return f"fusefat did not mount within {MOUNT_WAIT:g}s"
+            time.sleep(0.01)
+        self.agent = subprocess.Popen([sys.executable, AGENT, self.dir], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
+        return None
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")
+
+    def request(self, req, timeout):
+        """-> (answer dict, None) or (None, why)."""
+        import json
+        if self.agent is None or self.agent.poll() is not None:
+            return None, "agent not running"
+        try:
+            self.agent.stdin.write((json.dumps(req) + "\n").encode())
+            self.agent.stdin.flush()
+        except OSError as e:
+            return None, f"agent: {e}"
+        fd = self.agent.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, f"timeout after {timeout:g}s (fusefat hung)"
+            r, _, _ = select.select([fd], [], [], left)
+            if not r:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                if self.proc.poll() is not None:
+                    return None, f"fusefat died (exit {self.proc.returncode})"
+                return None, "agent died"
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return json.loads(line), None
+
+    def _kill(self, p):
+        if p is not None and p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def stop(self, hung=False):
+        """Unmount; -> None or why the unmount was not clean. A hung mount
+        (or one that does not go away) is killed and detached lazily."""
+        why = None
+        if self.agent is not None:
+            if hung:
+                self._kill(self.agent)
+            else:
+                try:
+                    self.agent.stdin.close()
+                    self.agent.wait(5)
+                except (OSError, subprocess.TimeoutExpired):
+                    self._kill(self.agent)
+            for f in (self.agent.stdout,):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        if self.proc is not None:
+            if hung:
+                self._kill(self.proc)
+            elif self.proc.poll() is None:
+                p = run(["fusermount", "-u", self.dir], timeout=UNMOUNT_WAIT)
+                self.notes.append(p.raw().rstrip())
+                try:
+                    self.proc.wait(UNMOUNT_WAIT)
+                except subprocess.TimeoutExpired:
+                    why = f"fusefat did not exit within {UNMOUNT_WAIT:g}s of fusermount -u"
+                    self._kill(self.proc)
+            # a read-only mount always exits 255 on fusermount -u (measured): not a failure
+            if self.rw and self.proc.returncode not in (0, None) and why is None and not hung:
+                why = f"fusefat exit {self.proc.returncode}"
+        if _mounted(self.dir):
+            run(["fusermount", "-u", "-z", self.dir], timeout=UNMOUNT_WAIT)
+        try:
+            os.rmdir(self.dir)
+        except OSError:
+            pass
+        self.out_text = self.output()
+        self.log.close()
+        return why
+
+
+def _text(s):
+    """A host name from the agent (surrogateescape) -> canonical text."""
+    return os.fsencode(s).decode("utf-8", "replace")
+
+
+class FusefatReader(Reader):
+    def __init__(self, name="fusefat", fusefat=FUSEFAT, **cfg):
+        self.name = name
+        self.fusefat = fusefat
+
+    def available(self):
+        return (shutil.which(self.fusefat) is not None and os.path.exists("/dev/fuse")
+                and shutil.which("fusermount") is not None,
+                "needs fusefat, fusermount (package fuse) and /dev/fuse")
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                self._read(image, timeout, r)
+            except Exception as e:
+                r.error = f"fusefat reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.seconds = t.seconds
+        return r
+
+    def _read(self, image, timeout, r):
+        if not os.path.isfile(image):
+            r.error = f"no such image: {image}"
+            return
+        m = Mount(image, rw=False, fusefat=self.fusefat)
+        why = m.start()
+        ans, hung = None, False
+        if why is None:
+            ans, why = m.request({"op": "walk"}, timeout)
+            hung = why is not None
+        unclean = m.stop(hung=hung)
+        r.raw = "\n".join(m.notes) + "\n" + m.out_text
+        if why:
+            r.error = why
+            return
+        if unclean:
+            r.complaints.append(unclean)
+        out = []
+        for path, kind, size, sha, err in ans["entries"]:
+            p = _text(path)
+            if kind == "dir":
+                out.append(listing.entry(p, "dir"))
+            elif err:
+                r.complaints.append(f"cannot read {p}: {err}")
+                out.append(listing.entry(p, "file", size=None))
+            else:
+                e = listing.entry(p, "file", size=size)
+                e["sha256"] = sha
+                out.append(e)
+        r.listing = sorted(out, key=lambda e: e["path"])
+
+    @staticmethod
+    def name_exception(expected_leaf, actual_leaf):
+        """A bare 8.3 name shows as stored (upper case): the NT case byte is ignored."""
+        from vfz.model import short_only
+        if actual_leaf == expected_leaf.upper() and actual_leaf != expected_leaf \
+                and short_only(expected_leaf, "winnt") and expected_leaf.isascii():
+            return NT_CASE
+        return None
+
+
+class FusefatWriter(Writer):
+    def __init__(self, name="fusefat", fusefat=FUSEFAT, op_timeout=20.0, **cfg):
+        self.name = name
+        self.fusefat = fusefat
+        self.op_timeout = op_timeout
+        self.last_fat1 = None       # (bits, before, after) of the last apply: evidence for FAT1_CLEAN
+
+    available = FusefatReader.available
+
+    def apply(self, image, ops, timeout=60.0):
+        w = WriteResult(self.name)
+        with Timer() as t:
+            try:
+                self._apply(image, ops, timeout, w)
+            except Exception as e:
+                w.error = f"fusefat writer: {type(e).__name__}: {e}"
+        w.seconds = t.seconds
+        return w
+
+    def _apply(self, image, ops, timeout, w):
+        if not os.path.isfile(image):
+            w.error = f"no such image: {image}"
+            return
+        before = fat1(image)
+        m = Mount(image, rw=True, fusefat=self.fusefat)
+        why = m.start()
+        t0 = time.monotonic()
+        hung = False
+        if why is None:
+            for op in ops:
+                left = timeout - (time.monotonic() - t0)
+                ans, why = m.request({"op": op.kind, "args": list(op.args)},
+                                     max(0.1, min(self.op_timeout, left)))
+                if why:
+                    hung = True
+                    why = f"line {op.line} ({op.kind}): {why}"
+                    break
+                w.results.append(ans["result"])
+        unclean = m.stop(hung=hung)
+        after = fat1(image)
+        self.last_fat1 = (before[0], before[1], after[1])
+        notes = "\n".join(m.notes) + "\n" + m.out_text
+        if before[1] != after[1]:
+            notes += (f"\nFAT[1] changed by the unmount: "
+                      f"{' '.join(f'0x{v:04X}' for v in before[1])} -> "
+                      f"{' '.join(f'0x{v:04X}' for v in after[1])} (FAT{before[0]})")
+        w.raw = notes + "\n" + "".join(f"{op} -> {res}\n" for op, res in zip(ops, w.results))
+        if why:
+            w.error = why
+        elif unclean:
+            w.error = unclean
+
+    @staticmethod
+    def result_exception(op, expected, actual):
+        if op.kind == "rmdir" and expected == "ENOTEMPTY" and actual == "EPERM":
+            return RMDIR_NONEMPTY
+        if op.kind in ("create", "mkdir", "rename") and actual == "EPERM":
+            leaf = ([c for c in op.args[-1].split("/") if c] or [""])[-1]
+            if fusefat_name_err(leaf) == "EPERM":
+                return NAMES
+        if op.kind in ("create", "mkdir", "rename") and actual == "ok" and expected in ("EINVAL", "EEXIST"):
+            leaf = ([c for c in op.args[-1].split("/") if c] or [""])[-1]
+            if leaf != leaf.rstrip(" ."):
+                return TRAILING
+        return None
+
+    @staticmethod
+    def classify(ctx):
+        """A writer divergence explained as a whole: ctx = {"ops": [Op],
+        "results": [str], "missing": [paths the model expects that the
+        image lacks], "extra": [paths the image has that the model lacks]}.
+        RENAME_DIR_EMPTIES when nothing is extra and every missing path lies
+        under the new name of a directory fusefat renamed successfully."""
+        ops, res = ctx.get("ops") or [], ctx.get("results") or []
+        targets = [op.args[1].rstrip("/") for op, r in zip(ops, res) if op.kind == "rename" and r == "ok"]
+        missing = ctx.get("missing") or []
+        if not missing or ctx.get("extra") or not targets:
+            return None
+        if all(any(p.lower().startswith(t.lower() + "/") for t in targets) for p in missing):
+            return RENAME_DIR_EMPTIES
+        return None
+
+    @staticmethod
+    def name_exception(expected_leaf, actual_leaf):
+        if actual_leaf != expected_leaf and actual_leaf.rstrip(". ") == expected_leaf.rstrip(". "):
+            return TRAILING
+        return None
+
+
+_FUSEFAT_BAD = set('\\/:*?"<>|')
+
+
+def fusefat_name_err(leaf):
+    """The errno fusefat answers for a new name, as measured: EPERM for any
+    character outside printable ASCII or in \\ / : * ? " < > |, and for
+    more than 255 characters; else the checks Linux's VFS makes first."""
+    if any(not (0x20 <= ord(c) < 0x7F) or c in _FUSEFAT_BAD for c in leaf) or len(leaf) > 255:
+        return "EPERM"
+    if leaf.strip(".") == "":
+        from vfz.model import check_new_name
+        return check_new_name(leaf)
+    return None
+
+
+# Model profile of the fusefat writer (knobs: vfz.model, "Profile knobs"):
+# its name rule, and names stored as given (trailing dots and spaces kept).
+PROFILE = {
+    "name_err": fusefat_name_err,
+    "store": lambda leaf: leaf,
+}
+
+ENTRIES = [
+    Entry("fusefat", "fusefat", reader="vfz.oracles.fusefat:FusefatReader",
+          writer="vfz.oracles.fusefat:FusefatWriter", profile=PROFILE, names="nodual",
+          shortname="win95", shorts="own", needs=("fusefat", "fuse"), cost="process"),
+]
+
+EXCEPTIONS = [
+    NamedException(FAT1_CLEAN, "fusefat", "writer",
+                   "unmounting a FAT16 volume mounted rw+ writes 0x8000 into FAT[1] of both FATs "
+                   "(mkfs.fat wrote 0xFFFF): bit 15 (clean shutdown) set, bit 14 (no hard error) "
+                   "cleared and the end-of-chain bits lost; by the FAT specification FAT[1] holds "
+                   "an EOC mark whose top two bits are these flags, so fusefat is wrong: the "
+                   "volume now claims a disk error, and mtools refuses it ('Initial bytes of fat "
+                   "is not 0xff') unless mtools_skip_check is set. FAT12 and FAT32 are untouched",
+                   "FAT16 image written by the fusefat writer; FAT[1] was 0xFFFF before the "
+                   "mount and is 0x8000 in every FAT after the unmount (FusefatWriter.last_fat1, "
+                   "the writer's raw output); vfat-check's complaint 'fat-eoc: /: FAT[1] is "
+                   "0x8000' on that image (regression case fusefat-fat1-clean-bit)"),
+    NamedException(RMDIR_NONEMPTY, "fusefat", "writer",
+                   "rmdir of a non-empty directory answers EPERM; POSIX and Linux answer "
+                   "ENOTEMPTY. fusefat is wrong by POSIX rmdir(2); the directory is kept",
+                   "an rmdir op the model answers ENOTEMPTY and fusefat answers EPERM"),
+    NamedException(RENAME_DIR_EMPTIES, "fusefat", "writer",
+                   "rename of a non-empty directory answers ok, but the directory under its new "
+                   "name is empty: its entries are gone and their clusters stay allocated and "
+                   "unreachable (vfat-check 'lost-clusters', fsck.fat 'Reclaimed'); a later "
+                   "rmdir of it succeeds. Data loss; fusefat is wrong (rename(2) keeps the "
+                   "subtree). Measured: mkdir /A; create /A/f; rename /A /B -> /B empty",
+                   "every path the model expects and the image lacks lies under the new name of "
+                   "a directory renamed with result ok, and the image has nothing extra "
+                   "(FusefatWriter.classify)"),
+    NamedException(NAMES, "fusefat", "writer",
+                   "fusefat accepts only printable ASCII in new names: non-ASCII, DEL and controls, "
+                   "the characters \\ : * ? \" < > | and names over 255 characters are refused "
+                   "with EPERM (Linux takes non-ASCII names; it refuses the others with EINVAL / "
+                   "ENAMETOOLONG). Modelled in PROFILE (fusefat_name_err); a design limit, not "
+                   "a wrong answer",
+                   "EPERM on create/mkdir/rename whose new leaf fusefat_name_err refuses"),
+    NamedException(TRAILING, "fusefat", "writer",
+                   "fusefat stores a name as given, trailing dots and a trailing space included "
+                   "('dots...', 'trail '), and looks names up exactly: 'a.' and 'a' are two "
+                   "entries. Linux strips trailing dots (and refuses a trailing space, EINVAL), "
+                   "Windows too; an image holding 'dots...' is not readable by Linux (exception "
+                   "mtools-trailing-dot-unopenable is the same effect). Wrong by the Win32 "
+                   "namespace rules fusefat claims to follow",
+                   "a result ok where the model says EINVAL/EEXIST, or a leaf differing only by "
+                   "trailing dots/spaces, on an op whose new leaf ends with '.' or ' '"),
+    NamedException(NT_CASE, "fusefat", "reader",
+                   "fusefat ignores the NT case byte (0x08 / 0x10): a bare 8.3 entry stored as "
+                   "'LOWER' with the lower-case flag shows as 'LOWER' (Linux, Windows: 'lower')",
+                   "actual leaf == expected leaf upper-cased, expected an ASCII name that fits "
+                   "8.3 under the winnt rule (stored bare with case flags)"),
+]
