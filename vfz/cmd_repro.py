@@ -19,6 +19,13 @@ def add_arguments(p):
                    help="write DIR (e.g. corpus/regressions/NAME) with ops.txt, expected.json "
                         "(the verdicts seen now, per writer and oracle) and README")
     p.add_argument("--note", default="", help="the README line of --save-case")
+    p.add_argument("--export", metavar="DIR",
+                   help="instead of replaying on every oracle, write DIR: a reproducer the "
+                        "implementation's maintainers run without vfatfuzz (image, op-script, "
+                        "run.sh with the tool's own commands, README.md as a bug report; "
+                        "vfz.export), and run it once here. A finding says which implementation; "
+                        "for an op-script give --writers W (W's own bug) or --writers W "
+                        "--oracles R (reader R on W's image). Exit 1 if it reproduces, 0 if not")
 
 
 def run(args):
@@ -32,6 +39,9 @@ def run(args):
 def _run(args):
     vfat = args.vfat or campaign.vfat_default()
     t = campaign.Target(args.target, vfat)
+    if args.export:
+        from vfz import export
+        return export.repro_export(args, t)
     notes = []
     ck = campaign.checker_for(args, t, notes)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(130))

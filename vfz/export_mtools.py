@@ -1,0 +1,146 @@
+"""Reproducer scripts for mtools (vfz.export): mmd / mcopy / mmove / mdel /
+mrd replay the ops (writer side), mdir -/ -b -a and mtype list the tree
+(both sides). The script writes its own mtoolsrc as the oracle does
+(codepage 437, mtools_skip_check=1) and runs under LC_ALL=C.UTF-8.
+
+Ops a correct implementation refuses (the expected result is an errno) are
+not run: mtools would prompt or do something else, and the bug lies in
+what it does with the others. A rename onto an existing entry deletes the
+target first (mdel/mrd), as mmove would otherwise move into a directory.
+"""
+from vfz import model
+from vfz.export import q, op_data
+
+PACKAGES = ["mtools"]
+NEEDS = [("mdir", "mtools"), ("mtype", "mtools"), ("mmd", "mtools"), ("mcopy", "mtools"),
+         ("mmove", "mtools"), ("mdel", "mtools"), ("mrd", "mtools"), ("sha256sum", "coreutils")]
+SIDES = ("reader", "writer")
+SHA = True
+LISTING = True
+TOOL = "mdir/mtype"
+STEPS = ("(writer bugs) applies the operations with mmd, mcopy, mmove, mdel and mrd, checking "
+         "each exit status, then lists the tree with `mdir -/ -b -a` and reads every file with "
+         "`mtype`")
+EXPECTED = ("the tree a correct implementation holds (Linux 6.1 vfat for the writer side; the "
+            "names the writer was given for the reader side), as mdir and mtype should show it: "
+            "`d PATH` for a directory, `f PATH SIZE SHA256` for a file. mtools shows a character "
+            "outside the BMP as `__` (a known reader limitation), so the writer side expects that "
+            "spelling.")
+
+MTOOLSRC = "mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n"
+
+
+def shown(case, path):
+    """Writer side: mdir spells a character outside the BMP '__' even when
+    the writer stored it right (reader exception mtools-astral-read), so
+    the expected listing does too; reader side: the real names."""
+    return model.mtools_shown(path) if case.side == "writer" else path
+
+
+def _esc(path):
+    """mtools globs [ ] * ? \\ in a path: escape them."""
+    return "".join("\\" + c if c in "[]*?\\" else c for c in path)
+
+
+def mpath(path):
+    return q("::" + (_esc(path) or "/"))
+
+
+def mtarget(path):
+    """A new entry: the directory part escaped, the leaf literal (mtools
+    takes the last component of a target as it is)."""
+    comps = [c for c in path.split("/") if c]
+    parent = "/" + "/".join(comps[:-1])
+    base = "::" + _esc(parent)
+    return q(base + ("" if base.endswith("/") else "/") + comps[-1])
+
+
+COMMON = r"""
+printf '%s' {rc} > "$OUT/mtoolsrc"
+export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1
+step() {{   # N EXPECTED COMMAND...: run one mtools command, check its exit status
+    n=$1; want=$2; shift 2
+    echo "op $n: $*"
+    "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    indent < "$OUT/op$n.txt"
+    if [ $rc -ge 128 ]; then
+        bug "op $n: $1 killed by signal $((rc - 128)) ($(tail -n 1 "$OUT/op$n.txt"))"
+    elif [ $rc -ne 0 ] && [ "$want" = ok ]; then
+        bug "op $n: $1 failed (exit $rc) where Linux succeeds: $(tail -n 1 "$OUT/op$n.txt")"
+    else
+        echo "    exit $rc"
+    fi
+}}
+mtools_listing() {{   # IMAGE -> "d PATH" / "f PATH SIZE SHA256" lines
+    mdir -i "$1" -/ -b -a ::/ > "$OUT/mdir.txt" 2> "$OUT/mdir.err"
+    echo "mdir exit $?: $(head -c 300 "$OUT/mdir.err")" >&2
+    while IFS= read -r line; do
+        case "$line" in
+            ::/) echo "? (an entry mdir prints with an empty name)" ;;
+            ::/*/) p=${{line#::}}; echo "d ${{p%/}}" ;;
+            ::/*)
+                p=${{line#::}}
+                e=$(printf '%s' "$p" | sed 's/[][*?\\]/\\&/g')
+                if mtype -i "$1" "::$e" > "$OUT/file.bin" 2> "$OUT/mtype.err"; then
+                    echo "f $p $(wc -c < "$OUT/file.bin" | tr -d ' ') $(sha256sum < "$OUT/file.bin" | cut -d' ' -f1)"
+                else
+                    echo "f $p ? (mtype failed: $(head -n 1 "$OUT/mtype.err"))"
+                fi ;;
+        esac
+    done < "$OUT/mdir.txt"
+}}
+"""
+
+
+def body(case, data):
+    out = [COMMON.format(rc=q(MTOOLSRC))]
+    if case.side == "writer":
+        out.append(_ops(case, data))
+        out.append('cp "$IMG" "$OUT/after.img"\n')
+    out.append('echo "== listing: mdir -/ -b -a ::/ and mtype"\n')
+    out.append('mtools_listing "$IMG" > "$OUT/seen.unsorted" 2> "$OUT/listing.err"\n')
+    out.append('indent < "$OUT/listing.err"\n')
+    return "".join(out)
+
+
+def _ops(case, data):
+    """The op lines: one step per op the model expects to succeed."""
+    m = model.Model("kernel", "dual", root=None)
+    lines = ['echo "== the operations"\n']
+    for i, op in enumerate(case.ops):
+        before = {model.fold(e["path"]): e for e in m.entries()}
+        want = case.results[i] if case.results and i < len(case.results) else "ok"
+        m.apply_one(op)
+        n = i + 1
+        if want != "ok":
+            lines.append(f"echo {q(f'op {n}: {op} -> {want} (Linux refuses it): not run')}\n")
+            continue
+        k = op.kind
+        if k == "mkdir":
+            lines.append(f'step {n} ok mmd -i "$IMG" -D s {mtarget(op.path)}\n')
+        elif k == "create":
+            f = op_data(data, i, op)
+            lines.append(f'step {n} ok mcopy -i "$IMG" -D s "$HERE/{f}" {mtarget(op.path)}\n')
+        elif k == "write":
+            if op.args[2] == 0:
+                lines.append(f"echo 'op {n}: a write of 0 bytes: nothing to do'\n")
+                continue
+            f = op_data(data, i, op)
+            lines.append(f'rm -f "$OUT/w.bin"; mcopy -i "$IMG" -n {mpath(op.path)} "$OUT/w.bin"\n')
+            lines.append(f'dd if="$HERE/{f}" of="$OUT/w.bin" bs=1 seek={op.args[1]} conv=notrunc '
+                         '2>/dev/null\n')
+            lines.append(f'step {n} ok mcopy -i "$IMG" -D o "$OUT/w.bin" {mpath(op.path)}\n')
+        elif k == "unlink":
+            lines.append(f'step {n} ok mdel -i "$IMG" {mpath(op.path)}\n')
+        elif k == "rmdir":
+            lines.append(f'step {n} ok mrd -i "$IMG" {mpath(op.path)}\n')
+        elif k == "rename":
+            src, dst = op.args
+            t = before.get(model.fold("/" + "/".join(c for c in dst.split("/") if c)))
+            s = before.get(model.fold("/" + "/".join(c for c in src.split("/") if c)))
+            if t is not None and t is not s:
+                rm = "mrd" if t["type"] == "dir" else "mdel"
+                lines.append(f'step {n}a ok {rm} -i "$IMG" {mpath(t["path"])}\n')
+            lines.append(f'step {n} ok mmove -i "$IMG" -D s {mpath(src)} {mtarget(dst)}\n')
+    return "".join(lines)
