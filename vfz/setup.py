@@ -18,7 +18,7 @@ from vfz import REPO  # noqa: E402
 PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "dosfstools", "mtools",
             "p7zip-full", "grub-common", "qemu-system-x86", "busybox-static", "linux-image-amd64",
             "linux-headers-amd64", "linux-source-6.1", "python3-matplotlib", "python3-yaml", "cpio", "xz-utils",
-            "afl++", "make"]
+            "afl++", "make", "sleuthkit", "fatcat", "fusefat", "fuse", "fatsort"]
 KERNEL_BUILDS = ["vfz/oracles/kernel/build.sh", "vfz/oracles/kernel-nodual/build.sh"]
 
 

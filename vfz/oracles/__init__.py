@@ -104,6 +104,11 @@ MODULES = (
     "vfz.oracles.sevenzip",
     "vfz.oracles.grub",
     "vfz.oracles.kernel",
+    "vfz.oracles.sleuthkit",
+    "vfz.oracles.fatcat",
+    "vfz.oracles.fusefat",
+    "vfz.oracles.fatsort",
+    "vfz.oracles.fsck_repair",
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})

@@ -353,18 +353,14 @@ class FusefatWriter(Writer):
         return None
 
     @staticmethod
-    def classify(ctx):
-        """A writer divergence explained as a whole: ctx = {"ops": [Op],
-        "results": [str], "missing": [paths the model expects that the
-        image lacks], "extra": [paths the image has that the model lacks]}.
-        RENAME_DIR_EMPTIES when nothing is extra and every missing path lies
-        under the new name of a directory fusefat renamed successfully."""
-        ops, res = ctx.get("ops") or [], ctx.get("results") or []
-        targets = [op.args[1].rstrip("/") for op, r in zip(ops, res) if op.kind == "rename" and r == "ok"]
-        missing = ctx.get("missing") or []
-        if not missing or ctx.get("extra") or not targets:
-            return None
-        if all(any(p.lower().startswith(t.lower() + "/") for t in targets) for p in missing):
+    def explain(ev):
+        """ev: the divergence's evidence; reads ev.ops, ev.results (the
+        writer's per-op answers) and ev.missing / ev.extra (paths the model
+        expects that the image lacks, and the reverse), attributes or dict
+        keys. RENAME_DIR_EMPTIES per rename_dir_explains."""
+        def get(k):
+            return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
+        if rename_dir_explains(get("ops"), get("results"), get("missing"), get("extra")):
             return RENAME_DIR_EMPTIES
         return None
 
@@ -373,6 +369,17 @@ class FusefatWriter(Writer):
         if actual_leaf != expected_leaf and actual_leaf.rstrip(". ") == expected_leaf.rstrip(". "):
             return TRAILING
         return None
+
+
+def rename_dir_explains(ops, results, missing, extra):
+    """True when nothing is extra and every missing path lies under the new
+    name of a directory fusefat renamed with result ok."""
+    ops, results = ops or [], results or []
+    targets = [op.args[1].rstrip("/").lower() for op, r in zip(ops, results)
+               if op.kind == "rename" and r == "ok"]
+    if not missing or extra or not targets:
+        return False
+    return all(any(p.lower().startswith(t + "/") for t in targets) for p in missing)
 
 
 _FUSEFAT_BAD = set('\\/:*?"<>|')
@@ -427,7 +434,7 @@ EXCEPTIONS = [
                    "subtree). Measured: mkdir /A; create /A/f; rename /A /B -> /B empty",
                    "every path the model expects and the image lacks lies under the new name of "
                    "a directory renamed with result ok, and the image has nothing extra "
-                   "(FusefatWriter.classify)"),
+                   "(FusefatWriter.explain, rename_dir_explains)"),
     NamedException(NAMES, "fusefat", "writer",
                    "fusefat accepts only printable ASCII in new names: non-ASCII, DEL and controls, "
                    "the characters \\ : * ? \" < > | and names over 255 characters are refused "

@@ -1,0 +1,186 @@
+"""fatcat 1.1.0 (Debian 12) as a reader and a checker.
+
+Listing: `fatcat IMAGE -l / -F json` for the root, `-L CLUSTER -F json` for
+each subdirectory (by cluster: no path lookup through names fatcat may
+spell differently), contents with `-R CLUSTER -s SIZE` (fatcat follows the
+FAT chain). fatcat prints names as raw bytes inside its JSON (no escaping),
+so the answer is decoded as Latin-1 and parsed field by field.
+
+Checker: `-2` compares the two FATs ("FATs are exactly equals", else a
+complaint), `-o` looks for orphaned cluster chains ("There is N orphaned
+elements:" and one "* File|Directory clusters A to B" line each: one
+complaint per chain). fatcat's "! ..." messages on stderr are counted in
+extra["warnings"].
+
+How fatcat 1.1.0 spells names (named exceptions, see EXCEPTIONS):
+  * a long name is its UTF-16LE bytes with every 0x00 byte dropped: right
+    for U+0001-U+00FF (Latin-1), '日本語' (E5 65 2C 67 9E 8A) reads as
+    'åe,g\\x9e\\x8a'
+  * a bare 8.3 name is shown as stored: upper case (the NT case byte is
+    ignored), non-ASCII as its raw cp437 byte
+  * every slot of every cluster of a directory is read, past a 0x00 end
+    marker too; an entry is kept when a byte 1-10 of its 8.3 name is
+    printable (v1 and v3 dummies are: '/' and '~')
+"""
+import os
+import re
+import shlex
+import shutil
+import time
+
+from vfz import listing
+from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz.proc import run
+
+LFN_BYTES = "fatcat-lfn-bytes"
+RAW_83 = "fatcat-raw-83"
+
+_ITEM = re.compile(r'\{"EntryType":"(File|Directory)","EditDate":"[^"]*","Name":"(.*?)","8DOT3Name":"(.*?)",'
+                   r'"Cluster":(\d+),(?:"Size":(\d+),"PrettySize":"[^"]*",)?"IsHidden":(?:true|false),'
+                   r'"IsDeleted":(true|false)\}', re.S)
+_now = time.monotonic
+_ORPHAN = re.compile(r"^\* (.*)$")
+
+
+def parse_list(text):
+    """fatcat -F json listing (Latin-1 text) -> [(name, is_dir, cluster, size, deleted)]."""
+    out = []
+    for m in _ITEM.finditer(text):
+        kind, name, _short, cl, size, deleted = m.groups()
+        out.append((name, kind == "Directory", int(cl), int(size or 0), deleted == "true"))
+    return out
+
+
+def lfn_bytes_form(name):
+    """A long name as fatcat 1.1.0 prints it: UTF-16LE bytes, 0x00 bytes dropped, as Latin-1."""
+    b = name.encode("utf-16-le", "surrogatepass")
+    return bytes(x for x in b if x).decode("latin-1")
+
+
+def raw_83_form(name):
+    """A bare 8.3 name as stored (upper case, cp437 bytes), as Latin-1; None if not cp437."""
+    try:
+        return name.upper().encode("cp437").decode("latin-1")
+    except UnicodeEncodeError:
+        return None
+
+
+class FatcatReader(Reader):
+    def __init__(self, name="fatcat", fatcat="fatcat", check=True, **cfg):
+        self.name = name
+        self.cmd = shlex.split(fatcat) if isinstance(fatcat, str) else list(fatcat)
+        self.check = check
+
+    def available(self):
+        return shutil.which(self.cmd[0]) is not None, f"{self.cmd[0]} not installed (package fatcat)"
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                self._read(image, timeout, r)
+            except Exception as e:
+                r.error = f"fatcat reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.seconds = t.seconds
+        return r
+
+    def _run(self, args, timeout, r, deadline):
+        left = max(1.0, deadline - _now())
+        p = run([*self.cmd, *args], timeout=min(timeout, left))
+        r.extra["warnings"] = r.extra.get("warnings", 0) + sum(
+            1 for ln in p.errtext.split("\n") if ln.startswith("!"))
+        return p
+
+    def _read(self, image, timeout, r):
+        if not os.path.isfile(image):
+            r.error = f"no such image: {image}"
+            return
+        deadline = _now() + timeout
+        entries, raws = [], []
+        todo = [("", None)]
+        seen = set()
+        while todo:
+            base, cl = todo.pop()
+            p = self._run([image, "-l", "/", "-F", "json"] if cl is None
+                          else [image, "-L", str(cl), "-F", "json"], timeout, r, deadline)
+            raws.append(p.raw() if len(raws) < 20 else "")
+            if p.error or p.rc != 0:
+                r.raw = "".join(raws)
+                r.error = f"fatcat -l: {p.error or f'exit {p.rc}'}: {p.errtext.strip()[-200:]}"
+                return
+            for name, is_dir, c, size, deleted in parse_list(p.out.decode("latin-1")):
+                if deleted or name in (".", ".."):
+                    continue
+                path = f"{base}/{name}"
+                if is_dir:
+                    entries.append(listing.entry(path, "dir"))
+                    if c in seen or c < 2:
+                        r.complaints.append(f"directory {path} at cluster {c} seen before or invalid")
+                        continue
+                    seen.add(c)
+                    todo.append((path, c))
+                elif size == 0:
+                    entries.append(listing.entry(path, "file", b""))
+                else:
+                    q = self._run([image, "-R", str(c), "-s", str(size)], timeout, r, deadline)
+                    if q.error:
+                        r.raw = "".join(raws) + q.raw()
+                        r.error = f"fatcat -R: {q.error}"
+                        return
+                    entries.append(listing.entry(path, "file", q.out))
+                    if len(q.out) != size:
+                        r.complaints.append(f"read {len(q.out)} of {size} bytes of {path}")
+        r.listing = sorted(entries, key=lambda e: e["path"])
+        if self.check:
+            self._check(image, timeout, r, deadline, raws)
+        r.raw = "".join(raws)
+
+    def _check(self, image, timeout, r, deadline, raws):
+        p = self._run([image, "-2"], timeout, r, deadline)
+        raws.append(p.raw())
+        if p.error:
+            r.complaints.append(f"fatcat -2: {p.error}")
+        elif "FATs are exactly equals" not in p.text:
+            diff = [ln.strip() for ln in p.text.split("\n")
+                    if ln.strip() and not ln.startswith("Comparing the FATs")]
+            r.complaints.append("fat-differ: " + "; ".join(diff)[:300])
+        p = self._run([image, "-o"], timeout, r, deadline)
+        raws.append(p.raw()[:4000])
+        if p.error:
+            r.complaints.append(f"fatcat -o: {p.error}")
+            return
+        orphans = [m.group(1) for ln in p.text.split("\n") for m in [_ORPHAN.match(ln)] if m]
+        r.extra["orphans"] = orphans
+        for o in orphans:
+            r.complaints.append(f"orphan: {o}")
+
+    @staticmethod
+    def name_exception(expected_leaf, actual_leaf):
+        if actual_leaf == lfn_bytes_form(expected_leaf):
+            return LFN_BYTES
+        if actual_leaf == raw_83_form(expected_leaf):
+            from vfz.model import short_only
+            if short_only(expected_leaf, "winnt") or not expected_leaf.isascii():
+                return RAW_83
+        return None
+
+
+ENTRIES = [Entry("fatcat", "fatcat", reader="vfz.oracles.fatcat:FatcatReader", needs=("fatcat",),
+                 cost="process")]
+
+EXCEPTIONS = [
+    NamedException(LFN_BYTES, "fatcat", "reader",
+                   "fatcat 1.1.0 prints a long name as its UTF-16LE bytes with the 0x00 bytes "
+                   "dropped (no UTF-16 decoding; fixed upstream later with codecvt): names in "
+                   "U+0001-U+00FF read right, any other character as one or two unrelated "
+                   "bytes ('日' U+65E5 -> 'åe'). fatcat is wrong (LFN slots hold UTF-16)",
+                   "actual leaf == lfn_bytes_form(expected leaf)"),
+    NamedException(RAW_83, "fatcat", "reader",
+                   "fatcat shows a bare 8.3 entry as stored: upper case, the NT case byte "
+                   "(0x08 base, 0x10 extension lower case) ignored, non-ASCII as its raw cp437 "
+                   "byte ('lower' stored LOWER + 0x08 reads 'LOWER'); Linux and Windows apply "
+                   "the flags and the code page",
+                   "actual leaf == the expected leaf upper-cased in cp437 bytes (raw_83_form), "
+                   "for a name a writer stores bare (fits 8.3 under winnt) or a non-ASCII one"),
+]

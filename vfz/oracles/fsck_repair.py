@@ -1,0 +1,104 @@
+"""`fsck.fat -a` (dosfstools 4.2) as a transformer: the repair, in place.
+
+The dosfsck reader runs the same repair on a copy as a probe
+(vfz.oracles.dosfsck repair_probe); here it is a transformer like fatsort:
+the image is repaired in place and every reader must then see the tree the
+writer made. The output is parsed with the dosfsck reader's parser
+(parse_fsck) into what fsck.fat did, kept in the raw text.
+
+fsck.fat -a exits 0 (nothing to do) or 1 (repaired); 2 and above, or a
+timeout, is the transformer's error. What it changes on images of the
+patch's writers is known (see EXCEPTIONS and the dosfsck module): every v1
+dummy is a "Bad short file name", renamed FSCKnnnn.nnn with its long name
+deleted, so the tree changes by design of the dummy, not by a fsck bug.
+"""
+import os
+import re
+import shlex
+
+from vfz.oracles import Entry, NamedException, Timer, Transformer, WriteResult
+from vfz.proc import run
+
+RENAMED = "fsck-repair-renames-bad-short"
+_FSCK_NAME = re.compile(r"^FSCK\d{4}\.\d{3}$")
+_BAD_LINE = re.compile(r"^# bad-short-name (/.*?): Bad short file name")
+
+
+def _parser():
+    try:                       # after the dosfsck split
+        from vfz.oracles.dosfsck.parse import parse_fsck, complaint_str
+    except ImportError:
+        from vfz.oracles.dosfsck import parse_fsck, complaint_str
+    return parse_fsck, complaint_str
+
+
+class FsckRepairTransformer(Transformer):
+    def __init__(self, name="fsck-repair", fsck="fsck.fat", **cfg):
+        self.name = name
+        self.fsck = shlex.split(fsck) if isinstance(fsck, str) else list(fsck)
+        self.last = []          # complaint dicts of the last transform
+
+    def transform(self, image, timeout=60.0):
+        w = WriteResult(self.name)
+        with Timer() as t:
+            self.last = []
+            if not os.path.isfile(image):
+                w.error = f"no such image: {image}"
+            else:
+                p = run([*self.fsck, "-a", image], timeout=timeout)
+                parse_fsck, complaint_str = _parser()
+                self.last = parse_fsck(p.text + "\n" + p.errtext)
+                w.raw = p.raw() + "".join(f"# {complaint_str(c)}\n" for c in self.last)
+                if p.error or p.rc not in (0, 1):
+                    w.error = f"fsck.fat -a: {p.error or f'exit {p.rc}'}"
+        w.seconds = t.seconds
+        return w
+
+    @staticmethod
+    def explain(ev):
+        """ev: the divergence's evidence; reads the transform's raw output
+        (ev.raw, or ev.wr.raw) and ev.missing / ev.extra (paths of the tree
+        before the repair that are gone after it, and new ones), attributes
+        or dict keys. RENAMED per renamed_explains."""
+        def get(k):
+            return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
+        raw = get("raw") or getattr(get("wr"), "raw", "") or ""
+        return RENAMED if renamed_explains(raw, get("missing"), get("extra")) else None
+
+
+def renamed_explains(raw, missing, extra):
+    """True when fsck.fat -a said 'Bad short file name' (the '# bad-short-name
+    PATH: ...' lines the transformer adds to its raw output) for every
+    missing path or an ancestor, and every extra path has a FSCKnnnn.nnn
+    component."""
+    bad = set()
+    for line in (raw or "").split("\n"):
+        m = _BAD_LINE.match(line)
+        if m:
+            bad.add(m.group(1))
+    missing, extra = missing or [], extra or []
+    if not bad or not (missing or extra):
+        return False
+
+    def renamed(p):
+        comps = p.split("/")
+        return any("/".join(comps[:i]) in bad for i in range(2, len(comps) + 1))
+    return all(renamed(p) for p in missing) and \
+        all(any(_FSCK_NAME.match(c) for c in p.split("/")) for p in extra)
+
+
+ENTRIES = [Entry("fsck-repair", "dosfsck", transformer="vfz.oracles.fsck_repair:FsckRepairTransformer",
+                 needs=("dosfstools",), cost="process")]
+
+EXCEPTIONS = [
+    NamedException(RENAMED, "dosfsck", "transformer",
+                   "fsck.fat -a renames every short entry it finds invalid -- each v1 dummy "
+                   "(' \\0...', bytes below 0x20), a dual alias holding 0x7F -- to FSCKnnnn.nnn "
+                   "and deletes its LFN slots: the long name is gone. fsck.fat follows the FAT "
+                   "specification (those bytes are invalid in a short name); the v1 dummy is "
+                   "what breaks the rule (v3 sets NT 0x20, which fsck.fat 4.2 exempts). Data "
+                   "loss beyond the rename is fsck-v1-lfn-cross (dosfsck)",
+                   "every path missing after the repair is (under) a path fsck.fat -a reported "
+                   "as 'Bad short file name', and every new path has a FSCKnnnn.nnn component "
+                   "(FsckRepairTransformer.explain, renamed_explains)"),
+]

@@ -1,0 +1,244 @@
+"""The Sleuth Kit 4.11 (Debian 12): what a forensic examiner sees.
+
+`fls -r -p IMAGE` lists every name, allocated and deleted ("r/r * 583:\tD/f"
+for a deleted file), with its metadata address; `icat IMAGE ADDR` gives the
+contents of each allocated file. Allocated entries make the canonical
+listing; deleted ones are evidence in extra["deleted"] ([{"path", "type",
+"addr"}]): unlink and rename must leave exactly the expected deleted slots.
+TSK's virtual files ($MBR, $FAT1, $FAT2, $OrphanFiles and what lies under
+it) are left out.
+
+Dummy short entries (named exception sleuthkit-invalid-83, see EXCEPTIONS):
+TSK accepts a short entry only if its 11 bytes pass is_83_name
+(tsk/fs/fatxxfs_meta.c): no byte below 0x20 nor in " * + , . / : ; < = > ? [
+\\ ] |, name[0] not 0x20, no space before a non-space. A v1 dummy (0x20
+0x00 ...) and a v3 dummy (its base drawn from invalid bytes) both fail, so
+the entry is skipped as if it were garbage -- and the LFN slots collected
+before it stay pending and are given to the next valid short entry of the
+directory (fatxxfs_dent_parse_buf never checks the LFN checksum: "@@@ Check
+the checksum"). On a nodual image sleuthkit therefore loses most long-named
+entries and shows others under a neighbour's long name. simulate() predicts
+that view from the image's bytes; classify() names the exception only when
+sleuthkit's listing is exactly the prediction.
+"""
+import os
+import re
+import shutil
+
+from vfz import listing
+from vfz.fatimg import Fat
+from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz.proc import run
+
+INVALID_83 = "sleuthkit-invalid-83"
+SHORT_ASCII = "sleuthkit-short-ascii"
+ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+_LINE = re.compile(r"^([-a-zA-Z])/([-a-zA-Z]) (\* )?(\d+)(?:\(realloc\))?:\t(.*)$")
+_VIRTUAL = ("$MBR", "$FAT1", "$FAT2", "$OrphanFiles")
+_BAD83 = set(range(0x20)) | {0x22, 0x2A, 0x2B, 0x2C, 0x2E, 0x2F, 0x3A, 0x3B, 0x3C, 0x3D, 0x3E, 0x3F,
+                              0x5B, 0x5C, 0x5D, 0x7C}
+
+
+def parse_fls(text):
+    """fls -r -p output -> [(path, type, addr, deleted)] without TSK's virtual files."""
+    out = []
+    for line in text.split("\n"):
+        m = _LINE.match(line)
+        if not m:
+            continue
+        t1, t2, star, addr, path = m.groups()
+        if path.split("/")[0] in _VIRTUAL:
+            continue
+        kind = "dir" if "d" in (t1, t2) else "file"
+        out.append(("/" + path, kind, int(addr), bool(star)))
+    return out
+
+
+def is_83_name(n, attr):
+    """TSK 4.11 is_83_name on the 11 name bytes."""
+    if n[0] not in (0x05, 0x2E) and n[0] in _BAD83:
+        return False
+    if n[0] == 0x20:
+        return False
+    if n[1] == 0x2E:
+        if n[0] != 0x2E:
+            return False
+    elif n[1] in _BAD83:
+        return False
+    if any(c in _BAD83 for c in n[2:11]):
+        return False
+    if not attr & 0x08:
+        for i in range(1, 7):
+            if n[i] == 0x20 and n[i + 1] != 0x20:
+                return False
+        if n[9] == 0x20 and n[10] != 0x20:
+            return False
+    return True
+
+
+def _short_text(e):
+    """A short entry's name as TSK prints it (NT lower-case flags for A-Z, '.'
+    only when ext[0] is used, bytes outside printable ASCII as '^')."""
+    name = ""
+    for i in range(11):
+        c = e[i]
+        if c in (0, 0xFF, 0x20):
+            continue
+        if i == 8:
+            name += "."
+        lower = e[12] & (0x08 if i < 8 else 0x10)
+        ch = chr(c + 32) if lower and 0x41 <= c <= 0x5A else chr(c)
+        name += ch if 0x20 <= c < 0x7F else "^"
+    return name
+
+
+def simulate(image):
+    """-> (allocated [(path, type)] as TSK 4.11 lists them, [rejected short
+    entries {"offset", "short"}]), from the image's bytes (basic checks of an
+    allocated directory; deleted entries left out)."""
+    with open(image, "rb") as f:
+        fat = Fat(f.read())
+    out, rejected = [], []
+    todo = [("", None)]
+    seen = set()
+    while todo:
+        base, cl = todo.pop()
+        units, chk = [], None
+        for off in fat.dir_slots(cl):
+            e = fat.b[off:off + 32]
+            attr = e[11]
+            if attr & 0x0F == 0x0F:
+                seq = e[0]
+                if seq > 0x4F and seq != 0xE5:
+                    continue
+                if (seq & 0x40 and seq != 0xE5) or e[13] != chk:
+                    units, chk = [], e[13]
+                part = [int.from_bytes(e[i:i + 2], "little")
+                        for i in list(range(1, 11, 2)) + list(range(14, 26, 2)) + [28, 30]]
+                units = part + units
+                continue
+            clus = int.from_bytes(e[26:28], "little") | (int.from_bytes(e[20:22], "little") << 16
+                                                         if fat.bits == 32 else 0)
+            size = int.from_bytes(e[28:32], "little")
+            eoc = fat.eoc(clus) if clus else False
+            valid = not ((clus > fat.clusters + 1 and not eoc) or size > fat.clusters * fat.csize
+                         or (size and not clus) or not is_83_name(e[:11], attr)
+                         or (not any(e[14:20]) and not any(e[22:26]) and not clus and not size))
+            if not valid:
+                if any(e):
+                    rejected.append({"offset": off, "short": bytes(e[:11]).hex()})
+                continue                     # the pending LFN stays pending
+            if attr & 0x08:                  # volume label: not a file, LFN kept
+                continue
+            if units:
+                u = units[:units.index(0)] if 0 in units else units
+                name = b"".join(x.to_bytes(2, "little") for x in u).decode("utf-16-le", "replace")
+            else:
+                name = _short_text(e)
+            units, chk = [], None
+            if e[0] == 0xE5 or name in (".", ".."):
+                continue
+            path = f"{base}/{name}"
+            if attr & 0x10:
+                out.append((path, "dir"))
+                if clus >= 2 and clus not in seen:
+                    seen.add(clus)
+                    todo.append((path, clus))
+            else:
+                out.append((path, "file"))
+    return sorted(out), rejected
+
+
+class SleuthkitReader(Reader):
+    def __init__(self, name="sleuthkit", fls="fls", icat="icat", **cfg):
+        self.name = name
+        self.fls, self.icat = fls, icat
+
+    def available(self):
+        return shutil.which(self.fls) is not None, f"{self.fls} not installed (package sleuthkit)"
+
+    def read(self, image, timeout=30.0):
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                self._read(image, timeout, r)
+            except Exception as e:
+                r.error = f"sleuthkit reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.seconds = t.seconds
+        return r
+
+    def _read(self, image, timeout, r):
+        if not os.path.isfile(image):
+            r.error = f"no such image: {image}"
+            return
+        p = run([self.fls, "-r", "-p", "-f", "fat", image], timeout=timeout, env=ENV)
+        r.raw = p.raw()
+        if p.error or p.rc != 0:
+            r.error = f"fls: {p.error or f'exit {p.rc}'}: {p.errtext.strip()[-200:]}"
+            return
+        entries, deleted = [], []
+        for path, kind, addr, dead in parse_fls(p.text):
+            if dead:
+                deleted.append({"path": path, "type": kind, "addr": addr})
+                continue
+            if kind == "dir":
+                entries.append(listing.entry(path, "dir"))
+                continue
+            c = run([self.icat, "-f", "fat", image, str(addr)], timeout=timeout)
+            if c.error or c.rc != 0:
+                r.raw += c.raw()
+                r.complaints.append(f"icat {addr} ({path}): {c.error or f'exit {c.rc}'}")
+                entries.append(listing.entry(path, "file", size=None))
+                continue
+            entries.append(listing.entry(path, "file", c.out))
+        r.listing = sorted(entries, key=lambda e: e["path"])
+        r.extra["deleted"] = deleted
+        try:
+            predicted, rejected = simulate(image)
+            r.extra["predicted"] = predicted
+            r.extra["rejected"] = rejected
+        except Exception as e:         # a hostile image: no prediction, no exception
+            r.extra["predicted_error"] = f"{type(e).__name__}: {e}"
+
+    @staticmethod
+    def explain(ev):
+        """ev: the divergence's evidence (its ReadResult as ev.rr, or a dict
+        {"result": ReadResult}). INVALID_83 when the image holds short
+        entries TSK rejects and sleuthkit's (path, type) list is exactly
+        simulate()'s prediction."""
+        r = ev.get("result") if isinstance(ev, dict) else getattr(ev, "rr", None)
+        if r is None or r.listing is None or not r.extra.get("rejected"):
+            return None
+        got = sorted((e["path"], e["type"]) for e in r.listing)
+        return INVALID_83 if got == r.extra.get("predicted") else None
+
+    @staticmethod
+    def name_exception(expected_leaf, actual_leaf):
+        """A bare 8.3 name's non-ASCII bytes show as '^' (fatfs_cleanup_ascii)."""
+        if len(expected_leaf) == len(actual_leaf) and "^" in actual_leaf and all(
+                a == b or (a == "^" and ord(b) > 0x7E) for a, b in zip(actual_leaf, expected_leaf)):
+            return SHORT_ASCII
+        return None
+
+
+ENTRIES = [Entry("sleuthkit", "sleuthkit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
+                 needs=("sleuthkit",), cost="process")]
+
+EXCEPTIONS = [
+    NamedException(INVALID_83, "sleuthkit", "reader",
+                   "TSK 4.11 skips a short entry whose 8.3 bytes are invalid (is_83_name: bytes "
+                   "below 0x20, name[0] 0x20, \" * + , . / : ; < = > ? [ \\ ] |) -- every v1 and v3 "
+                   "dummy -- and gives the LFN slots before it to the next valid short entry of "
+                   "the directory without checking the LFN checksum: long-named entries of "
+                   "nodual images vanish (with their subtrees) or show under a neighbour's long "
+                   "name with its contents. The dummies break the 8.3 rules (the patch's "
+                   "design); attaching an LFN set whose checksum does not match is TSK's bug "
+                   "(the FAT specification makes such a set an orphan)",
+                   "the image holds short entries TSK rejects (extra['rejected']) and sleuthkit's "
+                   "(path, type) list equals simulate(image) exactly (SleuthkitReader.explain)"),
+    NamedException(SHORT_ASCII, "sleuthkit", "reader",
+                   "TSK prints a bare 8.3 name through fatfs_cleanup_ascii: every byte outside "
+                   "printable ASCII becomes '^' ('CAFÉ.TXT' -> 'CAF^.TXT')",
+                   "actual leaf equals the expected leaf with some non-ASCII characters as '^'"),
+]
