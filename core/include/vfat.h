@@ -43,7 +43,7 @@ struct vfat_opts {
 	enum vfat_dummy dummy;
 	int unique;                   /* redraw dummies until unique in dir */
 	enum vfat_shortname shortname; /* v3 forces WINNT */
-	uint64_t seed;                /* seeds dummies and alias hex tails */
+	uint64_t seed;                /* seeds dummies and (apart) hex tails */
 };
 
 /* Fill *o with the defaults: nodual, v1, not unique, mixed, seed 0. */

@@ -3,6 +3,9 @@
  * Parsing follows the kernel's fat_parse_long/fat_search_long so that the
  * core sees a crafted directory the way a Linux reader does, except that
  * a dummy short entry never hides its long name (the seed's dir.c hunk).
+ * In v3 the lookups follow the July 2009 reader patch (FAT_NO_83NAME): an
+ * entry whose NT byte has 0x20 is found by its long name only, and alias
+ * uniqueness (fat_scan) does not see it (dir_compared, dir_scan_sees).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +192,20 @@ static int is_dummy(const uint8_t *de)
 	return vfat_is_dummy_v1(de) || vfat_is_dummy_v3(de, de[12], de[11] & ATTR_DIR);
 }
 
+int dir_compared(const vfat_vol *v, const struct fat_entry *e)
+{
+	if (vol_no83name(v) && (e->de[12] & FAT_NO_83NAME))
+		return e->nlfn ? DIR_CMP_NAME : 0;
+	return DIR_CMP_NAME | (e->nlfn && !is_dummy(e->de) ? DIR_CMP_ALIAS : 0);
+}
+
+int dir_scan_sees(const vfat_vol *v, const uint8_t *de)
+{
+	if (de[11] == ATTR_LFN || is_free(de) || (de[11] & ATTR_VOLUME))
+		return 0;
+	return !(vol_no83name(v) && (de[12] & FAT_NO_83NAME));
+}
+
 static int find_linear(struct fat_dir *d, const uint16_t *u, size_t ulen,
 		       struct fat_entry *e)
 {
@@ -196,10 +213,12 @@ static int find_linear(struct fat_dir *d, const uint16_t *u, size_t ulen,
 	uint16_t sn[16];
 
 	while (dir_next(d, &cur, e, 0) == 1) {
-		if (vfat_name_eq(u, ulen, e->uname, e->ulen))
+		int cmp = dir_compared(d->v, e);
+
+		if ((cmp & DIR_CMP_NAME) && vfat_name_eq(u, ulen, e->uname, e->ulen))
 			return 0;
 		/* an alias is a name too (fat_search_long compares both) */
-		if (e->nlfn && !is_dummy(e->de)) {
+		if (cmp & DIR_CMP_ALIAS) {
 			int n = vfat_shortname_to_utf16(e->de, e->de[12], sn);
 			if (vfat_name_eq(u, ulen, sn, (size_t)n))
 				return 0;
@@ -228,9 +247,7 @@ static int short_exists_linear(struct fat_dir *d, const uint8_t sn[11])
 {
 	for (size_t i = 0; i < d->nslots; i++) {
 		const uint8_t *de = dir_slot(d, i);
-		if (de[11] == ATTR_LFN || is_free(de) || (de[11] & ATTR_VOLUME))
-			continue;
-		if (!memcmp(de, sn, 11))
+		if (dir_scan_sees(d->v, de) && !memcmp(de, sn, 11))
 			return 1;
 	}
 	return 0;

@@ -177,24 +177,16 @@ static int sk_add(struct dir_index *x, const uint8_t *sn, int delta)
 }
 
 static int is_free_slot(const uint8_t *de) { return de[0] == 0 || de[0] == DELETED_FLAG; }
-static int is_short_slot(const uint8_t *de)
-{
-	return de[11] != ATTR_LFN && !is_free_slot(de) && !(de[11] & ATTR_VOLUME);
-}
 
-static int entry_is_dummy(const uint8_t *de)
-{
-	return vfat_is_dummy_v1(de) || vfat_is_dummy_v3(de, de[12], de[11] & ATTR_DIR);
-}
-
-/* Hash keys of one entry: its name, and its alias when it has both. */
-static int entry_keys(const struct fat_entry *e, uint32_t keys[2])
+/* Hash keys of one entry: the names a lookup compares (dir_compared). */
+static int entry_keys(const vfat_vol *v, const struct fat_entry *e, uint32_t keys[2])
 {
 	uint16_t sn[16];
-	int n = 0;
+	int n = 0, cmp = dir_compared(v, e);
 
-	keys[n++] = fold_hash(e->uname, e->ulen);
-	if (e->nlfn && !entry_is_dummy(e->de)) {
+	if (cmp & DIR_CMP_NAME)
+		keys[n++] = fold_hash(e->uname, e->ulen);
+	if (cmp & DIR_CMP_ALIAS) {
 		int l = vfat_shortname_to_utf16(e->de, e->de[12], sn);
 		keys[n++] = fold_hash(sn, (size_t)l);
 	}
@@ -210,13 +202,13 @@ static int ix_build(struct fat_dir *d, struct dir_index *x)
 	x->free_hint = d->nslots;
 	for (i = 0; i < d->nslots; i++) {
 		const uint8_t *de = dir_slot(d, i);
-		if (is_short_slot(de) && sk_add(x, de, 1))
+		if (dir_scan_sees(d->v, de) && sk_add(x, de, 1))
 			return -ENOMEM;
 		if (is_free_slot(de) && x->free_hint == d->nslots)
 			x->free_hint = i;
 	}
 	while (dir_next(d, &cur, &e, 0) == 1) {
-		int n = entry_keys(&e, keys);
+		int n = entry_keys(d->v, &e, keys);
 		for (int k = 0; k < n; k++)
 			if (nk_insert(x, keys[k], (uint32_t)e.start, (uint32_t)e.pos))
 				return -ENOMEM;
@@ -297,15 +289,16 @@ int dix_find(struct fat_dir *d, const uint16_t *u, size_t ulen, struct fat_entry
 	for (size_t i = h & (x->ncap - 1); x->nk[i].pos != EMPTY; i = (i + 1) & (x->ncap - 1)) {
 		size_t cur;
 		uint16_t sn[16];
-		int hit;
+		int hit, cmp;
 
 		if (x->nk[i].pos == TOMB || x->nk[i].hash != h || x->nk[i].pos >= best)
 			continue;
 		cur = x->nk[i].start;
 		if (dir_next(d, &cur, e, 0) != 1 || e->pos != x->nk[i].pos)
 			continue;
-		hit = vfat_name_eq(u, ulen, e->uname, e->ulen);
-		if (!hit && e->nlfn && !entry_is_dummy(e->de)) {
+		cmp = dir_compared(d->v, e);
+		hit = (cmp & DIR_CMP_NAME) && vfat_name_eq(u, ulen, e->uname, e->ulen);
+		if (!hit && (cmp & DIR_CMP_ALIAS)) {
 			int l = vfat_shortname_to_utf16(e->de, e->de[12], sn);
 			hit = vfat_name_eq(u, ulen, sn, (size_t)l);
 		}
@@ -350,11 +343,12 @@ void dix_added(struct fat_dir *d, size_t start, size_t pos)
 		return;
 	if (start <= x->free_hint)
 		x->free_hint = start == x->free_hint ? pos + 1 : x->free_hint;
-	if (sk_add(x, dir_slot(d, pos), 1) || dir_next(d, &cur, &e, 0) != 1 || e.pos != pos) {
+	if ((dir_scan_sees(d->v, dir_slot(d, pos)) && sk_add(x, dir_slot(d, pos), 1)) ||
+	    dir_next(d, &cur, &e, 0) != 1 || e.pos != pos) {
 		ix_clear(x);
 		return;
 	}
-	int n = entry_keys(&e, keys);
+	int n = entry_keys(d->v, &e, keys);
 	for (int k = 0; k < n; k++)
 		if (nk_insert(x, keys[k], (uint32_t)e.start, (uint32_t)e.pos)) {
 			ix_clear(x);
@@ -373,12 +367,13 @@ void dix_removing(struct fat_dir *d, size_t start, size_t pos)
 		return;
 	if (start < x->free_hint)
 		x->free_hint = start;
-	sk_add(x, dir_slot(d, pos), -1);
+	if (dir_scan_sees(d->v, dir_slot(d, pos)))
+		sk_add(x, dir_slot(d, pos), -1);
 	if (dir_next(d, &cur, &e, 0) != 1 || e.pos != pos) {
 		ix_clear(x);
 		return;
 	}
-	int n = entry_keys(&e, keys);
+	int n = entry_keys(d->v, &e, keys);
 	for (int k = 0; k < n; k++)
 		nk_remove(x, keys[k], (uint32_t)pos);
 }

@@ -102,7 +102,8 @@ struct vfat_vol {
 	struct fat_geom g;
 	const struct fatent_ops *ops;
 	struct vfat_opts opts;
-	uint64_t rng;            /* splitmix64 state */
+	uint64_t rng;            /* splitmix64 state of the dummies */
+	uint64_t jrng;           /* splitmix64 state of the jiffies stand-in */
 	uint32_t free_hint;      /* next cluster to try when allocating */
 	uint32_t free_count;     /* tracked for FSInfo on FAT32 */
 	struct dix_cache *dix;   /* name indexes of large directories */
@@ -110,7 +111,19 @@ struct vfat_vol {
 	uint64_t cc_clock;
 };
 
-uint32_t vol_rand32(void *v);   /* takes a vfat_vol * */
+/* Two seeded streams, so that the dummies do not depend on whether an
+ * alias needed the hex-tail fallback (which reads jiffies in the kernel):
+ * vol_rand32 feeds the dummies (state = seed), vol_jiffies32 the hex tail
+ * (state = seed ^ VFAT_JIFFIES_SALT). Both are splitmix64; the ported
+ * kernel module (nodual_seed) draws the same two streams. */
+#define VFAT_JIFFIES_SALT 0x6A09E667F3BCC908ull
+uint32_t vol_rand32(void *v);     /* takes a vfat_vol * */
+uint32_t vol_jiffies32(void *v);  /* takes a vfat_vol * */
+/* The July 2009 reader side (FAT_NO_83NAME) is in force: nodual v3. */
+static inline int vol_no83name(const vfat_vol *v)
+{
+	return v->opts.names == VFAT_NAMES_NODUAL && v->opts.dummy == VFAT_DUMMY_V3;
+}
 
 /* FAT access on the volume (writes go to every FAT copy). */
 uint32_t fat_get(const vfat_vol *v, uint32_t clus);
@@ -178,6 +191,18 @@ int dir_next(struct fat_dir *d, size_t *cursor, struct fat_entry *e,
  * name, case-insensitively. 0 = found, -ENOENT. */
 int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
 	     struct fat_entry *e);
+/* Which names of entry e a lookup compares, as fat_search_long of the
+ * volume's mode: DIR_CMP_NAME = e->uname (the long name, or the display
+ * name of a short-only entry), DIR_CMP_ALIAS = the short name of an entry
+ * that has a long name too. Dual and v1: everything but the short name of
+ * a dummy. v3 (July 2009, FAT_NO_83NAME): an entry whose NT byte has 0x20
+ * is found by its long name only, whatever its 11 bytes. */
+#define DIR_CMP_NAME 1
+#define DIR_CMP_ALIAS 2
+int dir_compared(const vfat_vol *v, const struct fat_entry *e);
+/* 1 when vfat_find_form (fat_scan) sees this short entry: every in-use
+ * short entry, except in v3 those with the NT byte's 0x20 (FAT_NO_83NAME). */
+int dir_scan_sees(const vfat_vol *v, const uint8_t *de);
 /* 1 when a short entry with these 11 bytes exists (vfat_find_form). */
 int dir_short_exists(struct fat_dir *d, const uint8_t sn[11]);
 /* Write n prepared slots (LFN slots then the short entry) into the

@@ -179,7 +179,7 @@ static int build_entry(vfat_vol *v, struct fat_dir *d, const char *name,
 	size_t ulen;
 	uint8_t sn[11], lcase = 0, *de;
 	struct alias_ctx ac = { d };
-	struct vfat_alias_env env = { short_exists_cb, &ac, vol_rand32, v };
+	struct vfat_alias_env env = { short_exists_cb, &ac, vol_jiffies32, v };
 	enum vfat_shortname rule = v->opts.shortname;
 	int r, nl = 0;
 

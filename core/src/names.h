@@ -54,7 +54,8 @@ struct vfat_alias_env {
 	 * target directory (the kernel's vfat_find_form). */
 	int (*exists)(void *ctx, const uint8_t sn[11]);
 	void *ctx;
-	/* the seeded generator, standing in for jiffies and random32() */
+	/* the seeded generator standing in for jiffies (the hex tail only;
+	 * the dummies draw from a stream of their own) */
 	uint32_t (*rand32)(void *rctx);
 	void *rctx;
 };

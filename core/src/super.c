@@ -14,14 +14,23 @@ void vfat_opts_default(struct vfat_opts *o)
 
 /* splitmix64: small, fast, and the same sequence on every platform, so a
  * seed printed by one run replays the same dummies in another. */
-uint32_t vol_rand32(void *p)
+static uint32_t splitmix32(uint64_t *state)
 {
-	vfat_vol *v = p;
-	uint64_t z = (v->rng += 0x9E3779B97F4A7C15ull);
+	uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
 
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
 	return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+
+uint32_t vol_rand32(void *p)
+{
+	return splitmix32(&((vfat_vol *)p)->rng);
+}
+
+uint32_t vol_jiffies32(void *p)
+{
+	return splitmix32(&((vfat_vol *)p)->jrng);
 }
 
 /* As fat_fill_super: prev_free starts at 2, or the FSInfo hint on FAT32. */
@@ -69,6 +78,7 @@ int vfat_open(vfat_vol **out, uint8_t *buf, size_t size,
 	else
 		vfat_opts_default(&v->opts);
 	v->rng = v->opts.seed;
+	v->jrng = v->opts.seed ^ VFAT_JIFFIES_SALT;
 	read_fsinfo(v);
 	*out = v;
 	return 0;
