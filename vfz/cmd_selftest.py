@@ -1,4 +1,5 @@
 """vfatfuzz selftest [--faults LIST] [--budget SECONDS]: detection power.
+(With --mutants N: automatic mutants of core/src instead, see vfz.mutants.)
 
 For each planted fault (harnesses/FAULTS.md; `#ifdef VFAT_FAULT_<NAME>` in
 core/src) configure and build build-fault-<NAME>/ (default preset options
@@ -25,7 +26,7 @@ import re
 import sys
 import time
 
-from vfz import campaign, diff, findings, opscript
+from vfz import campaign, diff, findings, mutants, opscript
 from vfz.proc import run as prun
 
 HELP = "build each planted fault (-DVFAT_FAULT=NAME), run the campaign on it, report what was caught"
@@ -48,6 +49,7 @@ def add_arguments(p):
     p.add_argument("--fuzz", action="store_true",
                    help="also build the fuzz preset with each fault (build-fuzzfault-NAME/) and run "
                         "the in-process fuzz_ops target alongside the campaign loop")
+    mutants.add_arguments(p)
 
 
 def listed_faults():
@@ -71,13 +73,14 @@ def planted_faults():
     return found
 
 
-def build_fault(name, werror=True):
+def build_fault(name, werror=True, src=REPO):
     """-> (vfat path, None, note) or (None, error line, note). A fault that
     only trips -Werror (an unused helper, say) is built once more without
-    it, and the row says so."""
+    it, and the row says so. src: the source tree (vfz.mutants builds a
+    mutated copy)."""
     bdir = os.path.join(REPO, f"build-fault-{name}")
     p = prun(["cmake", "--preset", "default", "-B", bdir, f"-DVFAT_FAULT={name}",
-              f"-DVFAT_WERROR={'ON' if werror else 'OFF'}"], timeout=300, cwd=REPO)
+              f"-DVFAT_WERROR={'ON' if werror else 'OFF'}"], timeout=300, cwd=src)
     if p.rc != 0:
         return None, f"configure failed: {(p.errtext or p.text).strip()[-300:]}", ""
     p = prun(["cmake", "--build", bdir, "-j2", "--target", "vfat"], timeout=900, cwd=REPO)
@@ -85,7 +88,7 @@ def build_fault(name, werror=True):
         out = p.text + p.errtext
         first = next((ln.strip() for ln in out.splitlines() if "error:" in ln), out.strip()[-300:])
         if werror and "-Werror" in out:
-            vfat, err, _ = build_fault(name, werror=False)
+            vfat, err, _ = build_fault(name, werror=False, src=src)
             if vfat:
                 return vfat, None, f"built without -Werror ({first[:160]})"
         return None, f"build failed: {first[:300]}", ""
@@ -225,6 +228,8 @@ def ref_vfat():
 
 
 def run(args):
+    if args.mutants is not None:
+        return mutants.run(args)
     if args.budget <= 0:
         print("vfatfuzz selftest: --budget must be positive", file=sys.stderr)
         return 2
