@@ -18,7 +18,8 @@ from vfz import REPO  # noqa: E402
 PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "dosfstools", "mtools",
             "p7zip-full", "grub-common", "qemu-system-x86", "busybox-static", "linux-image-amd64",
             "linux-headers-amd64", "linux-source-6.1", "python3-matplotlib", "python3-yaml", "cpio", "xz-utils",
-            "afl++", "make", "sleuthkit", "fatcat", "fusefat", "fuse", "fatsort"]
+            "afl++", "make", "sleuthkit", "fatcat", "fusefat", "fuse", "fatsort", "nodejs"]
+FATFS_DIR = os.path.join(REPO, "vfz", "oracles", "fatfs")
 KERNEL_BUILDS = ["vfz/oracles/kernel/build.sh", "vfz/oracles/kernel-nodual/build.sh"]
 
 
@@ -60,6 +61,17 @@ def install(pkgs):
     return _sh(prefix + ["apt-get", "install", "-y", "--no-install-recommends"] + pkgs, env=env)
 
 
+def fatfs_npm():
+    """The FatFs oracle's Node package (js-fatfs, pinned in its package-lock.json):
+    `npm ci` when node_modules is missing; nothing (no network) once installed.
+    npm comes with nodesource's nodejs; Debian's nodejs needs the npm package."""
+    if os.path.exists(os.path.join(FATFS_DIR, "node_modules", "js-fatfs", "dist", "fatfs.wasm")):
+        return 0
+    if not shutil.which("npm") and install(["npm"]) != 0:
+        return 1
+    return _sh(["npm", "ci", "--prefix", FATFS_DIR, "--no-audit", "--no-fund"])
+
+
 def setup(skip_kernel=False):
     t0 = time.monotonic()
     miss = missing_packages()
@@ -70,6 +82,9 @@ def setup(skip_kernel=False):
             return 1
     else:
         log("all Debian packages present")
+    if fatfs_npm() != 0:
+        log("npm ci for the FatFs oracle failed")
+        return 1
     for preset in ("default", "asan"):
         if _sh(["cmake", "--preset", preset]) != 0:
             log(f"cmake configure ({preset}) failed")

@@ -66,8 +66,11 @@ EXCEPTIONS and the profile for where FatFs differs by design):
     FR_INVALID_DRIVE EINVAL; FR_DENIED ENOSPC (no free cluster, or the
     FAT12/16 root is full); FR_NO_FILE / FR_NO_PATH ENOENT;
     FR_WRITE_PROTECTED EROFS; anything else EIO
-  f_rename onto an existing entry: FR_EXIST EEXIST (Linux replaces it:
-    profile knob replace "refuse", exception fatfs-rename-no-replace)
+  f_rename onto an existing entry: FR_EXIST, always (FatFs never replaces;
+    Linux does). The glue then removes the target (f_unlink; FR_DENIED for
+    a directory that is not empty: ENOTEMPTY) and calls f_rename again, so
+    the entry takes the new spelling (profile knob replace "respell",
+    exception fatfs-rename-no-replace)
   f_unlink as unlink: FR_DENIED EACCES (read-only); as rmdir: FR_DENIED
     ENOTEMPTY (FatFs's answer for a directory that is not empty)
   f_write short (bw < btw) or FR_DENIED: ENOSPC; other FR_ errors EIO
@@ -80,6 +83,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
@@ -302,3 +306,186 @@ class FatfsWriter(Writer):
 
     def close(self):
         self.server.close()
+
+
+# ---------------------------------------------------------------- case folding
+CASEFOLD = os.path.join(NODE_DIR, "casefold.json")
+
+
+def candidate_pairs():
+    """Pairs (c, other case of c) of BMP characters above 0x7F, as Python's
+    str.upper / str.lower pair them (single characters only): the
+    candidates whose folding FatFs is asked about."""
+    out = []
+    for cp in range(0x80, 0x10000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        c = chr(cp)
+        u, lo = c.upper(), c.lower()
+        if len(u) == 1 and u != c:
+            out.append((c, u))
+        if len(lo) == 1 and lo != c and lo.upper() != c:
+            out.append((c, lo))
+    return out
+
+
+def measure_casefold(server=None, timeout=60.0):
+    """-> the sorted pairs FatFs folds together (server.js 'casefold': a
+    name made with the first character is found by f_stat with the
+    second), measured now."""
+    s = server or Server()
+    try:
+        ans = s.request({"op": "casefold", "pairs": candidate_pairs()}, timeout)
+    finally:
+        if server is None:
+            s.close()
+    if ans.get("error"):
+        raise ServerError(ans["error"])
+    return sorted(tuple(p) for p in ans["same"])
+
+
+_FOLD = None
+
+
+def _fold_table():
+    """char -> the character FatFs folds it with (from casefold.json, which
+    `python3 -m vfz.oracles.fatfs --casefold` measures and test_fatfs
+    re-measures): 848 of the 1173 candidate pairs; FatFs R0.15 does not fold
+    e.g. U+00B5 with U+039C, U+0131 with 'I', U+017F with 'S', titlecase
+    digraphs, Georgian Mtavruli, Cherokee lower case, Cyrillic/Latin
+    extensions added after Unicode 5."""
+    global _FOLD
+    if _FOLD is None:
+        with open(CASEFOLD, encoding="utf-8") as f:
+            pairs = json.load(f)["same"]
+        pairs += [(chr(c), chr(c).upper()) for c in range(ord("a"), ord("z") + 1)]
+        parent = {}
+
+        def find(c):
+            while parent.get(c, c) != c:
+                c = parent[c]
+            return c
+        for x, y in pairs:
+            rx, ry = find(x), find(y)
+            if rx != ry:
+                parent[max(rx, ry)] = min(rx, ry)
+        _FOLD = {c: find(c) for c in parent}
+        _FOLD.update({find(c): find(c) for c in parent})
+    return _FOLD
+
+
+def fatfs_fold(name):
+    """The key under which FatFs compares a long name: trailing dots and
+    spaces dropped (create_name), ASCII folded, other letters folded as
+    measured (casefold.json)."""
+    t = _fold_table()
+    return "".join(t.get(c, c) for c in name.rstrip(" ."))
+
+
+# ---------------------------------------------------------------- model profile
+_FATFS_REFUSED = set('*:<>|"?\x7f\\')
+
+
+def _fatfs_name_err(leaf):
+    """FatFs's verdict on a new long name (create_name, measured): a unit
+    below 0x20 or one of * : < > | " ? DEL refused (the glue refuses '\\'
+    and ':' before FatFs sees them), more than 255 UTF-16 units *before*
+    trailing dots and spaces are dropped refused (FR_INVALID_NAME: EINVAL,
+    where Linux says ENAMETOOLONG and counts after dropping the dots), a
+    name of only dots and spaces refused (Linux: ENOENT for dots, EINVAL
+    for a trailing space); trailing spaces are dropped, not refused."""
+    if model.utf16_len(leaf) > 255:
+        return "EINVAL"
+    if any(ord(c) < 0x20 or c in _FATFS_REFUSED for c in leaf):
+        return "EINVAL"
+    if not leaf.rstrip(" ."):
+        return "EINVAL"
+    return None
+
+
+def _fatfs_store(leaf):
+    """The spelling FatFs stores: trailing dots and spaces dropped."""
+    return leaf.rstrip(" .")
+
+
+def _fatfs_lookup(d, leaf):
+    """The entry of model directory d that FatFs finds for leaf when the
+    kernel's ASCII-folded lookup finds none: FatFs folds every letter its
+    ff_wtoupper knows ('é' finds 'É') and drops trailing spaces ('a ' finds
+    'a')."""
+    key = fatfs_fold(leaf)
+    if not key:
+        return None
+    for k in d.kids.values():
+        if fatfs_fold(k.name) == key:
+            return k
+    return None
+
+
+# Knobs of vfz.model (see the knob comments in vfz/model/profiles.py).
+PROFILE = {
+    "name_err": _fatfs_name_err,
+    "store": _fatfs_store,
+    "lookup": _fatfs_lookup,
+    # f_rename of an entry to a respelling of its own name (same directory
+    # entry found) registers the new spelling and removes the old one
+    "case_rename": "apply",
+    # a rename onto an existing entry: FatFs's f_rename refuses it (FR_EXIST);
+    # the glue removes the target and renames, so the entry takes the new
+    # spelling (Linux keeps the target's)
+    "replace": "respell",
+}
+
+
+# ---------------------------------------------------------------- registry
+ENTRIES = [
+    Entry("fatfs", "fatfs", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
+          profile=PROFILE, names="dual", shortname="winnt", shorts="own",
+          needs=("nodejs", "npm", "npm:js-fatfs"), cost="process"),
+]
+
+EXCEPTIONS = [
+    NamedException(
+        "fatfs-rename-no-replace", "fatfs", "writer",
+        "f_rename never replaces an existing entry (FR_EXIST) where POSIX rename does; the glue "
+        "removes the target first, so the entry ends up with the spelling the rename gave, not "
+        "the target's as on Linux",
+        "modelled: profile knob replace 'respell'; the raw record shows FR_EXIST for the first "
+        "f_rename"),
+    NamedException(
+        "fatfs-name-rules", "fatfs", "writer",
+        "create_name drops trailing spaces as well as dots ('b ' -> 'b', Linux: EINVAL), refuses "
+        "DEL (Linux accepts it), counts the 255-unit limit before dropping them and answers "
+        "FR_INVALID_NAME for a long name (Linux: ENAMETOOLONG), and a name of dots only",
+        "modelled: profile knobs name_err and store"),
+    NamedException(
+        "fatfs-unicode-case", "fatfs", "writer",
+        "long names are compared with ff_wtoupper, which folds most non-ASCII letters ('é' finds "
+        "'É': EEXIST where Linux with iocharset=ascii makes a second entry); 848 of 1173 "
+        "candidate pairs, measured (casefold.json)",
+        "modelled: profile knob lookup (fatfs_fold)"),
+    NamedException(
+        "fatfs-case-rename", "fatfs", "writer",
+        "f_rename to a respelling of the entry's own name applies it ('a' -> 'A' is 'A'); "
+        "Linux 6.1 keeps the old spelling",
+        "modelled: profile knob case_rename 'apply'"),
+]
+
+
+def main(argv):
+    if argv != ["--casefold"]:
+        print("usage: python3 -m vfz.oracles.fatfs --casefold   (re-measure casefold.json)", file=sys.stderr)
+        return 2
+    same = measure_casefold()
+    with open(CASEFOLD, "w", encoding="utf-8") as f:
+        what = ("pairs of characters FatFs R0.15 (js-fatfs 0.2.1) folds together in "
+                "long names, measured by server.js casefold over candidate_pairs()")
+        f.write('{"what": %s,\n "candidates": %d,\n "same": [\n' % (json.dumps(what), len(candidate_pairs())))
+        f.write(",\n".join("  " + json.dumps(list(x), ensure_ascii=False) for x in same))
+        f.write("\n]}\n")
+    print(f"{len(same)} of {len(candidate_pairs())} candidate pairs fold together; wrote {CASEFOLD}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

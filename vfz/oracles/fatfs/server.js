@@ -4,6 +4,7 @@
 //   {"id": N, "op": "ping"}                       -> {"id": N, "ok": true}
 //   {"id": N, "op": "list", "image": PATH}        -> {"id": N, "entries": [...],
 //                                                     "complaints": [...]} | {"id": N, "error": "..."}
+//   {"id": N, "op": "casefold", "pairs": [[a, b], ...]} -> {"id": N, "same": [[a, b], ...]}
 //   {"id": N, "op": "apply", "image": PATH, "ops": [[kind, arg...], ...]}
 //                                                 -> {"id": N, "results": ["ok"|"EEXIST"|...],
 //                                                     "fr": [FR_ name or null, ...]} | {"id": N, "error": "..."}
@@ -24,8 +25,10 @@
 //     / ENOTDIR / EINVAL (into its own subtree) / ENOTEMPTY (onto an
 //     ancestor) of rename, the root, PATH_MAX;
 //   * what Linux decides in the file system, FatFs decides: names it
-//     refuses or strips, case folding, clashes, space, and a rename onto an
-//     existing entry (f_rename answers FR_EXIST; Linux replaces).
+//     refuses or strips, case folding, clashes, space. A rename onto an
+//     existing entry is f_rename (which answers FR_EXIST: FatFs never
+//     replaces), then f_unlink of the target and f_rename again, as a
+//     POSIX layer over FatFs does it.
 'use strict';
 
 const fs = require('fs');
@@ -99,6 +102,7 @@ async function init() {
 	mem.fil = ff.malloc(F.sizeof_FIL);
 	mem.buf = ff.malloc(CHUNK);
 	mem.n = ff.malloc(8);
+	if (!layoutOk()) throw new Error('FIL/DIR layout is not the one this server reads (js-fatfs changed?)');
 }
 
 const frname = (r) => FRNAMES[r] || `FR_${r}`;
@@ -223,9 +227,53 @@ const trailingSlash = (p) => {
 const unaddressable = (c) => /[\x00-\x1f\\:]/.test(c);
 const join = (comps) => '/' + comps.join('/');
 
+// The identity of an entry, for rename's checks (same entry, own subtree,
+// an ancestor): f_stat cannot give it (its fname is the caller's spelling,
+// not the stored one: dir_find leaves the searched name in the LFN buffer).
+// A directory is its first cluster (DIR obj.sclust after f_opendir), a
+// file the position of its directory entry (FIL dir_sect, dir_ptr after
+// f_open); offsets of the wasm32 layout, checked at start (layoutOk).
+const OFF_SCLUST = 8, OFF_DIR_SECT = 32, OFF_DIR_PTR = 36;
+
+function ident(comps, isDir) {
+	const p = join(comps);
+	if (isDir) {
+		if (ff.f_opendir(mem.dir, p) !== F.FR_OK) return 'd?' + p;
+		const id = 'd' + (ff.getValue(mem.dir + OFF_SCLUST, 'i32') >>> 0);
+		ff.f_closedir(mem.dir);
+		return id;
+	}
+	if (ff.f_open(mem.fil, p, F.FA_READ) !== F.FR_OK) return 'f?' + p;
+	const id = 'f' + (ff.getValue(mem.fil + OFF_DIR_SECT, 'i32') >>> 0) + ':' +
+		(ff.getValue(mem.fil + OFF_DIR_PTR, 'i32') >>> 0);
+	ff.f_close(mem.fil);
+	return id;
+}
+
+function layoutOk() {
+	// on a fresh FAT12 RAM disk: a directory's sclust is where the FAT
+	// says, a file's dir_ptr points into the FATFS window
+	disk.load(Buffer.alloc(1 << 20));
+	const work = ff.malloc(F.FF_MAX_SS);
+	ff.f_mkfs('', { fmt: F.FM_FAT | F.FM_SFD, n_fat: 1, align: 0, n_root: 0, au_size: 0 }, work, F.FF_MAX_SS);
+	ff.free(work);
+	if (ff.f_mount(mem.fs, '', 1) !== F.FR_OK) return false;
+	let ok = ff.f_mkdir('/d') === F.FR_OK && ff.f_open(mem.fil, '/f', F.FA_WRITE | F.FA_CREATE_NEW) === F.FR_OK;
+	if (ok) {
+		ok = ff.getValue(mem.fil, 'i32') === mem.fs;
+		const ptr = ff.getValue(mem.fil + OFF_DIR_PTR, 'i32') >>> 0;
+		ok = ok && ptr > mem.fs && ptr < mem.fs + F.sizeof_FATFS;
+		ff.f_close(mem.fil);
+	}
+	ok = ok && ff.f_opendir(mem.dir, '/d') === F.FR_OK && ff.getValue(mem.dir, 'i32') === mem.fs &&
+		(ff.getValue(mem.dir + OFF_SCLUST, 'i32') >>> 0) === 2;
+	unmount();
+	return ok;
+}
+
 function resolve(comps) {
-	// the VFS path walk: -> {comps (as given, for FatFs), ids (stored names,
-	// for identity), isDir, err}
+	// the VFS path walk: -> {comps (as given, for FatFs), ids (identities),
+	// isDir, err}
 	let cur = [], ids = [], isDir = true;
 	for (const c of comps) {
 		if (!isDir) return { err: 'ENOTDIR' };
@@ -235,8 +283,8 @@ function resolve(comps) {
 		const st = stat(join([...cur, c]));
 		if (st.fr !== F.FR_OK) return { err: 'ENOENT', fr: st.fr };
 		cur.push(c);
-		ids.push(st.name + '\0' + st.alt);
 		isDir = !!(st.attr & F.AM_DIR);
+		ids.push(ident(cur, isDir));
 	}
 	return { comps: cur, ids, isDir, err: null };
 }
@@ -244,10 +292,11 @@ function resolve(comps) {
 function lookup(par, leaf) {
 	// -> resolve() of par + leaf, or null when FatFs finds no such entry
 	if (unaddressable(leaf) || leaf === '.' || leaf === '..') return null;
-	const st = stat(join([...par.comps, leaf]));
+	const comps = [...par.comps, leaf];
+	const st = stat(join(comps));
 	if (st.fr !== F.FR_OK) return null;
-	return { comps: [...par.comps, leaf], ids: [...par.ids, st.name + '\0' + st.alt],
-		isDir: !!(st.attr & F.AM_DIR), size: st.size };
+	const isDir = !!(st.attr & F.AM_DIR);
+	return { comps, ids: [...par.ids, ident(comps, isDir)], isDir, size: st.size };
 }
 
 function parentOf(p) {
@@ -404,15 +453,47 @@ const OPS = {
 		if (isPrefix(src.ids, dpar.ids)) return ['EINVAL'];     // into its own subtree
 		const dst = lookup(dpar, dl);
 		if (dst && isPrefix(dst.ids, spar.ids)) return ['ENOTEMPTY'];  // onto an ancestor
+		const to = join([...dpar.comps, dl]);
 		if (dst && !(dst.ids.length === src.ids.length && isPrefix(dst.ids, src.ids))) {
 			if (src.isDir && !dst.isDir) return ['ENOTDIR'];
 			if (!src.isDir && dst.isDir) return ['EISDIR'];
+			// f_rename never replaces (FR_EXIST): ask it once, so the raw
+			// record shows it, then remove the target as a POSIX layer
+			// over FatFs must (f_unlink refuses a directory that is not
+			// empty: ENOTEMPTY) and rename
+			const r0 = ff.f_rename(join(src.comps), to);
+			if (r0 !== F.FR_EXIST) return [newErr(r0), r0];
+			const ru = ff.f_unlink(join(dst.comps));
+			if (ru !== F.FR_OK) return [ru === F.FR_DENIED ? 'ENOTEMPTY' : 'EIO', ru];
 		}
 		if (!dst && unaddressable(dl)) return ['EINVAL'];
-		const r = ff.f_rename(join(src.comps), join([...dpar.comps, dl]));
+		const r = ff.f_rename(join(src.comps), to);
 		return [newErr(r), r];
 	},
 };
+
+// which candidate pairs of characters FatFs takes for the same letter in a
+// long name (its ff_wtoupper folding, observed through f_stat): on a fresh
+// FAT12 RAM disk, make "/x"+a, look up "/x"+b, remove it
+function casefold(pairs) {
+	disk.load(Buffer.alloc(1 << 20));
+	const work = ff.malloc(F.FF_MAX_SS);
+	let r = ff.f_mkfs('', { fmt: F.FM_FAT | F.FM_SFD, n_fat: 1, align: 0, n_root: 0, au_size: 0 }, work, F.FF_MAX_SS);
+	ff.free(work);
+	if (r !== F.FR_OK) return { error: `f_mkfs: ${frname(r)}` };
+	r = ff.f_mount(mem.fs, '', 1);
+	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}` };
+	const same = [];
+	for (const [a, b] of pairs) {
+		r = ff.f_mkdir('/x' + a);
+		if (r !== F.FR_OK) return { error: `f_mkdir x${a}: ${frname(r)}` };
+		if (ff.f_stat('/x' + b, mem.fno) === F.FR_OK) same.push([a, b]);
+		r = ff.f_unlink('/x' + a);
+		if (r !== F.FR_OK) return { error: `f_unlink x${a}: ${frname(r)}` };
+	}
+	unmount();
+	return { same };
+}
 
 function apply(image, ops) {
 	const r = mount(image);
@@ -473,6 +554,7 @@ async function main() {
 			if (req.op === 'ping') answer({ id, ok: true });
 			else if (req.op === 'list') answer({ id, ...list(req.image) });
 			else if (req.op === 'apply') answer({ id, ...apply(req.image, req.ops) });
+			else if (req.op === 'casefold') answer({ id, ...casefold(req.pairs) });
 			else answer({ id, error: `unknown op ${req.op}` });
 		} catch (e) {
 			if (e && e.code && typeof e.code === 'string' && e.code.startsWith('E') && !(e instanceof WebAssembly.RuntimeError)) {
