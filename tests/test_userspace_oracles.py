@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""The user-space oracles of issue 14 against the real tools: sleuthkit,
+fatcat and fusefat (readers), fusefat (writer), fatsort and fsck-repair
+(transformers).
+
+Images: build/vfat mkfs (FAT16, 16 MiB) + apply of one script with long
+names, directories, non-ASCII names and a file grown at an offset, written
+dual, nodual v1 and nodual v3. The reference is `build/vfat ls` (the core's
+listing, which also prints each entry's short bytes, NT byte and LFN slot
+count). Every reader must list what vfat ls lists, except where its own
+named exceptions (its hooks, with evidence) say why. Skipped only when a
+tool is not installed (vfatfuzz setup installs them all).
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, REPO)
+
+from vfz import listing, model, opscript  # noqa: E402
+from vfz.fatimg import Fat  # noqa: E402
+from vfz.oracles import fatcat, fatsort, fsck_repair, fusefat, sleuthkit  # noqa: E402
+
+VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
+
+SCRIPT = """mkdir "/Dir A"
+create "/Dir A/a long name.txt" 100 7
+create "/README.TXT" 3000 1
+create "/café.txt" 10 2
+mkdir "/Dir A/日本語"
+create "/Dir A/日本語/x.bin" 5000 3
+create "/lower" 0 0
+create "/Zeta file with a longer name than thirteen.dat" 7000 9
+mkdir "/Dir A/sub dir"
+create "/Dir A/sub dir/b" 1 4
+write "/README.TXT" 4000 50 5
+create "/Ελληνικά" 33 6
+create "/mixed.Txt" 44 8
+"""
+
+# ASCII only: fusefat refuses every other character (fusefat-ascii-names)
+WRITER_SCRIPT = """mkdir "/Dir A"
+create "/Dir A/a long name.txt" 100 7
+create "/README.TXT" 3000 1
+write "/README.TXT" 2500 1000 3
+create "/Zeta file with a longer name than thirteen.dat" 7000 9
+mkdir "/empty"
+rmdir "/empty"
+create "/gone" 10 1
+unlink "/gone"
+rename "/README.TXT" "/Dir A/moved readme"
+create "/Dir A" 1 1
+unlink "/nothere"
+mkdir "/Dir A/sub"
+"""
+
+
+def have(*tools):
+    return all(shutil.which(t) for t in tools)
+
+
+def vfat(*args, check=True):
+    p = subprocess.run([VFAT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"vfat {' '.join(args)}: {p.stderr}")
+    return p
+
+
+def readb(p):
+    with open(p, "rb") as f:
+        return f.read()
+
+
+def vfat_ls(img):
+    return listing.loads(vfat("ls", img).stdout)
+
+
+def make(path, mode, script=SCRIPT, fat="16", size="16M"):
+    vfat("mkfs", path, "--size", size, "--fat", fat)
+    ops = os.path.join(os.path.dirname(path), "ops.txt")
+    with open(ops, "w", encoding="utf-8") as f:
+        f.write(script)
+    if mode == "dual":
+        vfat("apply", path, ops, "--names", "dual", "--seed", "5")
+    else:
+        vfat("apply", path, ops, "--names", "nodual", "--dummy", mode, "--seed", "5")
+    return path
+
+
+def explained(hook, exp, act):
+    """Paths of act not in exp, each explained component-wise by hook
+    (name_exception) against the exp path of the same position: -> (ok, names used)."""
+    used = set()
+    ex = sorted(exp, key=lambda e: e["path"])
+    ac = sorted(act, key=lambda e: e["path"])
+    if len(ex) != len(ac):
+        return False, used
+    amap = {}
+    for e in ex:
+        comps = e["path"].split("/")[1:]
+        best = None
+        for a in ac:
+            ac_comps = a["path"].split("/")[1:]
+            if len(ac_comps) != len(comps) or a["type"] != e["type"]:
+                continue
+            names = []
+            for x, y in zip(comps, ac_comps):
+                if x == y:
+                    continue
+                n = hook(x, y)
+                if n is None:
+                    break
+                names.append(n)
+            else:
+                if e["type"] == "dir" or (a.get("sha256") == e.get("sha256") and a.get("size") == e.get("size")):
+                    best = (a["path"], names)
+                    break
+        if best is None:
+            return False, used
+        amap[e["path"]] = best[0]
+        used |= set(best[1])
+    return len(set(amap.values())) == len(ac), used
+
+
+class Images(unittest.TestCase):
+    tmp = None
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(VFAT, os.X_OK):
+            raise unittest.SkipTest(f"{VFAT} is not built")
+        cls.tmp = tempfile.mkdtemp(prefix="vfz-t14-")
+        cls.img = {}
+        for mode in ("dual", "v1", "v3"):
+            d = os.path.join(cls.tmp, mode)
+            os.mkdir(d)
+            cls.img[mode] = make(os.path.join(d, "a.img"), mode)
+        cls.ls = {m: vfat_ls(p) for m, p in cls.img.items()}
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.tmp:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def copy(self, mode, name):
+        p = os.path.join(self.tmp, f"{mode}-{name}.img")
+        shutil.copyfile(self.img[mode], p)
+        return p
+
+
+@unittest.skipUnless(have("fusefat", "fusermount") and os.path.exists("/dev/fuse"), "fusefat not installed")
+class FusefatReaderTests(Images):
+    def test_reads_every_write_style(self):
+        r = fusefat.FusefatReader()
+        for mode in ("dual", "v1", "v3"):
+            with self.subTest(mode=mode):
+                res = r.read(self.img[mode])
+                self.assertIsNone(res.error, res.raw[-500:])
+                self.assertEqual(res.complaints, [])
+                if mode == "v3":
+                    # bare 8.3 entries with NT case flags read upper case
+                    ok, used = explained(r.name_exception, self.ls[mode], res.listing)
+                    self.assertTrue(ok, listing.diff(self.ls[mode], res.listing))
+                    self.assertEqual(used, {fusefat.NT_CASE})
+                else:
+                    self.assertEqual(listing.diff(self.ls[mode], res.listing), "")
+        self.assertFalse(any(fusefat._mounted(os.path.join("/tmp", d)) for d in os.listdir("/tmp")
+                             if d.startswith("vfz-fusefat-")))
+
+    def test_garbage_image_fails_cleanly(self):
+        p = os.path.join(self.tmp, "garbage.img")
+        with open(p, "wb") as f:
+            f.write(os.urandom(1 << 20))
+        res = fusefat.FusefatReader().read(p, timeout=20)
+        # fusefat mounts some garbage (it checks little): an answer or an
+        # error, never an exception, and no mount left behind
+        self.assertTrue(res.error is not None or res.listing is not None)
+        self.assertFalse(any(fusefat._mounted(os.path.join("/tmp", d)) for d in os.listdir("/tmp")
+                             if d.startswith("vfz-fusefat-")))
+
+
+@unittest.skipUnless(have("fusefat", "fusermount") and os.path.exists("/dev/fuse"), "fusefat not installed")
+class FusefatWriterTests(Images):
+    def test_writer_matches_model(self):
+        img = os.path.join(self.tmp, "fw.img")
+        vfat("mkfs", img, "--size", "16M", "--fat", "12")
+        ops = opscript.parse(WRITER_SCRIPT)
+        w = fusefat.FusefatWriter()
+        wr = w.apply(img, ops)
+        self.assertIsNone(wr.error, wr.raw[-800:])
+        m = model.Model(fusefat.PROFILE)
+        m.apply(ops)
+        self.assertEqual(wr.results, m.results)
+        self.assertEqual(listing.diff(m.entries(), vfat_ls(img)), "")
+        self.assertEqual(vfat("check", img, check=False).stdout, "")
+        # its own alias scheme: every entry has LFN slots and a '~N' short name
+        for e in vfat_ls(img):
+            self.assertGreaterEqual(e["lfn"], 1, e)
+            self.assertTrue(bytes.fromhex(e["short"]).startswith(b"~"), e)
+
+    def test_fat16_fat1_changed_on_unmount(self):
+        """Regression (issue 14): FAT[1] 0xFFFF -> 0x8000 in both FATs of a
+        FAT16 image after a rw+ mount and unmount; mtools' strict check then
+        refuses the image, vfat check says fat-eoc; FAT12 is untouched."""
+        img = os.path.join(self.tmp, "f16.img")
+        subprocess.run(["mkfs.fat", "-F", "16", "-C", img, "16384"], check=True, stdout=subprocess.DEVNULL)
+        f = Fat(readb(img))
+        offs = [f.fat_off + k * f.spf * f.bps + 2 for k in range(f.nfats)]
+        before = [readb(img)[o:o + 2] for o in offs]
+        self.assertEqual(before, [b"\xff\xff"] * 2)
+        w = fusefat.FusefatWriter()
+        wr = w.apply(img, opscript.parse('mkdir "/d"\n'))
+        self.assertEqual(wr.results, ["ok"])
+        data = readb(img)
+        self.assertEqual([data[o:o + 2] for o in offs], [b"\x00\x80"] * 2)
+        self.assertEqual(w.last_fat1, (16, [0xFFFF, 0xFFFF], [0x8000, 0x8000]))
+        self.assertIn("FAT[1] changed by the unmount: 0xFFFF 0xFFFF -> 0x8000 0x8000", wr.raw)
+        self.assertIn("fat-eoc: /: FAT[1] is 0x8000", vfat("check", img, check=False).stdout)
+        if have("mdir"):
+            env = {k: v for k, v in os.environ.items() if not k.startswith("MTOOLS")}
+            env["MTOOLSRC"] = os.devnull
+            p = subprocess.run(["mdir", "-i", img, "::/"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("Initial bytes of fat is not 0xff", p.stderr)
+        img12 = os.path.join(self.tmp, "f12.img")
+        vfat("mkfs", img12, "--size", "4M", "--fat", "12")
+        w.apply(img12, opscript.parse('mkdir "/d"\nrmdir "/d"\n'))
+        self.assertEqual(w.last_fat1[0], 12)
+        self.assertEqual(w.last_fat1[1], w.last_fat1[2])
+
+    def test_rename_of_nonempty_dir_loses_its_entries(self):
+        img = os.path.join(self.tmp, "rn.img")
+        vfat("mkfs", img, "--size", "8M")
+        ops = opscript.parse('mkdir "/A"\ncreate "/A/f" 1 1\nrename "/A" "/B"\nrmdir "/B"\n')
+        wr = fusefat.FusefatWriter().apply(img, ops)
+        self.assertEqual(wr.results, ["ok"] * 4)        # Linux: ok, ok, ok, ENOTEMPTY
+        m = model.Model(fusefat.PROFILE)
+        m.apply(ops)
+        self.assertEqual(m.results[3], "ENOTEMPTY")
+        self.assertIn("lost-clusters", vfat("check", img, check=False).stdout)
+        ev = {"ops": ops[:3], "results": wr.results[:3], "missing": ["/B/f"], "extra": []}
+        self.assertEqual(fusefat.FusefatWriter.explain(ev), fusefat.RENAME_DIR_EMPTIES)
+        self.assertIsNone(fusefat.FusefatWriter.explain(dict(ev, missing=["/C"])))
+        # rmdir of a non-empty directory: EPERM (Linux ENOTEMPTY)
+        wr = fusefat.FusefatWriter().apply(img, opscript.parse('mkdir "/C"\nmkdir "/C/s"\nrmdir "/C"\n'))
+        self.assertEqual(wr.results, ["ok", "ok", "EPERM"])
+        self.assertEqual(fusefat.FusefatWriter.result_exception(opscript.parse('rmdir "/C"\n')[0],
+                                                                "ENOTEMPTY", "EPERM"),
+                         fusefat.RMDIR_NONEMPTY)
+
+
+@unittest.skipUnless(have("fatcat"), "fatcat not installed")
+class FatcatTests(Images):
+    def test_reads_every_write_style(self):
+        r = fatcat.FatcatReader()
+        for mode in ("dual", "v1", "v3"):
+            with self.subTest(mode=mode):
+                res = r.read(self.img[mode])
+                self.assertIsNone(res.error, res.raw[-500:])
+                self.assertEqual(res.complaints, [])
+                ok, used = explained(r.name_exception, self.ls[mode], res.listing)
+                self.assertTrue(ok, listing.diff(self.ls[mode], res.listing))
+                # CJK and Greek names: fatcat prints UTF-16 bytes; 'café.txt' (Latin-1) reads right
+                self.assertIn(fatcat.LFN_BYTES, used)
+                self.assertIn("/café.txt", {e["path"] for e in res.listing})
+
+    def test_checker_finds_orphans_and_fat_mismatch(self):
+        img = self.copy("dual", "orphan")
+        f = Fat(readb(img))
+        free = next(c for c in range(100, f.clusters) if f.get(c) == 0)
+        f.set(free, 0xFFFF)                       # a chain nobody owns
+        with open(img, "wb") as fh:
+            fh.write(f.b)
+        res = fatcat.FatcatReader().read(img)
+        self.assertIsNone(res.error)
+        self.assertEqual(len(res.complaints), 1, res.complaints)
+        self.assertTrue(res.complaints[0].startswith(f"orphan: File clusters {free} to {free}:"),
+                        res.complaints)
+        # one FAT copy differs
+        b = bytearray(readb(img))
+        o2 = f.fat_off + f.spf * f.bps
+        b[o2 + 2 * (free + 1)] ^= 0x01
+        with open(img, "wb") as fh:
+            fh.write(b)
+        res = fatcat.FatcatReader().read(img)
+        self.assertTrue(any(c.startswith("fat-differ: ") for c in res.complaints), res.complaints)
+
+
+@unittest.skipUnless(have("fls", "icat"), "sleuthkit not installed")
+class SleuthkitTests(Images):
+    def test_dual_image_reads_like_the_core(self):
+        res = sleuthkit.SleuthkitReader().read(self.img["dual"])
+        self.assertIsNone(res.error, res.raw[-500:])
+        self.assertEqual(listing.diff(self.ls["dual"], res.listing), "")
+        self.assertEqual(res.extra["rejected"], [])
+        self.assertIsNone(sleuthkit.SleuthkitReader.explain({"result": res}))
+
+    def test_dummies_rejected_as_predicted(self):
+        for mode in ("v1", "v3"):
+            with self.subTest(mode=mode):
+                res = sleuthkit.SleuthkitReader().read(self.img[mode])
+                self.assertIsNone(res.error)
+                self.assertNotEqual(listing.diff(self.ls[mode], res.listing), "")
+                # every rejected short entry is a dummy (those below a rejected
+                # directory are never reached)
+                dummies = {e["short"] for e in self.ls[mode] if e.get("dummy")}
+                self.assertTrue(res.extra["rejected"])
+                self.assertLessEqual({x["short"] for x in res.extra["rejected"]}, dummies)
+                self.assertEqual(sleuthkit.SleuthkitReader.explain({"result": res}), sleuthkit.INVALID_83)
+
+    def test_deleted_entries_are_evidence(self):
+        img = self.copy("dual", "del")
+        ops = os.path.join(self.tmp, "del.txt")
+        with open(ops, "w") as f:
+            f.write('unlink "/Dir A/a long name.txt"\nrename "/lower" "/upper name"\n')
+        vfat("apply", img, ops, "--names", "dual")
+        res = sleuthkit.SleuthkitReader().read(img)
+        self.assertEqual(listing.diff(vfat_ls(img), res.listing), "")
+        self.assertEqual(sorted(d["path"] for d in res.extra["deleted"]),
+                         ["/Dir A/a long name.txt", "/lower"])
+
+
+@unittest.skipUnless(have("fatsort"), "fatsort not installed")
+class FatsortTests(Images):
+    def test_same_tree_dummies_intact(self):
+        t = fatsort.FatsortTransformer()
+        for mode in ("dual", "v1", "v3"):
+            with self.subTest(mode=mode):
+                img = self.copy(mode, "sorted")
+                before = readb(img)
+                w = t.transform(img)
+                self.assertIsNone(w.error, w.raw)
+                self.assertNotEqual(readb(img), before)   # it did reorder
+                # path, type, size, sha256 and the short bytes, NT byte, LFN count per entry
+                self.assertEqual(vfat_ls(img), self.ls[mode])
+                self.assertEqual(vfat("check", img, check=False).stdout, "")
+                if mode == "v3":
+                    self.assertTrue(all(e["nt"] == 0x20 for e in self.ls[mode] if e.get("dummy")))
+
+
+@unittest.skipUnless(have("fsck.fat"), "dosfstools not installed")
+class FsckRepairTests(Images):
+    def test_v3_and_dual_untouched_v1_renamed(self):
+        t = fsck_repair.FsckRepairTransformer()
+        for mode in ("dual", "v3"):
+            img = self.copy(mode, "fsck")
+            w = t.transform(img)
+            self.assertIsNone(w.error, w.raw)
+            self.assertEqual(vfat_ls(img), self.ls[mode])
+        img = self.copy("v1", "fsck")
+        w = t.transform(img)
+        self.assertIsNone(w.error, w.raw)
+        after = {e["path"] for e in vfat_ls(img)}
+        before = {e["path"] for e in self.ls["v1"]}
+        ev = {"raw": w.raw, "missing": sorted(before - after), "extra": sorted(after - before)}
+        self.assertTrue(ev["missing"])
+        self.assertEqual(fsck_repair.FsckRepairTransformer.explain(ev), fsck_repair.RENAMED)
+        self.assertIsNone(fsck_repair.FsckRepairTransformer.explain(dict(ev, extra=["/other"])))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
