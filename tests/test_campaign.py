@@ -17,7 +17,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import findings, opscript  # noqa: E402
+from vfz import checker, findings, opscript  # noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 VFAT = os.path.join(REPO, "build", "vfat")
@@ -189,11 +189,11 @@ class CampaignTests(unittest.TestCase):
         """Two scripts with different random names and sizes that hit the
         same planted fault give one signature; the minimiser keeps exactly
         the ops the property needs."""
-        from vfz import campaign, minimize
+        from vfz import minimize
         fb = os.path.join(REPO, "build-fault-SECOND_FAT", "vfat")
         if not os.access(fb, os.X_OK):
             self.skipTest("build-fault-SECOND_FAT not built (test_3 builds it)")
-        ck = campaign.Checker(["dosfsck"], ["core-dual"], vfat=fb)
+        ck = checker.Checker(["dosfsck"], ["core-dual"], vfat=fb)
         try:
             a = ck.check(opscript.parse('create "/a" 1 0\n'), "fat16")
             b = ck.check(opscript.parse('mkdir "/Dir x"\ncreate "/Dir x/qwerty.TXT" 700 77\n'), "fat16")
@@ -237,20 +237,21 @@ class CampaignTests(unittest.TestCase):
         it is one kind per reader, v3-dummy-05, for a directory (7-Zip and
         GRUB show the dummy) and a file (GRUB drops it), and only when the
         core's listing of the image shows such a dummy."""
-        from vfz import campaign
+        from vfz.evidence import Evidence, lost_behind_dummy_05
+        from vfz.verdict import ListingDiff
         for tool in ("7z", "grub-fstest"):
             if not shutil.which(tool):
                 self.skipTest(f"{tool} not installed")
         sigs = []
         for seed, text in ((66, 'mkdir "/longdirectoryname"\ncreate "/longdirectoryname/x" 3 1\n'),
                            (21, 'create "/another long file name.txt" 5 2\n')):
-            ck = campaign.Checker(["7z", "grub"], ["core-v3"], cfg={"core-v3": {"seed": seed}})
+            ck = checker.Checker(["7z", "grub"], ["core-v3"], cfg={"core-v3": {"seed": seed}})
             try:
                 r = ck.check(opscript.parse(text), "fat16")
                 kinds = sorted((d.fields["oracle"], d.fields["kind"], d.fields["op"]) for d in r.divs.values())
                 img = r.images["core-v3"]
-                lost = '- {"path": "/elsewhere", "type": "dir"}'
-                self.assertFalse(campaign.dummy_05_explains(img, lost))
+                lost = ListingDiff(missing=[{"path": "/elsewhere", "type": "dir"}])
+                self.assertFalse(lost_behind_dummy_05(Evidence([], writer="core-v3", diff=lost, image=img)))
             finally:
                 ck.close()
             sigs.append(kinds)
@@ -270,7 +271,6 @@ class CampaignTests(unittest.TestCase):
         from real evidence, and the readers check the script cut before the
         failing op: no follow-on reader findings. A full FAT16 root
         ('No directory slots' for every writer) is not classified."""
-        from vfz import campaign
         if not shutil.which("mcopy"):
             self.skipTest("mtools not installed")
         long_e = "\u00e9" * 131                        # 262 UTF-8 bytes, 131 UTF-16 units
@@ -299,7 +299,7 @@ class CampaignTests(unittest.TestCase):
             ("fat32", f'create "/a" 1 1\nrename "/a" "/{"k" * 200}"\ncreate "/z" 1 1\n'),
         ]
         root_full = "".join(f'create "/{i:02d}{"r" * 240}" 0 0\n' for i in range(26))
-        ck = campaign.Checker(["dosfsck", "mtools"], ["mtools", "core-dual"])
+        ck = checker.Checker(["dosfsck", "mtools"], ["mtools", "core-dual"])
         try:
             for fs, text in cases:
                 r = ck.check(opscript.parse(text), fs)
@@ -346,8 +346,11 @@ class CampaignTests(unittest.TestCase):
         nor list 'Y..': one finding per Linux reader (kind
         mtools-trailing-dot-unopenable), not one per op and name class;
         7-Zip, GRUB, fsck.fat and mtools read the names."""
-        from vfz import campaign
-        ck = campaign.Checker(["kernel", "7z", "grub", "dosfsck", "mtools"], ["mtools"],
+        from vfz.evidence import Evidence
+        from vfz.oracles import ReadResult
+        from vfz.oracles.mtools_exceptions import trailing_dot_explains
+        from vfz.verdict import ListingDiff
+        ck = checker.Checker(["kernel", "7z", "grub", "dosfsck", "mtools"], ["mtools"],
                               cfg={"kernel": {"auto_build": False}})
         try:
             if "kernel" not in ck.reader_names:
@@ -361,10 +364,13 @@ class CampaignTests(unittest.TestCase):
                 self.assertEqual(r.verdicts["mtools"]["kernel"], "differs")
             for s in sigs:
                 self.assertEqual(s, [("reader", "kernel", "differs", "mtools-trailing-dot-unopenable", "-", "-")])
-            self.assertFalse(campaign.trailing_dot_explains(
-                '- {"path": "/EB", "type": "file", "size": 3}\n+ {"path": "/EB", "type": "file"}'))
-            self.assertFalse(campaign.trailing_dot_explains(
-                '- {"path": "/Y../x", "type": "file"}\n+ {"path": "/x", "type": "file"}'))
+            def ev(d):
+                return Evidence([], writer="mtools", reader="kernel", rr=ReadResult("kernel"),
+                                verdict="differs", diff=d)
+            self.assertFalse(trailing_dot_explains(ev(ListingDiff(changed=[
+                ({"path": "/EB", "type": "file", "size": 3}, {"path": "/EB", "type": "file"})]))))
+            self.assertFalse(trailing_dot_explains(ev(ListingDiff(
+                missing=[{"path": "/Y../x", "type": "file"}], extra=[{"path": "/x", "type": "file"}]))))
         finally:
             ck.close()
 
@@ -375,8 +381,8 @@ class CampaignTests(unittest.TestCase):
         mtools-trailing-dot-unopenable and mtools-astral-truncated, one
         finding each (campaign 17 filed 9, one per op and name class).
         Anything else vfat-check says stays its own finding."""
-        from vfz import campaign
-        ck = campaign.Checker(["vfat-check"], ["mtools"])
+        from vfz.oracles.mtools_exceptions import check_kind
+        ck = checker.Checker(["vfat-check"], ["mtools"])
         try:
             dot = ("reader", "vfat-check", "complains", "mtools-trailing-dot-unopenable", "-", "-")
             astral = ("reader", "vfat-check", "complains", "mtools-astral-truncated", "-", "-")
@@ -389,8 +395,8 @@ class CampaignTests(unittest.TestCase):
                 with self.subTest(script=text):
                     self.assertEqual(r.verdicts["mtools"]["vfat-check"], "complains", r.details["mtools"])
                     self.assertEqual(self.sigs_of(r), sorted(want))
-            self.assertIsNone(campaign.mtools_check_kind("lost-clusters: /: 1 clusters", []))
-            self.assertIsNone(campaign.mtools_check_kind(
+            self.assertIsNone(check_kind("lost-clusters: /: 1 clusters", []))
+            self.assertIsNone(check_kind(
                 "longname-invalid: /\x0b: long name holds a character invalid in long names",
                 opscript.parse('mkdir "/a\\u000b"\n')))
         finally:

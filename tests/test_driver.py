@@ -245,7 +245,9 @@ class DriverTests(unittest.TestCase):
         tree by every entry (it raised KeyError 'path' before)."""
         import collections
         exp = [{"path": "/a", "type": "file", "size": 1, "sha256": "0" * 64}, {"path": "/d", "type": "dir"}]
-        out = diff.compare_listing(exp, [], [("mtools", "reader")], collections.Counter())
+        from vfz import oracles, verdict
+        out = "\n".join(verdict.compare_listing(exp, [], oracles.oracle_class("mtools", "reader"), None,
+                                                 collections.Counter()).lines())
         self.assertEqual(sorted(ln[:2] for ln in out.splitlines()), ["- ", "- "])
         self.assertIn('"/a"', out)
 

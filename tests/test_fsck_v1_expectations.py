@@ -32,7 +32,7 @@ from collections import Counter
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import oracles  # noqa: E402
+from vfz import checker, oracles  # noqa: E402
 from vfz.oracles import core as core_oracle  # noqa: E402
 from vfz.oracles.dosfsck import FsckSim, expected_complaints, parse_fsck  # noqa: E402
 from vfz import diff, model, opscript  # noqa: E402
@@ -142,7 +142,7 @@ class FsckV1Expectations(unittest.TestCase):
                     self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
                     real = parse_fsck(p.stdout + "\n" + p.stderr)
                     sim = FsckSim(img).run()
-                    exp = expected_complaints("core-v1", m.dir_stats("win95"), bits, image=img)
+                    exp = expected_complaints("v1", m.dir_stats("win95"), bits, image=img)
                     got = dict(Counter(c["kind"] for c in real))
                     where = f"{tool} FAT{bits} {size >> 20}M cluster {cl}, script {si}:\n{text}"
                     stats["images"] += 1
@@ -192,11 +192,11 @@ class FsckV1Expectations(unittest.TestCase):
         predicted is one finding signature, kind fsck-v1-lfn-cross, and the
         repair probe really loses the subdirectory in the gap; the same names
         without the crossing (no subdirectory allocated in between) are ok."""
-        from vfz import campaign, findings
+        from vfz import findings
         a, b = "e" * 100, "f" * 100
         crossing = f'mkdir "/p"\nmkdir "/p/{a}"\nmkdir "/p/{b}"\nmkdir "/p/{b}/a"\n'
         plain = f'mkdir "/p"\ncreate "/p/{a}" 0 0\ncreate "/p/{b}" 0 0\n'
-        ck = campaign.Checker(["dosfsck"], ["core-v1"])
+        ck = checker.Checker(["dosfsck"], ["core-v1"])
         try:
             res = ck.check(opscript.parse(crossing), "fat32")
             kinds = [d.fields["kind"] for d in res.divs.values()]

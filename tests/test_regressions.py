@@ -20,7 +20,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import campaign, opscript  # noqa: E402
+from vfz import checker, opscript  # noqa: E402
 
 CASES = os.path.join(REPO, "corpus", "regressions")
 VERDICTS = {"ok", "differs", "complains", "failed"}
@@ -45,7 +45,7 @@ class RegressionTests(unittest.TestCase):
                 writers.add(w)
                 readers |= {r for r in vs if r != "(writer)"}
         cls.notes = []
-        cls.checker = campaign.Checker(sorted(readers), sorted(writers), notes=cls.notes,
+        cls.checker = checker.Checker(sorted(readers), sorted(writers), notes=cls.notes,
                                        timeout=120.0) if writers else None
 
     @classmethod
@@ -63,7 +63,7 @@ class RegressionTests(unittest.TestCase):
                 self.assertEqual(len(f.read().strip().splitlines()), 1, f"{n}: README is not one line")
             with open(os.path.join(d, "expected.json")) as f:
                 exp = json.load(f)
-            self.assertIn(exp["fs"], campaign.FS_SPECS)
+            self.assertIn(exp["fs"], checker.FS_SPECS)
             for w, vs in exp["verdicts"].items():
                 self.assertTrue(set(vs.values()) <= VERDICTS, f"{n}: {vs}")
             self.assertTrue(opscript.load(os.path.join(d, "ops.txt")), f"{n}: empty script")

@@ -9,13 +9,13 @@ script shows no divergence, 2 could not run.
 """
 import sys
 
-from vfz import campaign, diff, findings, opscript
+from vfz import campaign, errors, findings, fuzzer, opscript, targets
 
 HELP = "shrink a finding, crash file or op-script to the smallest op-script that still diverges"
 
 
 def add_arguments(p):
-    campaign.common_arguments(p)
+    targets.common_arguments(p)
     p.add_argument("--out", help="write the minimised op-script here (default stdout)")
     p.add_argument("--sig", help="signature to keep (default: the finding's, else the first divergence)")
     p.add_argument("--budget", type=float, default=120.0, help="seconds (default 120)")
@@ -24,22 +24,22 @@ def add_arguments(p):
 def run(args):
     try:
         return _run(args)
-    except (campaign.UsageError, diff.UsageError, opscript.OpScriptError) as e:
+    except (errors.UsageError, opscript.OpScriptError) as e:
         print(f"vfatfuzz minimize: {e}", file=sys.stderr)
         return 2
 
 
 def _run(args):
     vfat = args.vfat or campaign.vfat_default()
-    t = campaign.Target(args.target, vfat)
+    t = targets.Target(args.target, vfat)
     notes = []
-    ck = campaign.checker_for(args, t, notes)
+    ck = targets.checker_for(args, t, notes)
     try:
         for n in notes:
             print(f"note: {n[:300]}", file=sys.stderr)
         want = args.sig or (t.info["signature"] if t.info else None)
         found = None
-        for fs in campaign.fs_list(args, t):
+        for fs in targets.fs_list(args, t):
             res = ck.check(t.ops, fs)
             if want:
                 if want in res.divs:
@@ -78,7 +78,7 @@ def _minimize_crash(args, t, vfat):
     libFuzzer's -minimize_crash, then convert the result."""
     import os
     import tempfile
-    ran, fails, msg = campaign.replay_crash(t.crash, args.fuzz_bin or t.fuzz_bin)
+    ran, fails, msg = targets.replay_crash(t.crash, args.fuzz_bin or t.fuzz_bin)
     if not ran or not fails:
         print(f"vfatfuzz minimize: {args.target}: no divergence in the oracles and "
               + (msg if not ran else "fuzz_ops passes on it"), file=sys.stderr)
@@ -88,11 +88,11 @@ def _minimize_crash(args, t, vfat):
     os.close(fd)
     os.unlink(out)
     try:
-        ok, why = campaign.minimize_crash(t.crash, out, args.budget, args.fuzz_bin or t.fuzz_bin)
+        ok, why = targets.minimize_crash(t.crash, out, args.budget, args.fuzz_bin or t.fuzz_bin)
         src = out if ok else t.crash
         if not ok:
             print(f"note: {why}; converting the original input", file=sys.stderr)
-        mops, opts, text = campaign.convert_input(vfat, src)
+        mops, opts, text = fuzzer.convert_input(vfat, src)
     finally:
         if os.path.exists(out):
             os.unlink(out)

@@ -8,13 +8,13 @@ divergence), 0 if not, 2 if it could not run.
 import signal
 import sys
 
-from vfz import campaign, diff, findings, opscript
+from vfz import campaign, errors, findings, opscript, targets
 
 HELP = "replay a finding, crash file or op-script on every oracle and print the divergence"
 
 
 def add_arguments(p):
-    campaign.common_arguments(p)
+    targets.common_arguments(p)
     p.add_argument("--save-case", metavar="DIR",
                    help="write DIR (e.g. corpus/regressions/NAME) with ops.txt, expected.json "
                         "(the verdicts seen now, per writer and oracle) and README")
@@ -31,19 +31,20 @@ def add_arguments(p):
 def run(args):
     try:
         return _run(args)
-    except (campaign.UsageError, diff.UsageError, opscript.OpScriptError) as e:
+    except (errors.UsageError, opscript.OpScriptError) as e:
         print(f"vfatfuzz repro: {e}", file=sys.stderr)
         return 2
 
 
 def _run(args):
     vfat = args.vfat or campaign.vfat_default()
-    t = campaign.Target(args.target, vfat)
     if args.export:
         from vfz import export
+        t = None if export.is_spec(args.target) else targets.Target(args.target, vfat)
         return export.repro_export(args, t)
+    t = targets.Target(args.target, vfat)
     notes = []
-    ck = campaign.checker_for(args, t, notes)
+    ck = targets.checker_for(args, t, notes)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(130))
     try:
         for n in notes:
@@ -55,7 +56,7 @@ def _run(args):
             print(f"expected signature {want}: {findings.sig_text(t.info['fields'])}")
         diverges = False
         seen = False
-        fsl = campaign.fs_list(args, t)
+        fsl = targets.fs_list(args, t)
         for fs in fsl:
             res = ck.check(t.ops, fs)
             if args.save_case:
@@ -71,7 +72,7 @@ def _run(args):
                 seen |= d.sig == want
             diverges |= bool(res.divs)
         if t.crash:
-            ran, fails, msg = campaign.replay_crash(t.crash, args.fuzz_bin or t.fuzz_bin)
+            ran, fails, msg = targets.replay_crash(t.crash, args.fuzz_bin or t.fuzz_bin)
             if ran:
                 print(f"fuzz_ops on {t.crash}: {'still fails: ' + msg if fails else 'passes'}")
                 diverges |= fails

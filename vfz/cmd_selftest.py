@@ -6,7 +6,7 @@ core/src) configure and build build-fault-<NAME>/ (default preset options
 plus -DVFAT_FAULT=NAME; only the vfat CLI), then run a focused campaign
 loop against that binary for the time budget: op-scripts from `vfat gen`
 (half of them enriched with collision/case/13*k ops, see
-vfz.campaign.enrich) on FAT12/16/32 (with --fuzz, also the in-process
+vfz.scriptgen.enrich) on FAT12/16/32 (with --fuzz, also the in-process
 fuzz_ops target of a fuzz-preset build of the fault, build-fuzzfault-NAME/,
 running in the background), written by the core writers of the
 fault build, read by the fast readers (dosfsck, mtools, vfat-check by
@@ -26,11 +26,11 @@ import re
 import sys
 import time
 
-from vfz import campaign, diff, findings, mutants, opscript
+from vfz import REPO, campaign, checker, errors, findings, fuzzer, mutants, opscript, scriptgen
 from vfz.proc import run as prun
 
 HELP = "build each planted fault (-DVFAT_FAULT=NAME), run the campaign on it, report what was caught"
-REPO = campaign.REPO
+REPO = REPO
 FAULTS = ["FAT12_PACKING", "SECOND_FAT", "FSINFO", "CHECKSUM", "DUMMY_SPACE", "CLUSTER_LEAK",
           "DOTDOT", "LFN_SLOT_COUNT", "ALIAS_COLLISION", "CASE_CLASH"]
 FAST_READERS = ["dosfsck", "mtools", "vfat-check"]
@@ -134,11 +134,11 @@ class FaultFuzzer:
                 continue
             self.checked.add(n)
             path = os.path.join(self.crashes, n)
-            ref = campaign.fuzz_ops_binary()
+            ref = fuzzer.fuzz_ops_binary()
             if ref and prun([ref, path], timeout=60).rc != 0:
                 continue              # the reference fails too: not the planted fault
             p = prun([self.binary, path], timeout=60)
-            msg = campaign.crash_line(p.errtext + p.text, p.rc)
+            msg = fuzzer.crash_line(p.errtext + p.text, p.rc)
             return path, msg
         return None
 
@@ -164,7 +164,7 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None):
     row = {"fault": fault, "found": False, "seconds": None, "ops": None, "oracle": None,
            "signature": None, "scripts": 0}
     readers = ref.reader_names
-    ck = campaign.Checker(readers, ref.writer_names, vfat=vfat, timeout=30.0, notes=notes)
+    ck = checker.Checker(readers, ref.writer_names, vfat=vfat, timeout=30.0, notes=notes)
     ff = FaultFuzzer(fuzz_bin, args.budget) if fuzz_bin else None
     try:
         t0 = time.monotonic()
@@ -173,16 +173,16 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None):
         while time.monotonic() - t0 < args.budget:
             c = ff.crash() if ff else None
             if c:
-                ops, _, _ = campaign.convert_input(ref_vfat(), c[0])
+                ops, _, _ = fuzzer.convert_input(ref_vfat(), c[0])
                 row.update(found=True, seconds=round(time.monotonic() - t0, 1), oracle="fuzz_ops",
                            signature=findings.normalise(c[1], 100), ops=len(ops),
                            script=opscript.dump(ops), writer="core-dual", fs="fat16")
                 break
-            gseed, nops, fsb = campaign.iter_params(args.seed, i)
+            gseed, nops, fsb = scriptgen.iter_params(args.seed, i)
             fs = fsl[i % len(fsl)]
-            ops = campaign.gen_script(ref_vfat(), gseed, min(nops, 12))
+            ops = scriptgen.gen_script(ref_vfat(), gseed, min(nops, 12))
             if i % 2:
-                ops = campaign.enrich(ops, random.Random(gseed))
+                ops = scriptgen.enrich(ops, random.Random(gseed))
             i += 1
             res = ck.check(ops, fs)
             row["scripts"] += 1
@@ -245,10 +245,10 @@ def run(args):
         faults = listed_faults() or FAULTS
     notes = []
     readers = args.oracles.split(",") if args.oracles else FAST_READERS
-    writers = args.writers.split(",") if args.writers else campaign.DEFAULT_WRITERS
+    writers = args.writers.split(",") if args.writers else checker.DEFAULT_WRITERS
     try:
-        refck = campaign.Checker(readers, writers, timeout=30.0, notes=notes)
-    except (campaign.UsageError, diff.UsageError) as e:
+        refck = checker.Checker(readers, writers, timeout=30.0, notes=notes)
+    except errors.UsageError as e:
         print(f"vfatfuzz selftest: {e}", file=sys.stderr)
         return 2
     for n in notes:

@@ -24,7 +24,8 @@ import time
 from collections import Counter
 
 from vfz import oracles
-from vfz import listing, model, opscript
+from vfz import model, opscript, verdict
+from vfz.errors import UsageError
 from vfz.proc import run
 
 DEFAULT_READERS = oracles.names("reader", default=True)
@@ -33,10 +34,6 @@ DEFAULT_WRITERS = [n for n, e in oracles.entries().items()
 FS_DEFAULTS = {"fat12": (2 << 20, 0), "fat16": (16 << 20, 0), "fat32": (40 << 20, 512)}
 READ_TIMEOUT = 60.0
 WRITE_TIMEOUT = 300.0
-
-
-class UsageError(Exception):
-    pass
 
 
 def add_arguments(p):
@@ -154,99 +151,6 @@ def load_oracle(kind, name, explicit, notes, cfg=None):
     return o
 
 
-# ---------------------------------------------------------------- compare
-def _components_map(exp_entries, act_entries, sources, used):
-    """Rewrite actual paths to expected spelling where a named exception
-    explains the difference, component by component."""
-    exp_paths = {e["path"] for e in exp_entries}
-    by_parent = {}
-    for p in exp_paths:
-        par, _, leaf = p.rpartition("/")
-        by_parent.setdefault(par, []).append(leaf)
-    out = []
-    for e in act_entries:
-        comps = e["path"].split("/")[1:]
-        fixed = ""
-        for c in comps:
-            cand = fixed + "/" + c
-            if cand not in exp_paths:
-                for leaf in by_parent.get(fixed, []):
-                    ex = None
-                    for oracle, side in sources:
-                        ex = model.name_exception(oracle, side, leaf, c)
-                        if ex:
-                            break
-                    if ex:
-                        used[ex] += 1
-                        cand = fixed + "/" + leaf
-                        break
-            fixed = cand
-        e2 = dict(e)
-        e2["path"] = fixed
-        out.append(e2)
-    return out
-
-
-def _split_astral_ambiguous(expected, actual, used):
-    """Names that differ only in characters outside the BMP look the same
-    to mtools ('/😀x' and '/𠀋x' are both '/__x'): it lists them under one
-    name and cannot extract either by path. Such entries (and whatever
-    lies below them) are compared by visible path and type only; the rest
-    goes through the normal comparison. -> (expected rest, actual rest,
-    lines of differences among the ambiguous ones)."""
-    exp_vis = [(model.mtools_shown(e["path"]), e) for e in expected]
-    count = Counter(v for v, _ in exp_vis)
-    amb = {v for v, n in count.items() if n > 1}
-    if not amb:
-        return expected, actual, ""
-
-    def inside(vis):
-        return any(vis == a or vis.startswith(a + "/") for a in amb)
-
-    act_vis = [(model.mtools_shown(e["path"]), e) for e in actual]
-    exp_rest = [e for v, e in exp_vis if not inside(v)]
-    act_rest = [e for v, e in act_vis if not inside(v)]
-    want = sorted((v, e["type"]) for v, e in exp_vis if inside(v))
-    got = sorted((v, e["type"]) for v, e in act_vis if inside(v))
-    used["mtools-astral-ambiguous"] += len(want)
-    if want == got:
-        return exp_rest, act_rest, ""
-    lines = [f"- {json.dumps({'path': p, 'type': t}, ensure_ascii=False)} (ambiguous for mtools)"
-             for p, t in want if (p, t) not in got]
-    lines += [f"+ {json.dumps({'path': p, 'type': t}, ensure_ascii=False)} (ambiguous for mtools)"
-              for p, t in got if (p, t) not in want]
-    return exp_rest, act_rest, "\n".join(lines) or "ambiguous names: counts differ"
-
-
-def compare_listing(expected, actual, sources, used):
-    """sources: [(oracle, side)] whose named exceptions may explain names."""
-    amb = ""
-    if ("mtools", "reader") in sources:
-        expected, actual, amb = _split_astral_ambiguous(expected, actual, used)
-    fixed = _components_map(expected, actual, sources, used)
-    # the fields this reader reports (an empty listing shows none: then
-    # the expected entries' fields, so that they show up as missing)
-    keys = {k for e in (actual or expected) for k in e} & set(listing.KEYS)
-    exp = [{k: v for k, v in e.items() if k in keys} for e in expected]
-    act = [{k: v for k, v in e.items() if k in keys} for e in fixed]
-    return "\n".join(x for x in (listing.diff(exp, act), amb) if x)
-
-
-def compare_results(ops, expected, actual, oracle, used):
-    lines = []
-    for i, op in enumerate(ops):
-        e = expected[i] if i < len(expected) else None
-        a = actual[i] if i < len(actual) else None
-        if e == a:
-            continue
-        ex = model.result_exception(oracle, op, e, a) if a is not None else None
-        if ex:
-            used[ex] += 1
-            continue
-        lines.append(f"line {op.line}: {op}: expected {e}, got {a}")
-    return "\n".join(lines)
-
-
 def fat_bits_of(image):
     try:
         from vfz.fatimg import Fat
@@ -256,91 +160,10 @@ def fat_bits_of(image):
         return 16
 
 
-def expected_dosfsck(mode, m=None, core_listing=None, fat_bits=16, image=None):
-    """{kind: count} fsck.fat must report for an image written in mode.
-    From the core's listing (its "short" bytes): v1 dummies found there;
-    else from the model: entries needing LFN slots under the win95 rule.
-    image: the written image; fsck.fat's scan is then simulated on it
-    (oracles.dosfsck.expected_complaints: exact counts, fsck-v1-lfn-cross)."""
-    from vfz.oracles.dosfsck import expected_complaints
-    if core_listing is not None:
-        from vfz.oracles.core import is_v1_dummy
-        dirs = {"": [0, 0]}
-        for e in core_listing:
-            if e.get("type") == "dir":
-                dirs.setdefault(e["path"], [0, 0])
-        for e in core_listing:
-            par = e["path"].rpartition("/")[0]
-            d = dirs.setdefault(par, [0, 0])
-            if is_v1_dummy(e.get("short", "")):
-                d[0] += 1
-            else:
-                d[1] += 1
-        stats = [(p, b, g, p == "") for p, (b, g) in dirs.items()]
-        return expected_complaints("core-v1", stats, fat_bits, image=image)
-    if m is None:
-        return {}
-    return expected_complaints(mode, m.dir_stats("win95"), fat_bits, m.del_alias_count(),
-                               image=image)
-
-
-TOLERATED = {"dots-missing": "fsck-v1-dots"}
-CROSS = "fsck-v1-lfn-cross"
-
-
-def verdict_for(r, expected_entries, oracle, exp_complaints, used, writer=None):
-    """-> (verdict, detail text)."""
-    if r.error:
-        return "failed", r.error
-    detail = []
-    verdict = "ok"
-    if r.listing is not None and expected_entries is not None:
-        src = [(oracle, "reader")] + ([(writer, "writer")] if writer else [])
-        d = compare_listing(expected_entries, r.listing, src, used)
-        if d:
-            verdict = "differs"
-            detail.append(d)
-    if oracle == "dosfsck":
-        cs = r.extra.get("complaints", [])
-        got = Counter(c["kind"] for c in cs)
-        want = Counter({k: v for k, v in (exp_complaints or {}).items() if v is not None})
-        rep = r.extra.get("repair") or {}
-        lost = rep.get("data_lost") or 0
-        for k, v in (exp_complaints or {}).items():
-            # tolerated in any number (named exception) unless the repair then
-            # destroyed data: that is a divergence, whatever -n said
-            if v is None and got.get(k) and not lost:
-                used[TOLERATED.get(k, k)] += got.pop(k)
-        cross = list(getattr(exp_complaints, "crossings", ()) or ())
-        if got != want:
-            if verdict == "ok":
-                verdict = "complains"
-            detail.append(f"fsck.fat complaints {dict(got)} (expected {dict(want)}):")
-            detail += ["  " + c for c in r.complaints]
-        elif cross:
-            # exactly as predicted, but fsck.fat's LFN deletion runs over other
-            # clusters: a known fsck.fat 4.2 bug, reported under its own name
-            from vfz.oracles.dosfsck import crossing_note
-            used[CROSS] += len(cross)
-            if verdict == "ok":
-                verdict = "complains"
-            detail.append(f"named exception {CROSS}: fsck.fat complaints {dict(got)} as predicted; "
-                          f"fsck.fat -a would overwrite live clusters:")
-            detail += crossing_note(cross)
-            if lost:
-                detail.append(f"repair probe: fsck.fat -a destroyed the contents of {lost} file(s) "
-                              f"({CROSS})")
-            lost = 0
-        if lost:
-            if verdict == "ok":
-                verdict = "complains"
-            detail.append(f"repair probe: fsck.fat -a destroyed the contents of {lost} file(s)"
-                          + (f", e.g. {rep['lost'][0]}" if rep.get("lost") else ""))
-    elif r.complaints:
-        if verdict == "ok":
-            verdict = "complains"
-        detail += r.complaints
-    return verdict, "\n".join(detail)
+def expectations(reader, writer=None, m=None, image=None, fat_bits=16, core_listing=None):
+    """What checker `reader` must report (its class's expectations hook)."""
+    return oracles.oracle_class(reader, "reader").expectations(
+        oracles.entry(writer) if writer else None, m, image, fat_bits, core_listing)
 
 
 # ---------------------------------------------------------------- main
@@ -451,7 +274,8 @@ def progress(msg):
         sys.stderr.flush()
 
 
-def _read_all(image, readers, expected_entries, exp_complaints, timeout, used, writer=None):
+def _read_all(image, readers, expected_entries, expect, timeout, used, writer=None):
+    """expect(reader name) -> what that reader must report."""
     out = {}
     for n, o in readers:
         progress(f"{n} reading {os.path.basename(image)}")
@@ -459,8 +283,8 @@ def _read_all(image, readers, expected_entries, exp_complaints, timeout, used, w
             r = o.read(image, timeout)
         except Exception as e:  # the contract says never raise; belt and braces
             r = oracles.ReadResult(n, error=f"{type(e).__name__}: {e}")
-        v, d = verdict_for(r, expected_entries, n, exp_complaints, used, writer)
-        out[n] = {"verdict": v, "detail": d, "seconds": round(r.seconds, 3),
+        vd = verdict.verdict_for(r, expected_entries, n, expect(n), used, writer)
+        out[n] = {"verdict": vd.verdict, "detail": vd.text(), "seconds": round(r.seconds, 3),
                   "complaints": r.complaints, "raw": r.raw[-20000:],
                   "extra": {k: v for k, v in r.extra.items() if k != "complaints"}}
     return out
@@ -488,11 +312,13 @@ def _diff_image(args, ops, readers, notes):
                              "is not available: " + (available()[1] if not available()[0] else notes[-1]))
         expected_entries = core_listing
         t["expected_from"] = "core"
-    exp_c = (expected_dosfsck(None, core_listing=core_listing, fat_bits=fat_bits_of(args.image),
-                              image=args.image)
-             if core_listing is not None else {})
+    bits = fat_bits_of(args.image)
+
+    def expect(rn):
+        return (expectations(rn, core_listing=core_listing, fat_bits=bits, image=args.image)
+                if core_listing is not None else {})
     t["expected"] = expected_entries
-    t["readers"] = _read_all(args.image, readers, expected_entries, exp_c, args.timeout, used)
+    t["readers"] = _read_all(args.image, readers, expected_entries, expect, args.timeout, used)
     t["exceptions"] = dict(used)
     return t
 
@@ -529,11 +355,13 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
         t["verdict"] = "failed"
         t["detail"] = wr.error
         return t
-    d = compare_results(ops, m.results, wr.results, wn, used)
-    t["verdict"] = "differs" if d else "ok"
-    t["detail"] = d
-    t["readers"] = _read_all(img, readers, exp_entries, expected_dosfsck(wn, m, fat_bits=fs[0], image=img),
-                                args.timeout, used, wn)
+    rows = verdict.compare_results(ops, m.results, wr.results, oracles.oracle_class(wn, "writer"), used)
+    t["verdict"] = "differs" if rows else "ok"
+    t["detail"] = verdict.results_text(rows)
+
+    def expect(rn):
+        return expectations(rn, wn, m, fat_bits=fs[0], image=img)
+    t["readers"] = _read_all(img, readers, exp_entries, expect, args.timeout, used, wn)
     t["exceptions"] = dict(used)
     return t
 

@@ -53,7 +53,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
-from vfz import campaign, diff, fatimg, findings, model, opscript
+from vfz import checker, diff, errors, fatimg, findings, model, opscript
 
 # implementation (oracle family, as findings name it) -> exporter module
 IMPLS = {
@@ -101,7 +101,7 @@ def impl_module(impl):
 
 # ---------------------------------------------------------------- building cases
 def _pristine(fs, tmp):
-    fat, size, cl = diff.parse_fs(campaign.FS_SPECS.get(fs, fs))
+    fat, size, cl = diff.parse_fs(checker.FS_SPECS.get(fs, fs))
     p = os.path.join(tmp, "pristine.img")
     diff.mkfs(p, fat, size, cl)
     return p
@@ -113,7 +113,7 @@ def expected_of(side, writer, base, ops):
     does with the ops (the kernel profile, dual names: the tool under test
     makes 8.3 aliases as Linux does)."""
     if side == "reader":
-        m = campaign.model_of(writer, base, ops)
+        m = checker.model_of(writer, base, ops)
     else:
         m = model.Model("kernel", "dual", root=model.root_for("kernel", base))
         m.apply(ops)
@@ -136,7 +136,7 @@ def build_case(impl, side, ops, fs, workdir, writer=None, seed=1, **kw):
         w = oracles.get_writer(writer, **cfg)
         img = os.path.join(workdir, "written.img")
         try:
-            wr = campaign.write_copy(w, writer, base, img, ops)
+            wr = checker.write_copy(w, writer, base, img, ops)
         finally:
             w.close()
         if wr.error:
@@ -182,6 +182,22 @@ def case_from_finding(path, workdir):
                 entries=entries, results=results, label=volume_label(img))
 
 
+def case_from_spec(dirname, workdir):
+    """A Case from a catalogued peer bug (corpus/peer-bugs/NAME/: ops.txt,
+    bug.json {"impl", "side", "fs", "writer", "seed", "kind", "title",
+    "extra"}, README)."""
+    spec = load_spec(os.path.join(dirname, "bug.json"))
+    ops = opscript.load(os.path.join(dirname, "ops.txt"))
+    with open(os.path.join(dirname, "README"), encoding="utf-8") as f:
+        note = f.read().strip()
+    kind = spec.get("kind", "")
+    reason = _exception_reason(kind)
+    reason = note + ("\n\n" + reason if reason and reason not in note else "")
+    return build_case(spec["impl"], spec["side"], ops, spec.get("fs", "fat16"), workdir,
+                      writer=spec.get("writer"), seed=spec.get("seed", 1), title=spec.get("title", ""),
+                      kind=kind, reason=reason, extra=spec.get("extra", {}))
+
+
 def _impl_of(oracle):
     if oracle in IMPLS:
         return oracle
@@ -196,15 +212,16 @@ def _impl_of(oracle):
 
 
 def _exception_reason(kind):
-    e = model.EXC_BY_NAME.get(kind)
-    if e:
-        return e.reason
+    """The reason text of the named exception kind (the oracle registry's
+    EXCEPTIONS; vfz.model's table where one is left), or ''."""
     try:
         from vfz import oracles
         x = oracles.exceptions().get(kind)
-        return x.reason if x else ""
-    except Exception:
-        return ""
+    except Exception:       # a registry that does not load says nothing here
+        x = None
+    if x is None:
+        x = getattr(model, "EXC_BY_NAME", {}).get(kind)
+    return x.reason if x else ""
 
 
 # ---------------------------------------------------------------- image helpers
@@ -230,18 +247,30 @@ def _lfn_text(fat, offs):
     return s.split("\x00", 1)[0]
 
 
-def dir_records(image, paths, limit=12):
-    """{path: [(offset, 32 bytes, 'LFN k/n' | 'short')]} for the entries of
-    paths that the image holds (looked up by long name, else 8.3 name,
-    case-insensitively)."""
+def dir_records(image, paths, limit=12, slots=24):
+    """{path: [(offset, 32 bytes, what)]} for the entries of paths: LFN
+    slots and 8.3 entry, looked up by long name, else 8.3 name,
+    case-insensitively. A path the image does not hold under that name
+    (a tool that stored it another way) gives its parent directory's
+    first used slots instead, under the key 'PATH (not found: its
+    directory)'."""
     with open(image, "rb") as f:
         fat = fatimg.Fat(f.read())
+
+    def cluster_of(off):
+        start = fat.cluster_off(2)
+        return 2 + (off - start) // fat.csize if off >= start else None
+
+    def note(off, what):
+        c = cluster_of(off)
+        return what + (f" (cluster {c})" if c is not None else " (root)")
+
     out = {}
     for p in paths:
         if len(out) >= limit:
             break
         comps = [c for c in p.split("/") if c and c != "."]
-        cl, recs = None, None
+        cl, recs, parent_ok = None, None, True
         for i, c in enumerate(comps):
             hit = None
             for off, name11, attr, first, size, lfn in fat.short_entries(cl):
@@ -251,18 +280,25 @@ def dir_records(image, paths, limit=12):
                     hit = (off, attr, first, lfn)
                     break
             if hit is None:
+                parent_ok = i == len(comps) - 1
                 recs = None
                 break
             off, attr, first, lfn = hit
-            recs = [(o, bytes(fat.b[o:o + 32]), f"LFN {k + 1}/{len(lfn)}") for k, o in enumerate(lfn)]
-            recs.append((off, bytes(fat.b[off:off + 32]), "short"))
+            recs = [(o, bytes(fat.b[o:o + 32]), note(o, f"LFN {k + 1}/{len(lfn)}"))
+                    for k, o in enumerate(lfn)]
+            recs.append((off, bytes(fat.b[off:off + 32]), note(off, "8.3 entry")))
             if i < len(comps) - 1:
                 if not attr & 0x10:
-                    recs = None
+                    recs, parent_ok = None, False
                     break
                 cl = first
         if recs:
             out[p] = recs
+        elif parent_ok:
+            used = [(o, e) for o, e in fat.entries(cl) if e[0] != 0xE5][:slots]
+            if used:
+                out[f"{p} (not found: its directory)"] = [
+                    (o, e, note(o, "LFN" if e[11] == 0x0F else "8.3 entry")) for o, e in used]
     return out
 
 
@@ -486,7 +522,7 @@ def involved_paths(case):
 def report(case, impl, expected_lines, status, printed, after, dirname):
     """README.md: the bug report."""
     vers = package_versions(impl.PACKAGES)
-    fat = diff.parse_fs(campaign.FS_SPECS.get(case.fs, case.fs))
+    fat = diff.parse_fs(checker.FS_SPECS.get(case.fs, case.fs))
     L = [f"# {case.title or case.kind or 'Reproducer'}", ""]
     L.append(f"Implementation: **{case.impl}** ({'reading an image' if case.side == 'reader' else 'writing'})"
              + (f"; the image was written by `{case.writer}`" if case.writer else "")
@@ -577,14 +613,21 @@ def load_spec(path):
 
 
 # ---------------------------------------------------------------- vfatfuzz repro --export
+def is_spec(path):
+    return os.path.isfile(os.path.join(path, "bug.json"))
+
+
 def repro_export(args, target):
-    """`vfatfuzz repro TARGET --export DIR`: write and run the reproducer.
+    """`vfatfuzz repro TARGET --export DIR`: write and run the reproducer
+    (target None: args.target is a catalogued peer bug, corpus/peer-bugs/NAME).
     -> exit status: 1 it reproduces (the bug still shows), 0 it does not,
     2 it could not be written or run."""
     import sys
     work = tempfile.mkdtemp(prefix="vfz-export-")
     try:
-        if target.kind == "finding":
+        if target is None:
+            case = case_from_spec(args.target, work)
+        elif target.kind == "finding":
             case = case_from_finding(target.path, work)
         else:
             writers = [w for w in (args.writers or "").split(",") if w]
@@ -600,7 +643,7 @@ def repro_export(args, target):
                 case = build_case(_impl_of(writers[0]), "writer", target.ops, fs, work,
                                   title=f"{writers[0]} applying an op-script")
         res = export(case, args.export, run=True, timeout=max(60.0, args.timeout * 5))
-    except (ExportError, campaign.UsageError, diff.UsageError) as e:
+    except (ExportError, errors.UsageError) as e:
         print(f"vfatfuzz repro: {e}", file=sys.stderr)
         return 2
     finally:

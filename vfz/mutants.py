@@ -88,7 +88,14 @@ class Mutant:
 
     @property
     def id(self):
-        return f"{self.file}:{self.line}:{self.col}:{self.op}"
+        d = ""
+        if self.op == "cst":        # two mutants of one constant
+            d = "+1" if int(NUM.match(self.new).group(1), 0) > int(NUM.match(self.old).group(1), 0) else "-1"
+        return f"{self.file}:{self.line}:{self.col}:{self.op}{d}"
+
+    @property
+    def key(self):
+        return (self.file, self.line, self.col, self.new)
 
     def apply(self, text):
         lines = text.split("\n")
@@ -380,6 +387,12 @@ class Tree:
         arch = subprocess.run(["git", "-C", REPO, "archive", "HEAD", *TREE_FILES, "core", *units, *extra],
                               capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", self.root], input=arch.stdout, check=True)
+        # tar gives the commit's time; objects of an earlier mutant in
+        # build-fault-TAG/ are newer and make would keep them
+        now = time.time()
+        for d, _, fs in os.walk(self.root):
+            for f in fs:
+                os.utime(os.path.join(d, f), (now, now))
         self.head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                                    capture_output=True, text=True).stdout.strip()
 
@@ -515,7 +528,8 @@ def run(args):
         if not os.path.isfile(args.rerun):
             print(f"vfatfuzz selftest: --rerun: no file {args.rerun}", file=sys.stderr)
             return 2
-        rerun = {r["id"] for r in load_rows(args.rerun) if r.get("status") == "survived"}
+        rerun = {(r["file"], r["line"], r["col"], r["new"]) for r in load_rows(args.rerun)
+                 if r.get("status") in ("survived", "unconfirmed")}
     print(f"mutants: seed {args.seed}, {args.mutants} over {','.join(files)}, budget {args.budget:g} s, "
           f"results in {out}", flush=True)
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -555,7 +569,7 @@ def run(args):
         for m in select(files, args.seed, {f: tree.text(f) for f in files}):
             if counted >= want:
                 break
-            if rerun is not None and m.id not in rerun:
+            if rerun is not None and m.key not in rerun:
                 continue
             if rerun is None and m.id in done:
                 counted += 1

@@ -14,7 +14,7 @@ kernel). Each image is read by every row:
                         correctly = the expected tree is intact (or nothing
                         to repair); damages on repair = names/files changed
   mtools, 7-Zip, GRUB, kernel, kernel-nodual, kernel-nodual-v3
-                        the driver's verdict (vfz.diff.verdict_for, named
+                        the driver's verdict (vfz.verdict.verdict_for, named
                         exceptions of vfz.model applied): ok = reads
                         correctly, complains, differs = misreads, failed =
                         fails
@@ -36,7 +36,7 @@ import tempfile
 import time
 from collections import Counter
 
-from vfz import diff, fatimg, model, opscript
+from vfz import diff, fatimg, model, opscript, verdict
 from vfz.study_collisions import tool_versions, vfat_ls, vfat_path, _find_short
 
 CLASSES = ["upper83", "lower83", "long", "slot13", "n255", "latin", "cjk", "astral", "dots",
@@ -141,7 +141,8 @@ def judge(image, expected, readers, timeout=TIMEOUT):
         except Exception as e:
             from vfz import oracles
             r = oracles.ReadResult(READER_OF[row], error=f"{type(e).__name__}: {e}")
-        v, d = diff.verdict_for(r, expected, READER_OF[row], {}, used)
+        vd = verdict.verdict_for(r, expected, READER_OF[row], {}, used)
+        v, d = vd.verdict, vd.text()
         out[row] = (MAP[v], d)
     return out
 

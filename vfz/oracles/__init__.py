@@ -47,7 +47,25 @@ class WriteResult:
     seconds: float = 0.0
 
 
-class Reader:
+class Hooks:
+    """The named exceptions and judgements an oracle class may define
+    (static: they need no running tool). Defaults: no exception."""
+
+    @staticmethod
+    def name_exception(expected_leaf, actual_leaf):
+        """The named exception explaining that this oracle shows (reader) or
+        stores (writer) a name component differently, else None."""
+        return None
+
+    @staticmethod
+    def explain(ev):
+        """The named exception that explains a whole divergence, from its
+        evidence (vfz.checker.Evidence), else None; or (name, verdict) to
+        file it under another verdict."""
+        return None
+
+
+class Reader(Hooks):
     name = "?"
 
     def read(self, image, timeout=30.0):
@@ -60,8 +78,47 @@ class Reader:
     def close(self):
         pass
 
+    @staticmethod
+    def split_ambiguous(expected, actual, used):
+        """Entries this reader cannot tell apart, compared apart: ->
+        (expected rest, actual rest, None or ([(sign, path, type)], counts_differ))."""
+        return expected, actual, None
 
-class Writer:
+    @staticmethod
+    def expectations(writer=None, m=None, image=None, fat_bits=16, core_listing=None):
+        """What a checker must report about an image (its judge's input)."""
+        return None
+
+    @staticmethod
+    def judge(r, expected, used):
+        """A checker's complaints against expectations -> (complains?, lines)."""
+        return bool(r.complaints), list(r.complaints)
+
+    @staticmethod
+    def parse_complaint(c):
+        """One complaint -> (kind, path or None) of its finding signature."""
+        return None, None
+
+    @classmethod
+    def complaint_kinds(cls, ev, most=3):
+        """The divergences of a 'complains' verdict -> [(kind, path)], one per
+        kind, at most `most`."""
+        from vfz import findings
+        out, seen = [], set()
+        for c in ev.rr.complaints:
+            kind, p = cls.parse_complaint(c)
+            if kind is None:
+                kind, p = findings.normalise(c, 60), None
+            if kind in seen:
+                continue
+            seen.add(kind)
+            out.append((kind, p))
+            if len(seen) >= most:
+                break
+        return out
+
+
+class Writer(Hooks):
     name = "?"
 
     def apply(self, image, ops, timeout=60.0):
@@ -70,8 +127,20 @@ class Writer:
     def close(self):
         pass
 
+    @staticmethod
+    def result_exception(op, expected, actual):
+        """The named exception explaining an op result actual != expected."""
+        return None
 
-class Transformer:
+    @staticmethod
+    def known_failure(ev):
+        """A known failure of this writer behind its first divergence ->
+        (index of the op it starts at, name), else None: the readers then
+        check the script cut before that op."""
+        return None
+
+
+class Transformer(Hooks):
     """Rewrites an image in place; the same tree is expected after it."""
     name = "?"
 
@@ -134,6 +203,7 @@ class Entry:
     cost: str = "process"            # "inproc" | "process" (a tool per image) | "vm"
     default: tuple = ()              # roles in which it is a default oracle: "reader",
                                      # "writer" (campaign and diff), "diff-writer" (diff only)
+    independent: bool = True         # an implementation apart from the core under test
     builds: bool = False             # may start a long build when missing: only when named
 
     @property
@@ -171,12 +241,14 @@ def entries():
 
 
 def exceptions():
-    """name -> NamedException, from every oracle module."""
-    out = {}
-    for mod in _modules():
-        for x in getattr(mod, "EXCEPTIONS", ()):
-            out[x.name] = x
-    return out
+    """Every NamedException of every oracle module (one name may be an
+    exception of more than one implementation: v3-dummy-05 of 7-Zip and GRUB)."""
+    return [x for mod in _modules() for x in getattr(mod, "EXCEPTIONS", ())]
+
+
+def exception(name):
+    """The NamedExceptions of that name (a list: one per implementation)."""
+    return [x for x in exceptions() if x.name == name]
 
 
 def entry(name):
@@ -201,12 +273,17 @@ def __getattr__(attr):
 
 
 def _load(role, name, **cfg):
+    return oracle_class(name, role)(name=name, **cfg)
+
+
+def oracle_class(name, role):
+    """The class registered for name in role (its hooks are static)."""
     e = entry(name)
     path = getattr(e, role)
     if not path:
         raise KeyError(f"{name} is not a {role} (it is: {', '.join(e.roles)})")
     mod, cls = path.split(":")
-    return getattr(importlib.import_module(mod), cls)(name=name, **cfg)
+    return getattr(importlib.import_module(mod), cls)
 
 
 def get_reader(name, **cfg):

@@ -134,7 +134,7 @@ class CoreWriter(Writer):
 # ---------------------------------------------------------------- registry
 _W = "vfz.oracles.core:CoreWriter"
 ENTRIES = [
-    Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process"),
+    Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False),
     Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",)),
     Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",)),
     Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,

@@ -17,7 +17,9 @@ import shlex
 import shutil
 import tempfile
 
-from vfz.oracles import Entry, Reader, ReadResult, Timer
+from vfz import model
+from vfz.evidence import lost_behind_dummy_05
+from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
 from vfz import listing
 from vfz.proc import run
 
@@ -27,6 +29,20 @@ DEV = "(loop0)"     # grub-fstest's name for the image
 
 
 class GrubReader(Reader):
+    @staticmethod
+    def name_exception(exp, act):
+        if exp == act:
+            return None
+        if act == exp.lower() and model.short_only(exp, "winnt"):
+            return "grub-lowercase-83"
+        if not exp.isascii() and model._bare_shown(exp) and act == model._raw_oem(exp, True):
+            return "grub-raw-oem-bytes"
+        return None
+
+    @staticmethod
+    def explain(ev):
+        return V3_DUMMY_05 if ev.verdict == "differs" and lost_behind_dummy_05(ev) else None
+
     def __init__(self, name="grub", fstest="grub-fstest", **cfg):
         self.name = name
         self.cmd = shlex.split(fstest) if isinstance(fstest, str) else list(fstest)
@@ -148,3 +164,24 @@ class GrubReader(Reader):
 
 # ---------------------------------------------------------------- registry
 ENTRIES = [Entry("grub", "grub", reader="vfz.oracles.grub:GrubReader", needs=("grub-common",))]
+
+FAMILY = "grub"
+V3_DUMMY_05 = "v3-dummy-05"
+EXCEPTIONS = [
+    NamedException("grub-raw-oem-bytes", FAMILY, "reader",
+                   "GRUB prints a bare 8.3 name's bytes >= 0x80 raw (cp437, not UTF-8), so every "
+                   "non-ASCII character of a short-only name reads as U+FFFD",
+                   "the shown name is the cp437 bytes of the expected one decoded as UTF-8"),
+    NamedException("grub-lowercase-83", FAMILY, "reader",
+                   "GRUB lists a bare 8.3 entry (no LFN) in lower case regardless of the NT case byte",
+                   "the shown name is the expected 8.3 name in lower case"),
+    NamedException(V3_DUMMY_05, FAMILY, "reader",
+                   "a v3 dummy whose first byte is 0x05 (the patch draws it from its invalid set, "
+                   "about one long name in 40; FAT stores a leading 0xE5 as 0x05): 7-Zip 16.02 and "
+                   "GRUB 2.06 then lose the long name. 7-Zip shows the dummy's bytes as the name; "
+                   "GRUB shows a directory under them and drops a file (its dummy holds '/'). "
+                   "Linux, fsck.fat and mtools read the name",
+                   "every path the reader lost is, or lies under, an entry whose short entry (core "
+                   "listing of the image) is a v3 dummy starting with 0x05; one finding per reader",
+                   bug="v3-dummy-05"),
+]

@@ -23,6 +23,7 @@ from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import listing
 from vfz.model import trailing_slash, _mtools_store
 from vfz.opscript import content
+from vfz.oracles import mtools_exceptions as mx
 from vfz.proc import run
 
 _CFG_DIR = None
@@ -87,6 +88,10 @@ def list_paths(image, timeout, cmd=("mdir",)):
 
 
 class MtoolsReader(Reader):
+    name_exception = staticmethod(mx.reader_name_exception)
+    split_ambiguous = staticmethod(mx.split_ambiguous)
+    explain = staticmethod(mx.reader_explain)
+
     def __init__(self, name="mtools", mdir="mdir", mcopy="mcopy", **cfg):
         self.name = name
         self.mdir = shlex.split(mdir) if isinstance(mdir, str) else list(mdir)
@@ -231,6 +236,11 @@ class _Tree:
 
 
 class MtoolsWriter(Writer):
+    name_exception = staticmethod(mx.writer_name_exception)
+    result_exception = staticmethod(mx.result_exception)
+    known_failure = staticmethod(mx.known_failure)
+    explain = staticmethod(mx.writer_explain)
+
     def __init__(self, name="mtools", **cfg):
         self.name = name
 
@@ -394,6 +404,7 @@ class MtoolsWriter(Writer):
 
 
 # ---------------------------------------------------------------- registry
+EXCEPTIONS = mx.EXCEPTIONS
 ENTRIES = [
     Entry("mtools", "mtools", reader="vfz.oracles.mtools:MtoolsReader",
           writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",

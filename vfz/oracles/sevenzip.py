@@ -15,7 +15,9 @@ import shlex
 import shutil
 import tempfile
 
-from vfz.oracles import Entry, Reader, ReadResult, Timer
+from vfz import model
+from vfz.evidence import lost_behind_dummy_05
+from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
 from vfz import listing
 from vfz.proc import run
 
@@ -58,6 +60,16 @@ def parse_slt(text):
 
 
 class SevenZipReader(Reader):
+    @staticmethod
+    def name_exception(exp, act):
+        if exp != act and not exp.isascii() and model._bare_shown(exp) and act == model._raw_oem(exp, False):
+            return "7z-nonascii-short"
+        return None
+
+    @staticmethod
+    def explain(ev):
+        return V3_DUMMY_05 if ev.verdict == "differs" and lost_behind_dummy_05(ev) else None
+
     def __init__(self, name="7z", sevenzip="7z", **cfg):
         self.name = name
         self.cmd = shlex.split(sevenzip) if isinstance(sevenzip, str) else list(sevenzip)
@@ -115,3 +127,22 @@ class SevenZipReader(Reader):
 
 # ---------------------------------------------------------------- registry
 ENTRIES = [Entry("7z", "7z", reader="vfz.oracles.sevenzip:SevenZipReader", needs=("p7zip-full",))]
+
+FAMILY = "7z"
+V3_DUMMY_05 = "v3-dummy-05"
+EXCEPTIONS = [
+    NamedException("7z-nonascii-short", FAMILY, "reader",
+                   "7-Zip (p7zip 16.02) lists and extracts a bare 8.3 name's bytes >= 0x80 raw "
+                   "(cp437 bytes, e.g. 'caf\\x90.txt'), not decoded to Unicode: each non-ASCII "
+                   "character of a short-only name reads as U+FFFD",
+                   "the shown name is the cp437 bytes of the expected one decoded as UTF-8"),
+    NamedException(V3_DUMMY_05, FAMILY, "reader",
+                   "a v3 dummy whose first byte is 0x05 (the patch draws it from its invalid set, "
+                   "about one long name in 40; FAT stores a leading 0xE5 as 0x05): 7-Zip 16.02 and "
+                   "GRUB 2.06 then lose the long name. 7-Zip shows the dummy's bytes as the name; "
+                   "GRUB shows a directory under them and drops a file (its dummy holds '/'). "
+                   "Linux, fsck.fat and mtools read the name",
+                   "every path the reader lost is, or lies under, an entry whose short entry (core "
+                   "listing of the image) is a v3 dummy starting with 0x05; one finding per reader",
+                   bug="v3-dummy-05"),
+]

@@ -34,6 +34,13 @@ class VfatCheckReader(Reader):
         return r
 
     @staticmethod
+    def parse_complaint(c):
+        """'kind: /path: message' -> (kind, path or None)."""
+        parts = c.split(": ", 2)
+        p = parts[1] if len(parts) > 1 and parts[1].startswith("/") and parts[1] != "/" else None
+        return parts[0], p
+
+    @staticmethod
     def expected_complaints(complaints, writer):
         """The complaints left once the writer's design is accounted for:
         two equal dummies are the patch's documented weakness (a writer

@@ -1,0 +1,337 @@
+"""The checker: writers x readers on one op-script, each answer held against the model, divergences with signatures.
+
+For each writer: the model that predicts it (its registry traits: profile,
+names mode, shortname rule) applied to the pristine volume, the writer's
+results compared op by op (its named exceptions first), a known failure
+of the writer recognised by its own hook (the readers then check the
+script cut before that op), and every reader's verdict on the image
+(vfz.verdict). A divergence the oracles' hooks explain is filed under the
+exception's name, one finding whatever the op and the names; any other
+gets a signature from its structure (role, oracle, verdict, kind, op,
+name class).
+"""
+import os
+import shutil
+import tempfile
+from collections import Counter
+
+from vfz import diff, findings, model, oracles, verdict
+from vfz.errors import UsageError
+from vfz.evidence import Evidence
+
+DEFAULT_READERS = oracles.names("reader", default=True)
+DEFAULT_WRITERS = [n for n in oracles.names("writer", default=True) if oracles.entry(n).cost != "vm"]
+OPTIONAL_WRITERS = [n for n in oracles.names("writer", default=True) if n not in DEFAULT_WRITERS]
+FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:512"}
+
+
+def family(writer):
+    return oracles.entry(writer).family
+
+
+def fold_path(p):
+    return p.upper()
+
+
+def op_for_path(ops, path):
+    """Kind of the last op that touched path (by exact or case-folded path,
+    or by leaf name), '-' when none did."""
+    if not path:
+        return "-"
+    leaf = findings.leaf_of(path).upper()
+    best = "-"
+    for op in ops:
+        for a in op.args:
+            if isinstance(a, str) and (a == path or fold_path(a) == fold_path(path) or
+                                       findings.leaf_of(a).upper() == leaf):
+                best = op.kind
+    return best
+
+
+def name_class(path):
+    return findings.name_class(findings.leaf_of(path)) if path else "-"
+
+
+class HarnessError:
+    def __init__(self, msg):
+        self.msg = msg
+
+
+def model_key(wn):
+    """(profile, names, rule) of the model that predicts writer wn."""
+    e = oracles.entry(wn)
+    return (e.profile if isinstance(e.profile, str) else id(e.profile)), e.names, e.shortname
+
+
+def model_of(wn, base, ops):
+    """The model that predicts writer wn on a copy of image base, after ops
+    (its root's slots come from base; the writer's shortname rule)."""
+    e = oracles.entry(wn)
+    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname)
+    m.apply(ops)
+    return m
+
+
+def write_copy(w, wn, base, img, ops):
+    """Writer w applies ops to a fresh copy of base at img -> WriteResult
+    (an exception of the glue is the writer's error, not a crash)."""
+    findings.sparse_copy(base, img)
+    try:
+        return w.apply(img, ops, diff.WRITE_TIMEOUT)
+    except Exception as e:
+        return oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+
+
+def fat_bits(fs):
+    return diff.parse_fs(FS_SPECS.get(fs, fs))[0]
+
+
+class Divergence:
+    def __init__(self, fields, writer, detail):
+        self.fields = fields
+        self.sig = findings.sig_hash(fields)
+        self.writer = writer
+        self.detail = detail
+
+    def __repr__(self):
+        return f"<{self.sig} {findings.sig_text(self.fields)} via {self.writer}>"
+
+
+class CheckResult:
+    def __init__(self):
+        self.divs = {}            # sig -> Divergence (first writer wins)
+        self.images = {}          # writer -> image after
+        self.raws = {}            # "writer" / "writer.oracle" -> raw text
+        self.verdicts = {}        # writer -> {oracle: verdict}
+        self.details = {}         # writer -> {oracle: detail}
+
+    def add(self, d):
+        self.divs.setdefault(d.sig, d)
+
+
+def _first_bad(ops, m, wr, wcls):
+    """Index of the first op whose result differs from the model's, after
+    the writer's named exceptions; None when all agree."""
+    if wr.error:
+        return None
+    for i, op in enumerate(ops):
+        e = m.results[i] if i < len(m.results) else None
+        a = wr.results[i] if i < len(wr.results) else None
+        if e == a or (a is not None and wcls.result_exception(op, e, a)):
+            continue
+        return i
+    return None
+
+
+class Checker:
+    """Writers x readers on op-scripts, oracles loaded once."""
+
+    def __init__(self, readers=None, writers=None, vfat=None, timeout=60.0, notes=None,
+                 explicit_readers=False, explicit_writers=False, cfg=None):
+        self.notes = notes if notes is not None else []
+        self.timeout = timeout
+        self.vfat = vfat
+        self.tmp = tempfile.mkdtemp(prefix="vfz-campaign-")
+        self.pristine = {}
+        self.images_checked = Counter()
+        self.applies = Counter()
+        cfg = dict(cfg or {})
+        if vfat:
+            for w in oracles.WRITERS:
+                if oracles.entry(w).family == "core":
+                    cfg.setdefault(w, {})["vfat"] = vfat
+        self.readers = []
+        for n in readers or DEFAULT_READERS:
+            if n not in oracles.READERS:
+                raise UsageError(f"unknown reader {n!r} (known: {', '.join(sorted(oracles.READERS))})")
+            o = diff.load_oracle("reader", n, False, self.notes, cfg)
+            if o is not None:
+                self.readers.append((n, o))
+        self.writers = []
+        for n in writers or DEFAULT_WRITERS:
+            if n not in oracles.WRITERS:
+                raise UsageError(f"unknown writer {n!r} (known: {', '.join(sorted(oracles.WRITERS))})")
+            o = diff.load_oracle("writer", n, False, self.notes, cfg)
+            if o is not None:
+                self.writers.append((n, o))
+        if not self.writers:
+            raise UsageError("no writer available: " + "; ".join(self.notes))
+
+    @property
+    def reader_names(self):
+        return [n for n, _ in self.readers]
+
+    @property
+    def writer_names(self):
+        return [n for n, _ in self.writers]
+
+    def close(self):
+        for _, o in self.readers + self.writers:
+            try:
+                o.close()
+            except Exception:
+                pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def pristine_image(self, fs):
+        if fs not in self.pristine:
+            fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
+            p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
+            diff.mkfs(p, fat, size, cl)
+            self.pristine[fs] = p
+        return self.pristine[fs]
+
+    def check(self, ops, fs, writers=None, readers=None, workdir=None):
+        """Apply ops with each writer to a fresh image of fs, read with each
+        reader. writers/readers: subsets by name (None = all)."""
+        res = CheckResult()
+        wdir = workdir or self.tmp
+        models = {}
+        base = self.pristine_image(fs)
+        for wn, w in self.writers:
+            if writers is not None and wn not in writers:
+                continue
+            key = model_key(wn)          # the rule sets slot counts
+            if key not in models:
+                try:
+                    m = model_of(wn, base, ops)
+                except Exception as e:          # a harness bug is a finding, not a crash
+                    m = HarnessError(f"model {key[:-1]}: {type(e).__name__}: {e}")
+                models[key] = m
+            m = models[key]
+            if isinstance(m, HarnessError):
+                res.add(Divergence({"role": "harness", "oracle": "model", "verdict": "failed",
+                                    "kind": findings.normalise(m.msg, 80), "op": "-", "cls": "-"},
+                                   wn, m.msg))
+                continue
+            self._check_writer(res, ops, fs, wn, w, m, base, wdir, readers)
+        return res
+
+    def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
+        img = os.path.join(wdir, f"{wn}.img")
+        wr = write_copy(w, wn, base, img, ops)
+        self.applies[wn] += 1
+        res.images[wn] = img
+        res.raws[wn] = wr.raw
+        res.verdicts[wn] = {}
+        res.details[wn] = {}
+        wcls = type(w)
+        full = ops                     # the evidence names the whole script, even when cut
+        bad = _first_bad(ops, m, wr, wcls)
+        ev = Evidence(ops, writer=wn, wr=wr, results=m.results, bad=bad, fat_bits=fat_bits(fs),
+                      image=img, entries=m.entries())
+        known = wcls.known_failure(ev)
+        if known:
+            # a known failure of the writer: one finding, whatever the op and
+            # the names; what the writer did from that op on is not the
+            # model's, so the readers check the script cut before it (no
+            # follow-on reader findings)
+            cut, kind = known
+            op = ops[cut]
+            det = (f"named exception {kind} from line {op.line}: {op}"
+                   + (f"; writer failed: {wr.error}" if wr.error else "")
+                   + (f"; first differing result line {ops[bad].line}: {ops[bad]}: expected "
+                      f"{m.results[bad]}, got {wr.results[bad] if bad < len(wr.results) else None}"
+                      if bad is not None else "; results as expected, the image's names differ")
+                   + f"; readers check the first {cut} ops")
+            res.verdicts[wn]["(writer)"] = "differs"
+            res.details[wn]["(writer)"] = det
+            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
+                                "kind": kind, "op": "-", "cls": "-"}, wn, det))
+            if readers is not None and not [rn for rn, _ in self.readers if rn in readers]:
+                return
+            ops = ops[:cut]
+            img = os.path.join(wdir, f"{wn}-cut.img")
+            pw = write_copy(w, wn, base, img, ops)
+            res.images[f"{wn}-cut"] = img
+            res.raws[f"{wn}-cut"] = pw.raw
+            if pw.error:
+                return
+            m = model_of(wn, base, ops)
+        elif wr.error:
+            res.verdicts[wn]["(writer)"] = "failed"
+            res.details[wn]["(writer)"] = wr.error
+            last = ops[len(wr.results)] if len(wr.results) < len(ops) else None
+            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "failed",
+                                "kind": findings.normalise(wr.error, 60),
+                                "op": last.kind if last else "-",
+                                "cls": name_class(last.args[-1] if last and last.kind == "rename"
+                                                  else last.path if last else None)},
+                               wn, wr.error))
+            return
+        elif bad is not None:
+            op = ops[bad]
+            e, a = m.results[bad], wr.results[bad] if bad < len(wr.results) else None
+            cls = name_class(op.path)
+            if op.kind == "rename":
+                cls = f"{name_class(op.args[0])}>{name_class(op.args[1])}"
+            det = f"line {op.line}: {op}: expected {e}, got {a}"
+            res.verdicts[wn]["(writer)"] = "differs"
+            res.details[wn]["(writer)"] = det
+            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
+                                "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
+        self._read_image(res, full, fs, wn, m, img, readers)
+
+    def _read_image(self, res, ops, fs, wn, m, img, readers):
+        used = Counter()
+        exp_entries = m.entries()
+        wentry = oracles.entry(wn)
+        for rn, r in self.readers:
+            if readers is not None and rn not in readers:
+                continue
+            rcls = type(r)
+            try:
+                rr = r.read(img, self.timeout)
+            except Exception as ex:
+                rr = oracles.ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
+            self.images_checked[rn] += 1
+            hook = getattr(r, "expected_complaints", None)
+            if hook:
+                rr.complaints = hook(rr.complaints, wentry)
+            try:
+                exp_c = rcls.expectations(wentry, m, img, fat_bits(fs))
+                vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+            except Exception as e:
+                msg = f"verdict for {rn}: {type(e).__name__}: {e}"
+                res.add(Divergence({"role": "harness", "oracle": rn, "verdict": "failed",
+                                    "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"},
+                                   wn, msg))
+                continue
+            d = vd.text()
+            res.raws[f"{wn}.{rn}"] = rr.raw
+            res.verdicts[wn][rn] = vd.verdict
+            res.details[wn][rn] = d
+            if vd.verdict != "ok":
+                ev = Evidence(ops, writer=wn, reader=rn, rr=rr, verdict=vd.verdict, diff=vd.diff,
+                              lines=vd.lines, detail=d, exp_complaints=exp_c, image=img,
+                              entries=exp_entries, fat_bits=fat_bits(fs))
+                for div in self._reader_divs(ev, rcls, oracles.oracle_class(wn, "writer")):
+                    res.add(div)
+
+    def _reader_divs(self, ev, rcls, wcls):
+        """The divergences of one reader verdict: a named exception of the
+        reader or of the writer that explains it all (one finding each), else
+        one per kind of difference."""
+        base = {"role": "reader", "oracle": ev.reader, "verdict": ev.verdict}
+        for hook in (rcls.explain, wcls.explain):
+            kinds = hook(ev)
+            if not kinds:
+                continue
+            v = ev.verdict
+            if isinstance(kinds, tuple):
+                (kinds, v) = kinds
+            for kind in ([kinds] if isinstance(kinds, str) else kinds):
+                yield Divergence(dict(base, verdict=v, kind=kind, op="-", cls="-"), ev.writer, ev.detail)
+            return
+        if ev.verdict == "failed":
+            yield Divergence(dict(base, kind=findings.normalise(ev.rr.error, 60), op="-", cls="-"),
+                             ev.writer, ev.detail)
+            return
+        if ev.verdict == "differs":
+            kind, p = ev.diff.kind()
+            yield Divergence(dict(base, kind=kind, op=op_for_path(ev.ops, p), cls=name_class(p)),
+                             ev.writer, ev.detail)
+            return
+        for kind, p in rcls.complaint_kinds(ev):
+            yield Divergence(dict(base, kind=kind, op=op_for_path(ev.ops, p), cls=name_class(p)),
+                             ev.writer, ev.detail)

@@ -1,0 +1,224 @@
+"""The fuzzer process: fuzz_ops (libFuzzer) on J workers in the background, and its inputs converted to op-scripts."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+from vfz import REPO, opscript
+from vfz.proc import run
+
+
+def fuzz_ops_binary():
+    b = os.path.join(REPO, "build-fuzz", "fuzz", "fuzz_ops")
+    return b if os.access(b, os.X_OK) else None
+
+
+def from_input_supported(vfat):
+    """Does `vfat gen --from-input` exist (H7)? -> (bool, message)."""
+    with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as f:
+        f.write(b"\x00" * 8)
+        name = f.name
+    try:
+        p = run([vfat, "gen", "--from-input", name], timeout=20)
+    finally:
+        os.unlink(name)
+    if p.rc == 0:
+        return True, ""
+    return False, (f"`{vfat} gen --from-input` is not supported by this build: "
+                   f"{(p.errtext or p.text).strip().splitlines()[-1:] or p.error}")
+
+
+def convert_input(vfat, path, timeout=20):
+    """A fuzz input -> (ops list, options line or '') via vfat gen --from-input."""
+    p = run([vfat, "gen", "--from-input", path], timeout=timeout)
+    if p.rc != 0:
+        raise opscript.OpScriptError(f"vfat gen --from-input {path}: "
+                                     f"{(p.errtext or p.error or '').strip()[:200]}")
+    opts = ""
+    for ln in p.text.split("\n"):
+        if ln.startswith("# apply-options:"):
+            opts = ln.split(":", 1)[1].strip()
+        elif ln.startswith("# vfat gen --from-input:"):
+            for fat in ("12", "16", "32"):       # "# vfat gen --from-input: FAT16, ..."
+                if f"FAT{fat}" in ln:
+                    opts += f" --fat {fat}"
+    return opscript.parse(p.text), opts, p.text
+
+
+def fs_from_options(opts):
+    """'# apply-options' may carry no geometry; a '--fat N' word picks the volume."""
+    w = opts.split()
+    if "--fat" in w:
+        i = w.index("--fat")
+        if i + 1 < len(w) and w[i + 1] in ("12", "16", "32"):
+            return "fat" + w[i + 1]
+    return None
+
+
+class Fuzzer:
+    """fuzz_ops on J workers in the background, corpus in <workdir>/corpus,
+    crashes in <workdir>/crashes; harvest() yields corpus entries not seen
+    before (newest first)."""
+
+    def __init__(self, binary, workdir, jobs, seconds, seed):
+        self.binary = os.path.abspath(binary)
+        self.corpus = os.path.join(workdir, "corpus")
+        self.crashes = os.path.join(workdir, "crashes")
+        self.logs = os.path.join(workdir, "fuzz-logs")
+        for d in (self.corpus, self.crashes, self.logs):
+            os.makedirs(d, exist_ok=True)
+        self.seen_file = os.path.join(workdir, "harvested.txt")
+        self.seen = set()
+        if os.path.exists(self.seen_file):
+            with open(self.seen_file) as f:
+                self.seen = {ln.strip() for ln in f if ln.strip()}
+        self.crash_seen = set()
+        self.jobs = max(1, jobs)
+        self.deadline = time.monotonic() + seconds
+        self.seed = seed
+        self.procs = []
+        self.restarts = 0
+        seeds = os.path.join(REPO, "corpus", "fuzz_ops")
+        self.seed_dirs = [seeds] if os.path.isdir(seeds) else []
+        dic = os.path.join(REPO, "corpus", "fuzz_ops.dict")
+        self.dict = dic if os.path.isfile(dic) else None
+
+    def _start(self, i):
+        """One libFuzzer process in fork mode with J jobs: it keeps going
+        after a crash (each crash is written to crashes/) and merges new
+        inputs into corpus/."""
+        left = int(self.deadline - time.monotonic())
+        if left < 2:
+            return None
+        argv = [self.binary, self.corpus, *self.seed_dirs, f"-max_total_time={left}",
+                f"-seed={(self.seed + 7919 * (i + self.restarts)) % (1 << 31) or 1}",
+                f"-artifact_prefix={self.crashes}/", "-print_final_stats=0",
+                f"-fork={self.jobs}", "-ignore_crashes=1", "-ignore_ooms=1", "-ignore_timeouts=1",
+                "-close_fd_mask=1"]
+        if self.dict:
+            argv.append(f"-dict={self.dict}")
+        log = open(os.path.join(self.logs, f"worker{i}.log"), "ab")
+        p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        log.close()
+        return p
+
+    def start(self):
+        self.procs = [self._start(0)]
+
+    def poll(self):
+        """Restart workers that stopped (a crash stops libFuzzer) while time is left."""
+        for i, p in enumerate(self.procs):
+            if p is not None and p.poll() is not None:
+                self.restarts += 1
+                self.procs[i] = self._start(i)
+
+    def execs_per_s(self):
+        total = 0.0
+        for i in range(len(self.procs)):
+            try:
+                with open(os.path.join(self.logs, f"worker{i}.log"), "rb") as f:
+                    f.seek(0, 2)
+                    n = f.tell()
+                    f.seek(max(0, n - 4096))
+                    tail = f.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            # fork mode: "#4771: cov: 755 ... time: 15s job: 61"; else "exec/s: N"
+            m = None
+            for m in re.finditer(r"#(\d+): cov: .*? time: (\d+)s", tail):
+                pass
+            if m and int(m.group(2)) > 0:
+                total += int(m.group(1)) / int(m.group(2))
+                continue
+            k = tail.rfind("exec/s: ")
+            if k >= 0:
+                try:
+                    total += float(tail[k + 8:].split()[0])
+                except ValueError:
+                    pass
+        return total
+
+    def harvest(self, limit=20, queued=()):
+        """Newest corpus entries not processed yet (mark_done when checked)."""
+        try:
+            names = os.listdir(self.corpus)
+        except OSError:
+            return []
+        q = {os.path.basename(x) for x in queued}
+        new = []
+        for n in names:
+            if n not in self.seen and n not in q and not n.startswith("."):
+                p = os.path.join(self.corpus, n)
+                try:
+                    new.append((os.path.getmtime(p), p, n))
+                except OSError:
+                    continue
+        new.sort(reverse=True)
+        return [p for _, p, _ in new[:limit]]
+
+    def mark_done(self, path):
+        n = os.path.basename(path)
+        self.seen.add(n)
+        with open(self.seen_file, "a") as f:
+            f.write(n + "\n")
+
+    def new_crashes(self, limit=3):
+        """Up to limit crash files not looked at yet (a fault can make
+        hundreds; the rest wait for the next round)."""
+        try:
+            names = sorted(os.listdir(self.crashes))
+        except OSError:
+            return []
+        out = []
+        for n in names:
+            if n not in self.crash_seen and not n.startswith("."):
+                self.crash_seen.add(n)
+                out.append(os.path.join(self.crashes, n))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def crash_message(self, path):
+        """The violation line fuzz_ops prints for a crash file; None when it
+        no longer fails."""
+        p = run([self.binary, path], timeout=30)
+        if p.rc == 0:
+            return None
+        return crash_line(p.errtext + p.text, p.rc)
+
+    def stop(self):
+        for p in self.procs:
+            if p is not None and p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+        for p in self.procs:
+            if p is not None:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    try:
+                        os.killpg(p.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    p.wait()
+
+
+def crash_line(text, rc):
+    """The one line that says why fuzz_ops failed on an input."""
+    lines = text.splitlines()
+    for pat in ("VIOLATION", "runtime error:", "ERROR: AddressSanitizer", "ERROR: libFuzzer",
+                "ERROR:", "SUMMARY:"):
+        for i, ln in enumerate(lines):
+            if pat in ln:
+                out = ln.strip()
+                j = i + 1        # a quoted name with a line break in it: join its lines
+                while out.count('"') % 2 and j < len(lines) and j <= i + 3:
+                    out += "\\n" + lines[j]
+                    j += 1
+                return out
+    return f"exit {rc}"

@@ -1,0 +1,544 @@
+"""The expected tree of an op-script: a model of Linux 6.1 vfat semantics.
+
+Independent of the C core (an oracle of its own): written from the kernel's
+fs/fat/namei_vfat.c and the VFS rules of fs/namei.c, with Debian's mount
+defaults (codepage=437, iocharset=ascii, utf8, shortname=mixed).
+
+Name rules for a new entry (vfat_add_entry -> vfat_build_slots):
+  * trailing dots are stripped (vfat_striptail_len); empty -> ENOENT
+  * more than 255 UTF-16 units (astral = 2) -> ENAMETOOLONG
+  * a unit < 0x20 or one of * ? < > | " : \\ -> EINVAL; last char ' ' -> EINVAL
+  * reserved device names (CON, NUL, ...) are accepted: 6.1 has no such check
+Lookup: ASCII-only case-insensitive, trailing dots ignored (vfat_cmpi with
+the ascii NLS table), so 'a' and 'A' clash (EEXIST) but 'é' and 'É' do not
+(in dual mode they clash through the alias rules below).
+Stored names keep the spelling of the op that created the entry.
+rename (VFS do_renameat2 + vfs_rename + vfat_rename):
+  * the target dentry is found case-insensitively; if it is the source
+    itself (a case-only or trailing-dot-only respelling) vfs_rename returns
+    0 without calling the fs: the old spelling stays (a no-op on 6.1)
+  * replacing an existing entry keeps the *target's* directory entry and so
+    its spelling (vfat_rename attaches the source inode at new_i_pos)
+  * file onto dir EISDIR, dir onto file ENOTDIR, dir onto non-empty dir
+    ENOTEMPTY, dir into its own subtree EINVAL, target an ancestor of the
+    source ENOTEMPTY, "." / ".." as last component EBUSY
+rmdir: non-empty ENOTEMPTY, file ENOTDIR, "/" EBUSY, last component "."
+EINVAL; unlink of a dir EISDIR; write to a missing file ENOENT (write does
+not create); create/mkdir of an existing name EEXIST; a missing or file
+parent ENOENT / ENOTDIR; a path of 4096 bytes or more ENAMETOOLONG.
+
+Profiles model the writers that legitimately differ (see EXCEPTIONS):
+  kernel (default) -- Linux 6.1 and the core in every mode
+  mtools           -- the mtools writer (vfz/oracles/mtools.py)
+
+Dual vs nodual (Model(names=...)): in nodual mode (the patch) a long name
+gets a dummy short entry that lookups never match; in dual mode (stock
+Linux, core-dual) it gets an 8.3 alias, chosen as vfat_create_shortname
+does with Linux's default numtail (Model._make_alias, shortname_parts):
+  * the 8.3 form: base = the first 8 characters before the last dot, ext =
+    the first 3 after it, '.' and ' ' skipped, + , ; = [ ] and characters
+    cp437 lacks (CJK, each half of an astral character) as '_', the rest
+    upper-cased through cp437 ("a b+c.txt" -> AB_C.TXT, "é" -> É)
+  * a name that is its own 8.3 form (nothing skipped, replaced or cut off:
+    "é", "café.txt", "Case.txt") gets that form if no short entry of the
+    directory has it, and is refused (EEXIST) if one has: "é" after "É"
+    (a lookup of "é" does not match "É", the form É is taken)
+  * any other name gets BASE~1 .. BASE~9 (BASE: the first 6 characters of
+    the base), the first one no short entry of the directory has
+    ("longfilename.txt" -> LONGFI~1.TXT, the next -> LONGFI~2.TXT; the
+    form of a bare 8.3 entry such as "LONGFI~1.TXT" counts, and so does
+    the alias of the entry being renamed, still in place when the new
+    name's alias is picked)
+  * all nine taken: Linux writes XX####~D, hex digits and D from jiffies.
+    The model keeps a HexAlias, "some alias nobody can name": lookups
+    never match it and it counts as taking no form.
+Lookups match an alias as Linux shows it (fat_search_long compares the
+name with the long name and with the short one), ASCII-case-insensitively:
+"/LONGFI~1.TXT" or "/longfi~1.txt" is longfilename.txt (create/mkdir
+EEXIST; write, unlink, rename from and onto it, paths through it work).
+No lookup can match two entries (a name that fits 8.3 has its own form
+as short name, and short names are unique), so the model needs no
+directory order, except where space runs out: the fixed root of FAT12
+and FAT16 (FixedRoot, Model(root=...)) holds as many 32-byte slots as
+the boot sector says, and fat_add_entries takes the first run of free
+slots long enough for the new entry (1 for a bare 8.3 name, else one LFN
+slot per 13 UTF-16 units + the short entry) or fails with ENOSPC. A
+rename to a new name adds the new entry before it removes the old one;
+replacing an existing entry reuses the target's slots. A renamed entry
+keeps the alias of the entry it replaces, or gets a new one in the
+target directory.
+Not predictable: hex aliases. A script that spells one, or whose ~N form
+a hex alias happens to hold (Linux then skips that N), can diverge from
+the model; a hex alias holds a given form with a chance of 1 in 16^4 * 8
+at most.
+"""
+import json
+from dataclasses import dataclass, field
+
+from vfz import listing
+from vfz.opscript import content
+from vfz.model.names import (HexAlias, PATH_MAX, _alias_has_del, _form, alias_has_del, check_new_name,
+                             fold, needs_lfn, short_only, shortname_parts, strip_dots, trailing_slash,
+                             utf16_len)
+from vfz.model.profiles import profile_knobs
+
+
+@dataclass
+class Node:
+    name: str
+    is_dir: bool
+    data: bytearray = field(default_factory=bytearray)
+    kids: dict = field(default_factory=dict)   # fold(name) -> Node
+    parent: "Node" = None
+    alias: object = None   # dual mode, long names: the 8.3 alias as Linux shows
+                           # it (a str lookups also match) or a HexAlias
+    case: tuple = None     # profiles with a "case_of" knob (mtools): the NT
+                           # lower-case flags (base, ext) of the short entry the
+                           # entry was made with; a rename keeps them
+    slots: tuple = None    # (first, count) in a FixedRoot, for its entries
+
+
+def slots_needed(name, rule="win95"):
+    """Directory slots Linux writes for name (vfat_build_slots): a bare 8.3
+    entry, or one LFN slot per 13 UTF-16 units and the short entry (alias
+    or dummy: the same count in dual and nodual modes). rule: short_only's
+    (winnt for the v3 patch, which stores "abc.txt" bare)."""
+    return 1 if short_only(name, rule) else (utf16_len(name) + 12) // 13 + 1
+
+
+class FixedRoot:
+    """The slots of a FAT12/16 root: a fixed array (BPB root entry count),
+    some taken before the script runs (the volume label)."""
+
+    def __init__(self, count, taken=()):
+        self.used = [False] * count
+        for i in taken:
+            if 0 <= i < count:
+                self.used[i] = True
+
+    def alloc(self, n):
+        """First-fit run of n free slots, as fat_add_entries scans for it
+        -> its first index, or None (ENOSPC)."""
+        run = 0
+        for i, u in enumerate(self.used):
+            run = 0 if u else run + 1
+            if run == n:
+                for j in range(i - n + 1, i + 1):
+                    self.used[j] = True
+                return i - n + 1
+        return None
+
+    def free(self, slots):
+        first, n = slots
+        for j in range(first, first + n):
+            self.used[j] = False
+
+
+def root_for(profile, image):
+    """The FixedRoot a model of profile starts from on image: the kernel
+    profile (Linux and the core) fills a FAT12/16 root slot by slot; the
+    mtools profile has its own slot rules and keeps an unbounded root."""
+    return None if profile_knobs(profile).get("unbounded_root") else fixed_root_of(image)
+
+
+def fixed_root_of(image):
+    """FixedRoot of a FAT12/16 image file (its root's size and the slots in
+    use), or None for FAT32 (a root that grows like any directory)."""
+    with open(image, "rb") as f:
+        boot = f.read(512)
+        bps = int.from_bytes(boot[11:13], "little")
+        count = int.from_bytes(boot[17:19], "little")
+        if not count or not bps:
+            return None
+        reserved = int.from_bytes(boot[14:16], "little")
+        fat_secs = int.from_bytes(boot[22:24], "little")
+        f.seek((reserved + boot[16] * fat_secs) * bps)
+        raw = f.read(count * 32)
+    taken = [i for i in range(len(raw) // 32) if raw[i * 32] not in (0, 0xE5)]
+    return FixedRoot(count, taken)
+
+
+class Model:
+    """Apply ops one by one; results[i] is "ok" or an errno name."""
+
+    def __init__(self, profile="kernel", names="nodual", root=None, rule="win95"):
+        """names: "dual" (stock Linux, core-dual: long names get an 8.3
+        alias, and a plain alias is a name lookups match) or "nodual" (the
+        patch: dummies, which lookups never match). root: the FixedRoot of
+        the image the script runs on (fixed_root_of), None = a root that
+        never fills; rule: which names take a single slot there (short_only:
+        winnt for the v3 writers)."""
+        knobs = profile_knobs(profile)
+        if names not in ("dual", "nodual"):
+            raise ValueError(f"names must be dual or nodual, not {names!r}")
+        self.names = names
+        self.profile = profile
+        self.p = knobs
+        self.root = Node("", True)
+        self.fixed = root
+        self.rule = rule
+        self.results = []
+
+    # ------------------------------------------------------------ lookup
+    def _walk(self, comps):
+        """Resolve existing components -> (node, errno)."""
+        cur = self.root
+        for c in comps:
+            if not cur.is_dir:
+                return None, "ENOTDIR"
+            if c == ".":
+                continue
+            if c == "..":
+                cur = cur.parent or self.root
+                continue
+            nxt = self._find(cur, c)
+            if nxt is None:
+                return None, "ENOENT"
+            cur = nxt
+        return cur, None
+
+    def _find(self, d, leaf):
+        """The entry of directory d that a lookup of leaf finds: by long
+        name, or in dual mode by the shown form of an alias (fat_search_long
+        compares both, ASCII-case-insensitively). A HexAlias is never
+        matched: its digits cannot be predicted."""
+        if not strip_dots(leaf):
+            return None
+        k = fold(leaf)
+        n = d.kids.get(k)
+        if n is None and self.names == "dual":
+            for x in d.kids.values():
+                if isinstance(x.alias, str) and fold(x.alias) == k:
+                    return x
+        if n is None and "lookup" in self.p:
+            return self.p["lookup"](d, leaf)
+        return n
+
+    @staticmethod
+    def _short(x):
+        """The 8.3 name of x's short entry as Linux shows it (dual mode):
+        its alias, or the name itself for a bare 8.3 entry."""
+        if x.alias is not None:
+            return x.alias
+        return x.name if short_only(x.name) else None
+
+    def _make_alias(self, d, name):
+        """-> (alias, errno) of a new long name in d, as vfat_create_shortname
+        picks it (dual mode; None without alias: nodual, or a bare 8.3 name).
+        The candidates are compared byte for byte (vfat_find_form) with
+        every short entry of d, the renamed entry's own included:
+          * a plain form (the name fits 8.3, see plain_alias) is the alias
+            if free, else the name is refused: EEXIST (so "é" after "É")
+          * else BASE~1 .. BASE~9 (BASE: the first 6 characters of the
+            base), the first one free (numtail is on by default)
+          * all nine taken: a HexAlias (XX####~D from jiffies)."""
+        if self.names != "dual" or short_only(name):
+            return None, None
+        taken = {self._short(x) for x in d.kids.values()}
+        base, ext, plain = shortname_parts(name)
+        if plain:
+            a = _form(base, ext)
+            return (None, "EEXIST") if a in taken else (a, None)
+        for i in range(1, 10):
+            a = _form(f"{base[:6]}~{i}", ext)
+            if a not in taken:
+                return a, None
+        return HexAlias(base, ext), None
+
+    def _split(self, path):
+        return [c for c in path.split("/") if c]
+
+    def _parent(self, path):
+        comps = self._split(path)
+        if not comps:
+            return None, None, "EEXIST"
+        par, err = self._walk(comps[:-1])
+        if err:
+            return None, comps[-1], err
+        if not par.is_dir:
+            return None, comps[-1], "ENOTDIR"
+        return par, comps[-1], None
+
+    def _name_err(self, leaf):
+        return self.p.get("name_err", check_new_name)(leaf)
+
+    def _stored(self, leaf):
+        return self.p.get("store", strip_dots)(leaf)
+
+    # ------------------------------------------------------------ ops
+    def apply(self, ops):
+        for op in ops:
+            self.results.append(self.apply_one(op))
+        return self.results
+
+    def apply_one(self, op):
+        paths = [a for k, a in zip(_KINDS[op.kind], op.args) if k == "s"]
+        if any(len(p.encode("utf-8")) >= PATH_MAX for p in paths):
+            return "ENAMETOOLONG"
+        return getattr(self, "_op_" + op.kind)(*op.args)
+
+    def _op_mkdir(self, path):
+        return self._new(path, True, b"")
+
+    def _op_create(self, path, size, seed):
+        return self._new(path, False, content(seed, size))
+
+    def _new(self, path, is_dir, data):
+        par, leaf, err = self._parent(path)
+        if err:
+            return err
+        if leaf in (".", ".."):
+            return "EEXIST"
+        if not is_dir and trailing_slash(path):
+            return "EISDIR"         # open(O_CREAT) checks the slash before it looks
+        if self._find(par, self._stored(leaf)) is not None:
+            return "EEXIST"
+        err = self._name_err(leaf)
+        if err:
+            return err
+        n = Node(self._stored(leaf), is_dir, bytearray(data), parent=par)
+        if "case_of" in self.p:
+            n.case = self.p["case_of"](n.name)
+        n.alias, err = self._make_alias(par, n.name)
+        if err:
+            return err
+        ok, n.slots = self._take_slots(par, n.name)
+        if not ok:
+            return "ENOSPC"
+        par.kids[fold(n.name)] = n
+        return "ok"
+
+    def _take_slots(self, d, name):
+        """Room for name's entry in directory d (only a fixed root can be
+        full) -> (False, None) for ENOSPC, nothing taken; else (True, the
+        (first, count) slots taken, or None outside a fixed root)."""
+        if self.fixed is None or d is not self.root:
+            return True, None
+        n = slots_needed(name, self.rule)
+        first = self.fixed.alloc(n)
+        return (False, None) if first is None else (True, (first, n))
+
+    def _drop_slots(self, node):
+        if node.slots is not None:
+            self.fixed.free(node.slots)
+            node.slots = None
+
+    def _op_write(self, path, off, size, seed):
+        node, err = self._walk(self._split(path))
+        if err:
+            return err
+        if node.is_dir:
+            return "EISDIR"
+        if trailing_slash(path):
+            return "ENOTDIR"
+        if size == 0:              # pwrite of 0 bytes does not extend the file
+            return "ok"
+        d = node.data
+        if len(d) < off:
+            d.extend(b"\0" * (off - len(d)))
+        d[off:off + size] = content(seed, size)
+        return "ok"
+
+    def _op_unlink(self, path):
+        comps = self._split(path)
+        node, err = self._walk(comps)
+        if err:
+            return err
+        if node.is_dir:
+            return "EISDIR"
+        if trailing_slash(path):
+            return "ENOTDIR"
+        del node.parent.kids[fold(node.name)]
+        self._drop_slots(node)
+        return "ok"
+
+    def _op_rmdir(self, path):
+        comps = self._split(path)
+        if comps and comps[-1] in (".", ".."):
+            # do_rmdir resolves the parent first (rmdir "/a/.." without
+            # /a is ENOENT), then "." is EINVAL and ".." ENOTEMPTY
+            _, leaf, err = self._parent(path)
+            return err or ("EINVAL" if leaf == "." else "ENOTEMPTY")
+        node, err = self._walk(comps)
+        if err:
+            return err
+        if node is self.root:
+            return "EBUSY"
+        if not node.is_dir:
+            return "ENOTDIR"
+        if node.kids:
+            return "ENOTEMPTY"
+        del node.parent.kids[fold(node.name)]
+        self._drop_slots(node)
+        return "ok"
+
+    def _op_rename(self, src_path, dst_path):
+        scomps = self._split(src_path)
+        dcomps = self._split(dst_path)
+        # do_renameat2: both parents first (the root's parent is itself),
+        # then EBUSY for the root, "." or ".." as last component
+        spar, err = self._walk(scomps[:-1])
+        if err:
+            return err
+        if not spar.is_dir:
+            return "ENOTDIR"
+        dpar, err = self._walk(dcomps[:-1])
+        if err:
+            return err
+        if not dpar.is_dir:
+            return "ENOTDIR"
+        if not scomps or not dcomps or scomps[-1] in (".", "..") or dcomps[-1] in (".", ".."):
+            return "EBUSY"
+        src = self._find(spar, scomps[-1])
+        if src is None:
+            return "ENOENT"
+        # do_renameat2: unless the source is a directory, trailing slashes
+        # on either path give ENOTDIR
+        if not src.is_dir and (trailing_slash(src_path) or trailing_slash(dst_path)):
+            return "ENOTDIR"
+        leaf = dcomps[-1]
+        # the target as it would be stored (the kernel's lookup strips
+        # trailing dots anyway; mtools also drops trailing spaces, 'c ' is 'c')
+        dst = self._find(dpar, self._stored(leaf))
+        # lock_rename trap: source an ancestor of the target's parent
+        a = dpar
+        while a is not None:
+            if a is src:
+                return "EINVAL"
+            a = a.parent
+        if dst is not None:
+            a = spar
+            while a is not None:
+                if a is dst:
+                    return "ENOTEMPTY"
+                a = a.parent
+        if dst is src:
+            if self.p.get("case_rename") == "apply" and src.name != self._stored(leaf):
+                del spar.kids[fold(src.name)]
+                src.name = self._stored(leaf)
+                spar.kids[fold(src.name)] = src
+            return "ok"
+        if dst is not None:
+            if src.is_dir and not dst.is_dir:
+                return "ENOTDIR"
+            if not src.is_dir and dst.is_dir:
+                return "EISDIR"
+            if dst.is_dir and dst.kids:
+                return "ENOTEMPTY"
+            newname, newalias = dst.name, dst.alias     # the target's entry is reused
+            newslots = dst.slots
+            del dpar.kids[fold(dst.name)]
+            if self.p.get("replace") == "respell":
+                newname = self._moved(src, self._stored(leaf))
+                newalias, err = self._make_alias(dpar, newname)
+                if err:
+                    return err
+        else:
+            err = self._name_err(leaf)
+            if err:
+                return err
+            newname = self._stored(leaf)
+            newname = self._moved(src, newname)
+            newalias, err = self._make_alias(dpar, newname)   # the source still in place
+            if err:
+                return err
+            ok, newslots = self._take_slots(dpar, newname)   # before the source goes
+            if not ok:
+                return "ENOSPC"
+        self._drop_slots(src)
+        src.slots = newslots
+        del spar.kids[fold(src.name)]
+        src.name = newname
+        src.alias = newalias
+        src.parent = dpar
+        dpar.kids[fold(newname)] = src
+        return "ok"
+
+    def _moved(self, src, new):
+        """The spelling a renamed entry ends up with (profile knob "moved")."""
+        f = self.p.get("moved")
+        return f(src.name, new, src.case) if f else new
+
+    # ------------------------------------------------------------ output
+    def entries(self):
+        out = []
+
+        def rec(node, prefix):
+            for k in node.kids.values():
+                p = prefix + "/" + k.name
+                if k.is_dir:
+                    out.append(listing.entry(p, "dir"))
+                    rec(k, p)
+                else:
+                    out.append(listing.entry(p, "file", bytes(k.data)))
+        rec(self.root, "")
+        return sorted(out, key=lambda e: e["path"])
+
+    def aliases(self):
+        """{path: alias} of every entry: the 8.3 alias as Linux shows it, a
+        HexAlias, or None (a bare 8.3 entry; every entry in nodual mode)."""
+        out = {}
+        stack = [(self.root, "")]
+        while stack:
+            d, path = stack.pop()
+            for k in d.kids.values():
+                out[path + "/" + k.name] = k.alias
+                if k.is_dir:
+                    stack.append((k, path + "/" + k.name))
+        return out
+
+    def dir_stats(self, rule="win95"):
+        """[(path, entries with LFN slots, bare 8.3 entries, is_root)]."""
+        out = []
+
+        def rec(node, path):
+            lfn = sum(needs_lfn(k.name, rule) for k in node.kids.values())
+            out.append((path or "/", lfn, len(node.kids) - lfn, node is self.root))
+            for k in node.kids.values():
+                if k.is_dir:
+                    rec(k, path + "/" + k.name)
+        rec(self.root, "")
+        return out
+
+    def del_alias_count(self):
+        """Entries whose dual alias holds 0x7F (fsck.fat calls it a bad name)."""
+        n = 0
+        stack = [self.root]
+        while stack:
+            d = stack.pop()
+            for k in d.kids.values():
+                n += _alias_has_del(k.alias) if self.names == "dual" else alias_has_del(k.name)
+                if k.is_dir:
+                    stack.append(k)
+        return n
+
+    def lfn_count(self, rule="win95"):
+        """Entries that get LFN slots (and so a dummy in nodual modes)."""
+        n = 0
+        stack = [self.root]
+        while stack:
+            d = stack.pop()
+            for k in d.kids.values():
+                n += needs_lfn(k.name, rule)
+                if k.is_dir:
+                    stack.append(k)
+        return n
+
+
+_KINDS = {"mkdir": "s", "create": "snn", "write": "snnn", "rename": "ss",
+          "unlink": "s", "rmdir": "s"}
+
+
+
+
+def expected(ops, profile="kernel", names="nodual"):
+    """-> (results, entries) of applying ops to an empty volume."""
+    m = Model(profile, names)
+    m.apply(ops)
+    return m.results, m.entries()
+
+
+
+def dumps_expected(ops, profile="kernel"):
+    res, ent = expected(ops, profile)
+    return json.dumps({"results": res}) + "\n" + listing.dumps(ent)

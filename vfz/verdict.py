@@ -1,0 +1,204 @@
+"""Verdicts: one oracle's answer held against the model's expectation, as structured data.
+
+A reader's verdict is ok, differs (its listing is not the expected tree),
+complains (a checker's complaints are not the expected ones) or failed (it
+could not read). It carries a ListingDiff (missing, extra and changed
+entries; names a reader cannot tell apart) and the complaint lines; it is
+rendered as text only for people (Verdict.text()).
+
+Named exceptions are the oracles' own (vfz.oracles: each oracle class's
+hooks name_exception, result_exception, split_ambiguous, judge); the count
+of each one applied goes into `used`.
+"""
+import json
+from dataclasses import dataclass, field
+
+from vfz import listing, oracles
+
+
+@dataclass
+class ListingDiff:
+    missing: list = field(default_factory=list)     # expected entries the reader does not show
+    extra: list = field(default_factory=list)       # entries it shows that are not expected
+    changed: list = field(default_factory=list)     # (expected, shown): one path, other fields
+    ambiguous: list = field(default_factory=list)   # (sign, path, type) among names the reader
+                                                    # cannot tell apart ('-' expected, '+' shown)
+    ambiguous_counts: bool = False                  # such names, in other numbers than expected
+
+    def __bool__(self):
+        return bool(self.missing or self.extra or self.changed or self.ambiguous or self.ambiguous_counts)
+
+    def expected_side(self):
+        """path -> expected entry, of every difference ('-' side)."""
+        out = {e["path"]: e for e in self.missing}
+        out.update({a["path"]: a for a, _ in self.changed})
+        return out
+
+    def shown_side(self):
+        """path -> shown entry, of every difference ('+' side)."""
+        out = {e["path"]: e for e in self.extra}
+        out.update({b["path"]: b for _, b in self.changed})
+        return out
+
+    def kind(self):
+        """(kind, a representative path) of the difference: 'changed:KEYS'
+        (an entry shown with other fields), 'renamed' (missing and extra
+        entries), 'missing', 'extra', or 'other' (only ambiguous names)."""
+        if self.changed:
+            a, b = min(self.changed, key=lambda x: x[0]["path"])
+            keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            return "changed:" + ",".join(keys), a["path"]
+        miss = sorted(e["path"] for e in self.missing)
+        extra = sorted(e["path"] for e in self.extra)
+        if miss and extra:
+            return "renamed", miss[0]
+        if miss:
+            return "missing", miss[0]
+        if extra:
+            return "extra", extra[0]
+        return "other", None
+
+    def lines(self):
+        out = []
+        rows = [(e["path"], e, None) for e in self.missing] + [(e["path"], None, e) for e in self.extra] \
+            + [(a["path"], a, b) for a, b in self.changed]
+        for _, a, b in sorted(rows, key=lambda r: r[0]):
+            if a is not None:
+                out.append(f"- {listing.dumps_entry(a)}")
+            if b is not None:
+                out.append(f"+ {listing.dumps_entry(b)}")
+        for sign, p, t in self.ambiguous:
+            out.append(f"{sign} {json.dumps({'path': p, 'type': t}, ensure_ascii=False)} "
+                       f"(ambiguous for mtools)")
+        if self.ambiguous_counts and not self.ambiguous:
+            out.append("ambiguous names: counts differ")
+        return out
+
+
+def listing_diff(expected, actual):
+    """ListingDiff of two listings on the canonical keys."""
+    exp = {e["path"]: listing.core(e) for e in expected}
+    act = {e["path"]: listing.core(e) for e in actual}
+    d = ListingDiff()
+    for p in sorted(set(exp) | set(act)):
+        a, b = exp.get(p), act.get(p)
+        if a == b:
+            continue
+        if b is None:
+            d.missing.append(a)
+        elif a is None:
+            d.extra.append(b)
+        else:
+            d.changed.append((a, b))
+    return d
+
+
+@dataclass
+class Verdict:
+    verdict: str                                    # ok | differs | complains | failed
+    diff: ListingDiff = None
+    lines: list = field(default_factory=list)       # complaint and judgement lines
+    error: str = None
+
+    def text(self):
+        if self.error is not None:
+            return self.error
+        parts = []
+        if self.diff:
+            parts.append("\n".join(self.diff.lines()))
+        return "\n".join(parts + self.lines)
+
+
+def _components_map(exp_entries, act_entries, hooks, used):
+    """Rewrite shown paths to the expected spelling where a named exception
+    of one of the hooks (oracle classes) explains the difference, component
+    by component."""
+    exp_paths = {e["path"] for e in exp_entries}
+    by_parent = {}
+    for p in exp_paths:
+        par, _, leaf = p.rpartition("/")
+        by_parent.setdefault(par, []).append(leaf)
+    out = []
+    for e in act_entries:
+        comps = e["path"].split("/")[1:]
+        fixed = ""
+        for c in comps:
+            cand = fixed + "/" + c
+            if cand not in exp_paths:
+                for leaf in by_parent.get(fixed, []):
+                    ex = None
+                    if leaf != c:
+                        for h in hooks:
+                            ex = h.name_exception(leaf, c)
+                            if ex:
+                                break
+                    if ex:
+                        used[ex] += 1
+                        cand = fixed + "/" + leaf
+                        break
+            fixed = cand
+        e2 = dict(e)
+        e2["path"] = fixed
+        out.append(e2)
+    return out
+
+
+def compare_listing(expected, actual, reader_cls, writer_cls, used):
+    """ListingDiff of a reader's listing against the expected entries, after
+    the reader's and the writer's named exceptions (classes' hooks)."""
+    hooks = [h for h in (reader_cls, writer_cls) if h is not None]
+    amb = None
+    if reader_cls is not None:
+        expected, actual, amb = reader_cls.split_ambiguous(expected, actual, used)
+    fixed = _components_map(expected, actual, hooks, used)
+    # the fields this reader reports (an empty listing shows none: then
+    # the expected entries' fields, so that they show up as missing)
+    keys = {k for e in (actual or expected) for k in e} & set(listing.KEYS)
+    exp = [{k: v for k, v in e.items() if k in keys} for e in expected]
+    act = [{k: v for k, v in e.items() if k in keys} for e in fixed]
+    d = listing_diff(exp, act)
+    if amb:
+        d.ambiguous, d.ambiguous_counts = amb
+    return d
+
+
+def compare_results(ops, expected, actual, writer_cls, used):
+    """[(op, expected, actual)] of the ops whose results differ, after the
+    writer's named exceptions."""
+    out = []
+    for i, op in enumerate(ops):
+        e = expected[i] if i < len(expected) else None
+        a = actual[i] if i < len(actual) else None
+        if e == a:
+            continue
+        ex = writer_cls.result_exception(op, e, a) if a is not None and writer_cls is not None else None
+        if ex:
+            used[ex] += 1
+            continue
+        out.append((op, e, a))
+    return out
+
+
+def results_text(rows):
+    return "\n".join(f"line {op.line}: {op}: expected {e}, got {a}" for op, e, a in rows)
+
+
+def verdict_for(r, expected_entries, reader, exp_complaints, used, writer=None):
+    """A ReadResult r of reader (a name) against the expected entries and
+    complaints -> Verdict. writer: the name of the writer whose image it is
+    (its named exceptions may explain names)."""
+    if r.error:
+        return Verdict("failed", error=r.error)
+    rcls = oracles.oracle_class(reader, "reader")
+    wcls = oracles.oracle_class(writer, "writer") if writer else None
+    v = Verdict("ok")
+    if r.listing is not None and expected_entries is not None:
+        d = compare_listing(expected_entries, r.listing, rcls, wcls, used)
+        if d:
+            v.verdict = "differs"
+            v.diff = d
+    bad, lines = rcls.judge(r, exp_complaints, used)
+    if bad and v.verdict == "ok":
+        v.verdict = "complains"
+    v.lines = lines
+    return v
