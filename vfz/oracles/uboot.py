@@ -1,0 +1,536 @@
+"""U-Boot 2023.01 (Debian's u-boot-qemu, the 32-bit qemu-x86 build) as a
+reader and as a writer: `uboot`.
+
+U-Boot is the boot loader of most ARM boards; its FAT code (fs/fat) is
+what such a board makes of a volume a host wrote.
+
+The board (Board): one qemu-system-i386 per oracle instance (TCG),
+`-bios /usr/lib/u-boot/qemu-x86/u-boot.rom`, driven over its serial
+console (stdin/stdout pipes, Python stdlib only). Two virtio disks:
+  virtio 0  the image under test, a private copy (a "slot" file in the
+            board's temporary directory);
+  virtio 1  the transfer disk: raw blocks, no file system. The host writes
+            the names of the current batch there as `env import -t` text
+            (so every byte of a name reaches a command without passing the
+            shell's parser) and the contents a write puts down; U-Boot
+            writes the files it read there (`virtio write`) for the host to
+            hash.
+Boot: press a key at "Hit any key to stop autoboot", then
+`blkcache configure 0 0` (U-Boot's block cache off: nothing read from a
+disk outlives a command) and `virtio scan`. Each command line is sent
+with `; echo "@@V""FZ<n>" $?` after it and answered when "@@VFZ<n> RC"
+comes back (the echoed input never matches: the quotes split it).
+
+Changing images without rebooting: the image is copied over the slot
+file in place (the same inode QEMU has open) and `virtio scan` is run
+again. Sound because nothing caches the old image: U-Boot's block cache
+is off, its FAT code reads the boot sector again for every command
+(fat_itr_root -> get_fs_info) and keeps no buffers between commands,
+and QEMU's raw driver reads the file with pread through the host page
+cache the host's own write went through. The slot's size is the image's:
+an image of another size needs another virtio capacity, so the board is
+booted fresh for it (test_uboot swaps two images of one size with
+different trees and checks the second listing). Measured (bench
+bench_uboot.py): a swap costs ~0.01 s, a fresh boot ~1.2 s.
+
+Traps: an exception dump ("EIP:" / "### ERROR ###"), a reset (the banner
+"U-Boot 20" again) or no answer within the time limit. The image's
+answer is then an error starting "trap:", QEMU is killed and the next
+image boots a fresh one.
+
+Reader: `fatls virtio 0:0 "${p}"` from the root down (fs_ls_generic's
+lines: " %8lld   NAME" for a file, 12 blanks + "NAME/" for a directory,
+"./" and "../" skipped), then each file is loaded (`fatload`, to RAM
+packed at 512-byte boundaries) and the loaded region written to the
+transfer disk in one `virtio write`; the host hashes the bytes (sha256),
+so entries carry the full canonical keys (path, type, size, sha256).
+The transfer is raw block I/O, not U-Boot's FAT code: what is hashed is
+exactly what fatload put in RAM. Each file entry also carries "read":
+the byte count fatload reported. Names: U-Boot builds a long name from
+the low byte of each UTF-16 unit (fs/fat/fat.c slot2str), stopping a
+slot at a unit whose low byte is 0; the reader decodes those bytes as
+Latin-1 (one character per byte, lossless), so names in U+0000..U+00FF
+come back right and others as the bytes U-Boot holds (named exception
+uboot-lfn-low-byte, recognised by UbootReader.name_exception computing
+exactly that transformation). A bare 8.3 name comes back as its raw OEM
+bytes (lower-cased by the NT case bits with U-Boot's Latin-1 ctype):
+exception uboot-83-oem-bytes.
+
+Writer: see UbootWriter.
+"""
+import hashlib
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
+from vfz import listing, opscript
+
+ROM = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
+QEMU = "qemu-system-i386"
+MEM_MB = 512
+BOOT_TIMEOUT = 60.0
+CBSIZE = 500                  # U-Boot's line buffer is 512 bytes (measured: longer lines are cut)
+ENV_ADDR = 0x01000000         # RAM where `env import` text is read to
+ENV_BLOCKS = 2048             # transfer disk blocks 0..2047: env text (1 MiB)
+DATA_ADDR = 0x02000000        # RAM where files are loaded / contents are put
+DATA_MAX = 0x1A000000         # up to here (U-Boot's own reservations start at ~0x1dd00000)
+XFER_SIZE = ENV_BLOCKS * 512 + (DATA_MAX - DATA_ADDR)
+MARK = re.compile(rb"@@VFZ(\d+) (\d+)\r?\n")
+# at the start of a line (fatls lines start with blanks, error lines with "**"
+# or a word of the message): an x86 exception dump, panic/hang, a new banner
+TRAP = re.compile(rb"(?:^|\n)(EIP: |### ERROR ###|Unexpected exception|U-Boot 20\d\d\.)")
+
+
+def available():
+    if not shutil.which(QEMU):
+        return False, f"{QEMU} is not installed (apt-get install qemu-system-x86; vfatfuzz setup)"
+    if not os.path.exists(ROM):
+        return False, f"{ROM} is missing (apt-get install u-boot-qemu; vfatfuzz setup)"
+    return True, ROM
+
+
+class Trap(Exception):
+    """U-Boot crashed, reset or stopped answering; the board is gone."""
+
+
+class Board:
+    """One QEMU running U-Boot, booted on first use; see the module doc."""
+
+    def __init__(self, mem_mb=MEM_MB):
+        self.mem_mb = mem_mb
+        self.proc = None
+        self.tmp = None
+        self.size = None          # the slot's size (the image size QEMU was started with)
+        self.seq = 0
+        self.boots = 0
+        self.swaps = 0
+        self.log = b""            # console output of the current request (for raw)
+
+    # ------------------------------------------------------------ process
+    def _paths(self):
+        return os.path.join(self.tmp, "slot.img"), os.path.join(self.tmp, "xfer.img")
+
+    def boot(self, size):
+        self.kill()
+        ok, why = available()
+        if not ok:
+            raise Trap(why)
+        self.tmp = tempfile.mkdtemp(prefix="vfz-uboot-")
+        slot, xfer = self._paths()
+        with open(slot, "wb") as f:
+            f.truncate(size)
+        with open(xfer, "wb") as f:
+            f.truncate(XFER_SIZE)
+        self.proc = subprocess.Popen(
+            [QEMU, "-bios", ROM, "-display", "none", "-serial", "stdio", "-monitor", "none",
+             "-nic", "none", "-vga", "none", "-m", str(self.mem_mb), "-no-reboot",
+             "-drive", f"file={slot},format=raw,if=virtio",
+             "-drive", f"file={xfer},format=raw,if=virtio"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.size = size
+        self.boots += 1
+        self.buf = b""
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        pressed = False
+        while b"\n=> " not in self.buf and not self.buf.startswith(b"=> "):
+            if not pressed and b"Hit any key" in self.buf:
+                self._send(b" ")
+                pressed = True
+            self._read_some(deadline, "boot")
+        self.buf = b""
+        self.cmd("blkcache configure 0 0", 10.0)
+        self.cmd("virtio scan", 10.0)
+
+    def kill(self):
+        p, self.proc = self.proc, None
+        if p is not None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            for f in (p.stdin, p.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+        self.size = None
+
+    close = kill
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def _send(self, data):
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._trap("QEMU's console is gone")
+
+    def _read_some(self, deadline, what):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise self._trap(f"no prompt within the time limit ({what})")
+        r, _, _ = select.select([self.proc.stdout], [], [], min(left, 1.0))
+        if r:
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                raise self._trap(f"QEMU exited ({what})")
+            self.buf += chunk
+            self.log += chunk
+
+    def _trap(self, why):
+        tail = self.buf[-300:].decode("latin-1")
+        self.kill()
+        return Trap(f"{why}; console: {tail!r}")
+
+    # ------------------------------------------------------------ commands
+    def cmd(self, line, timeout):
+        """Run one command line (str or bytes); -> (output bytes, exit code).
+        Raises Trap when U-Boot crashes, resets or does not answer."""
+        if isinstance(line, str):
+            line = line.encode("latin-1")
+        self.seq += 1
+        n = self.seq
+        full = line + b'; echo "@@V""FZ%d" $?\n' % n
+        if len(full) > CBSIZE:
+            raise ValueError(f"command line of {len(full)} bytes (U-Boot takes {CBSIZE})")
+        self.buf = b""
+        self._send(full)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = MARK.search(self.buf)
+            if m and int(m.group(1)) == n:
+                break
+            t = TRAP.search(self.buf)
+            if t:
+                if True:
+                    # wait a moment for the rest of the dump, then give up on it
+                    end = time.monotonic() + 0.3
+                    while time.monotonic() < end and self.proc.poll() is None:
+                        r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+                        if r:
+                            c = os.read(self.proc.stdout.fileno(), 1 << 16)
+                            if not c:
+                                break
+                            self.buf += c
+                    raise self._trap(f"U-Boot printed {t.group(1).decode()!r}")
+            self._read_some(deadline, line[:60].decode("latin-1"))
+        out = self.buf[:m.start()]
+        rest = self.buf[m.end():]
+        # the prompt follows the marker; wait for it so the next line is not early
+        while b"=> " not in rest:
+            self._read_some(deadline, "prompt")
+            rest = self.buf[m.end():]
+        # drop the echoed input (everything up to the first line end)
+        nl = out.find(b"\n")
+        out = out[nl + 1:] if nl >= 0 else b""
+        return out.replace(b"\r\n", b"\n"), int(m.group(2))
+
+    # ------------------------------------------------------------ disks
+    def load(self, image):
+        """Put image's bytes on virtio 0 (swap in place, or boot for a new size)."""
+        size = os.path.getsize(image)
+        if size < 512 or size % 512:
+            raise ValueError(f"image size {size} is not a positive multiple of 512")
+        if not self.alive() or self.size != size:
+            self.boot(size)
+        else:
+            self.swaps += 1
+        slot, _ = self._paths()
+        with open(image, "rb") as src, open(slot, "r+b") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
+    def rescan(self, timeout=10.0):
+        self.cmd("virtio scan", timeout)
+
+    def save(self, image):
+        """Copy virtio 0 back over image."""
+        slot, _ = self._paths()
+        with open(slot, "rb") as src, open(image, "r+b") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
+    def set_names_map(self, env, timeout):
+        """env: {name: value bytes}, written to the transfer disk as
+        `env import -t` text and imported."""
+        text = b"".join(b"%s=%s\n" % (k.encode(), v.replace(b"\\", b"\\\\")) for k, v in env.items())
+        text += b"\0"
+        if len(text) > ENV_BLOCKS * 512:
+            raise ValueError("names do not fit the transfer area")
+        _, xfer = self._paths()
+        with open(xfer, "r+b") as f:
+            f.write(text)
+        blocks = (len(text) + 511) // 512
+        out, rc = self.cmd(b"virtio dev 1; virtio read %#x 0 %#x; env import -t %#x %#x"
+                           % (ENV_ADDR, blocks, ENV_ADDR, len(text)), timeout)
+        if rc:
+            raise Trap(f"env import failed: {out[-200:]!r}")
+
+    def put_data(self, data, timeout):
+        """data at DATA_ADDR, through the transfer disk."""
+        if len(data) > DATA_MAX - DATA_ADDR:
+            raise ValueError("contents larger than the RAM window")
+        if not data:
+            return
+        _, xfer = self._paths()
+        with open(xfer, "r+b") as f:
+            f.seek(ENV_BLOCKS * 512)
+            f.write(data)
+        blocks = (len(data) + 511) // 512
+        out, rc = self.cmd(b"virtio dev 1; virtio read %#x %#x %#x" % (DATA_ADDR, ENV_BLOCKS, blocks),
+                           timeout)
+        if rc:
+            raise Trap(f"virtio read failed: {out[-200:]!r}")
+
+    def get_data(self, offset, length, timeout):
+        """length bytes of RAM at DATA_ADDR + offset (offset a multiple of 512)
+        -> bytes, through the transfer disk."""
+        if not length:
+            return b""
+        blocks = (length + 511) // 512
+        out, rc = self.cmd(b"virtio dev 1; virtio write %#x %#x %#x"
+                           % (DATA_ADDR + offset, ENV_BLOCKS + offset // 512, blocks), timeout)
+        if rc:
+            raise Trap(f"virtio write failed: {out[-200:]!r}")
+        _, xfer = self._paths()
+        with open(xfer, "rb") as f:
+            f.seek(ENV_BLOCKS * 512 + offset)
+            return f.read(length)
+
+
+# ---------------------------------------------------------------- names on the command line
+class Unnameable(Exception):
+    """A path U-Boot's shell cannot be given (see word())."""
+
+
+def word(path, var):
+    """The shell word that hands path (bytes) to a command, and the env
+    values it needs: -> (word, {name: value}).
+
+    Measured on this build's hush: a byte >= 0x80 typed on the line is a
+    "syntax error", but one inside "${var}" (imported with env import)
+    reaches the command intact, and so do '"', '$', ';' and blanks; a "'"
+    inside a variable's value, or a \' next to a "${var}", is a syntax
+    error (the line is parsed again after the expansion), while 'literal'
+    and \' work on a line without variables. So: a path without "'" goes
+    in one variable; a path with "'" must be printable ASCII and goes
+    literally; anything else (a "'" with other bytes, CR/LF/NUL, a line
+    too long) is Unnameable."""
+    if any(b in (0, 10, 13) for b in path):
+        raise Unnameable("a CR, LF or NUL byte")
+    if b"'" not in path:
+        return b'"${%s}"' % var.encode(), {var: path}
+    if any(b < 0x20 or b >= 0x7f for b in path):
+        raise Unnameable("a quote with bytes the shell cannot take")
+    return b"\\'".join(b"'%s'" % run if run else b"" for run in path.split(b"'")), {}
+
+
+def enc(path):
+    """A canonical path (str) as the bytes U-Boot compares with its names
+    (one byte per character: Latin-1); Unnameable beyond U+00FF."""
+    try:
+        return path.encode("latin-1")
+    except UnicodeEncodeError:
+        raise Unnameable("a character beyond U+00FF (U-Boot holds one byte per UTF-16 unit)")
+
+
+class Session:
+    """Commands on one loaded image, with paths handed over as words."""
+
+    def __init__(self, board, deadline):
+        self.board = board
+        self.deadline = deadline
+
+    def left(self):
+        t = self.deadline - time.monotonic()
+        if t <= 0:
+            raise self.board._trap("the image's time limit ran out")
+        return t
+
+    def words(self, paths):
+        """-> one shell word per path (bytes), or the Unnameable for it;
+        the variables all of them need are imported in one go."""
+        out, env = [], {}
+        for i, p in enumerate(paths):
+            try:
+                w, e = word(p, f"p{i}")
+                out.append(w)
+                env.update(e)
+            except Unnameable as x:
+                out.append(x)
+        if env:
+            self.board.set_names_map(env, self.left())
+        return out
+
+    def run(self, line):
+        if len(line) + 40 > CBSIZE:
+            raise Unnameable("command line too long")
+        return self.board.cmd(line, self.left())
+
+
+FILE_LINE = re.compile(rb"^ (\s*\d+)   (.*)$")
+SUMMARY = re.compile(rb"^(\d+) file\(s\), (\d+) dir\(s\)$")
+
+
+def parse_ls(out):
+    """fatls output -> ([(name bytes, 'file'|'dir', size)], summary counts or None, unparsed lines)."""
+    items, bad, summary = [], [], None
+    for line in out.split(b"\n"):
+        if not line:
+            continue
+        m = SUMMARY.match(line)
+        if m:
+            summary = (int(m.group(1)), int(m.group(2)))
+            continue
+        if line.startswith(b" " * 12) and line.endswith(b"/"):
+            name = line[12:-1]
+            if name not in (b".", b".."):
+                items.append((name, "dir", None))
+            continue
+        m = FILE_LINE.match(line)
+        if m:
+            items.append((m.group(2), "file", int(m.group(1))))
+            continue
+        bad.append(line)
+    return items, summary, bad
+
+
+# ---------------------------------------------------------------- reader
+DEV = b"virtio 0:0"
+READ_LINE = re.compile(rb"^(\d+) bytes read")
+
+
+class UbootReader(Reader):
+    def __init__(self, name="uboot", board=None, **cfg):
+        self.name = name
+        self.board = board or Board()
+
+    def available(self):
+        return available()
+
+    def read(self, image, timeout=60.0):
+        r = ReadResult(self.name)
+        self.board.log = b""
+        with Timer() as t:
+            try:
+                if not os.path.isfile(image):
+                    r.error = f"no such image: {image}"
+                else:
+                    self._read(image, timeout, r)
+            except Trap as e:
+                r.error = f"trap: {e}"
+                r.listing = None
+            except Exception as e:  # an oracle never crashes the harness
+                self.board.kill()
+                r.error = f"uboot reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.raw = self.board.log.decode("latin-1")[-20000:]
+        r.seconds = t.seconds
+        return r
+
+    def _read(self, image, timeout, r):
+        deadline = time.monotonic() + timeout
+        self.board.load(image)
+        s = Session(self.board, deadline)
+        s.run(b"virtio scan")
+        entries, files = [], []
+        todo = [b""]
+        ndirs = 0
+        while todo:
+            d = todo.pop()
+            ndirs += 1
+            if ndirs > 4096:
+                r.complaints.append("more than 4096 directories (a loop?)")
+                break
+            [w] = s.words([d or b"/"])
+            if isinstance(w, Unnameable):
+                r.complaints.append(f"{d.decode('latin-1')}: cannot be named to U-Boot's shell: {w}")
+                continue
+            out, rc = s.run(b"fatls %s %s" % (DEV, w))
+            if rc != 0:
+                msg = out.decode("latin-1").strip()[-200:]
+                if d == b"":
+                    r.error = f"fatls /: {msg} (exit {rc})"
+                    return
+                r.complaints.append(f"fatls {d.decode('latin-1')}: {msg}")
+                continue
+            items, summary, bad = parse_ls(out)
+            for line in bad:
+                r.complaints.append(f"fatls {d.decode('latin-1') or '/'}: unparsed line {line!r}")
+            if summary is None:
+                r.complaints.append(f"fatls {d.decode('latin-1') or '/'}: no summary line")
+            for name, kind, size in items:
+                path = d + b"/" + name
+                if kind == "dir":
+                    entries.append(listing.entry(path.decode("latin-1"), "dir"))
+                    todo.append(path)
+                else:
+                    files.append((path, size))
+        entries += self._contents(s, files, r)
+        r.listing = sorted(entries, key=lambda e: e["path"])
+
+    def _contents(self, s, files, r):
+        out_entries = []
+        window = DATA_MAX - DATA_ADDR
+        i = 0
+        while i < len(files):
+            # a batch of files that fits the RAM window
+            batch, off = [], 0
+            while i < len(files):
+                path, size = files[i]
+                need = (size + 511) // 512 * 512
+                if batch and off + need > window:
+                    break
+                batch.append((path, size, off))
+                off += need
+                i += 1
+            words = s.words([p for p, _, _ in batch])
+            loaded = []
+            for (path, size, off), w in zip(batch, words):
+                text = path.decode("latin-1")
+                if isinstance(w, Unnameable):
+                    r.complaints.append(f"{text}: cannot be named to U-Boot's shell: {w}")
+                    out_entries.append(listing.entry(text, "file", size=size, unread=str(w)))
+                    continue
+                if size > window:
+                    r.complaints.append(f"{text}: {size} bytes, more than the RAM window")
+                    out_entries.append(listing.entry(text, "file", size=size, unread="too large"))
+                    continue
+                out, rc = s.run(b"fatload %s %#x %s" % (DEV, DATA_ADDR + off, w))
+                got = None
+                for line in out.split(b"\n"):
+                    m = READ_LINE.match(line)
+                    if m:
+                        got = int(m.group(1))
+                if rc != 0 or got is None:
+                    r.complaints.append(f"fatload {text}: {out.decode('latin-1').strip()[-200:]}")
+                    out_entries.append(listing.entry(text, "file", size=size, unread="fatload failed"))
+                    continue
+                if got != size:
+                    r.complaints.append(f"{text}: fatls says {size} bytes, fatload read {got}")
+                loaded.append((text, size, off, got))
+            if loaded:
+                end = max(off + got for _, _, off, got in loaded)
+                blob = self.board.get_data(0, end, s.left())
+                for text, size, off, got in loaded:
+                    e = listing.entry(text, "file", blob[off:off + got])
+                    e["read"] = got
+                    out_entries.append(e)
+        return out_entries
+
+    def close(self):
+        self.board.kill()
