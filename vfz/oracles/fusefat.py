@@ -27,6 +27,7 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
     new name: the subtree is lost, its clusters allocated and unreachable
   * unmounting a FAT16 volume mounted rw+ writes 0x8000 into FAT[1] of both
     FATs (was 0xFFFF); FAT12 and FAT32 are left alone
+  * the volume label entry is listed as an empty file in the root
   * the reader ignores the NT case byte: a bare 8.3 name shows as stored
     ('LOWER' for 'lower' with the lower-case flag)
 See EXCEPTIONS for how each is recognised.
@@ -56,6 +57,7 @@ RENAME_DIR_EMPTIES = "fusefat-rename-dir-empties"
 NT_CASE = "fusefat-ignores-nt-case"
 NAMES = "fusefat-ascii-names"
 TRAILING = "fusefat-trailing-kept"
+LABEL_AS_FILE = "fusefat-label-as-file"
 
 
 def _mounted(d):
@@ -219,6 +221,21 @@ class Mount:
         return why
 
 
+def root_label(image):
+    """The volume label entry of the root directory as text (trailing spaces
+    dropped), or None."""
+    from vfz.fatimg import Fat
+    with open(image, "rb") as f:
+        fat = Fat(f.read())
+    for off in fat.dir_slots(None):
+        e = fat.b[off:off + 32]
+        if e[0] == 0:
+            break
+        if e[0] != 0xE5 and e[11] & 0x0F != 0x0F and e[11] & 0x08:
+            return bytes(e[:11]).decode("cp437").rstrip(" ")
+    return None
+
+
 def _text(s):
     """A host name from the agent (surrogateescape) -> canonical text."""
     return os.fsencode(s).decode("utf-8", "replace")
@@ -274,6 +291,15 @@ class FusefatReader(Reader):
                 e = listing.entry(p, "file", size=size)
                 e["sha256"] = sha
                 out.append(e)
+        label = root_label(image)
+        if label is not None:
+            # named exception LABEL_AS_FILE: the volume label entry listed
+            # as an empty file; dropped here, the evidence kept
+            hit = [e for e in out if e["path"] == "/" + label and e["type"] == "file" and e["size"] == 0]
+            if hit:
+                out.remove(hit[0])
+                r.extra["exceptions"] = [LABEL_AS_FILE]
+                r.extra["label_as_file"] = hit[0]["path"]
         r.listing = sorted(out, key=lambda e: e["path"])
 
     @staticmethod
@@ -451,6 +477,13 @@ EXCEPTIONS = [
                    "namespace rules fusefat claims to follow",
                    "a result ok where the model says EINVAL/EEXIST, or a leaf differing only by "
                    "trailing dots/spaces, on an op whose new leaf ends with '.' or ' '"),
+    NamedException(LABEL_AS_FILE, "fusefat", "reader",
+                   "fusefat lists the root's volume label entry (attribute 0x08) as an empty "
+                   "file ('/VFATFUZZ' on every image mkfs.fat -n made); by the FAT specification "
+                   "an ATTR_VOLUME_ID entry is not a file: fusefat is wrong",
+                   "the root holds a volume label entry and fusefat lists a root file of that "
+                   "name, size 0: the reader drops it and records extra['exceptions'] = "
+                   "['fusefat-label-as-file'] and extra['label_as_file']"),
     NamedException(NT_CASE, "fusefat", "reader",
                    "fusefat ignores the NT case byte (0x08 / 0x10): a bare 8.3 entry stored as "
                    "'LOWER' with the lower-case flag shows as 'LOWER' (Linux, Windows: 'lower')",

@@ -179,6 +179,9 @@ class SleuthkitReader(Reader):
             return
         entries, deleted = [], []
         for path, kind, addr, dead in parse_fls(p.text):
+            if path.endswith(" (Volume Label Entry)") and path.count("/") == 1:
+                r.extra["label"] = path[1:-len(" (Volume Label Entry)")]   # TSK's convention
+                continue
             if dead:
                 deleted.append({"path": path, "type": kind, "addr": addr})
                 continue
