@@ -40,7 +40,7 @@ import threading
 import time
 from collections import Counter
 
-from vfz import diff, findings, minimize, opscript
+from vfz import diff, findings, minimize, opscript, oracles
 from vfz.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS
 from vfz.errors import UsageError
 from vfz.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary
@@ -62,12 +62,21 @@ def vfat_default():
     return vfat_binary()
 
 
-def load_state(workdir):
-    try:
-        with open(os.path.join(workdir, "state.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
+def load_state(workdir, fresh=False):
+    """The workdir's state.json ({} when there is none, or when fresh). A
+    state that cannot be read is an error, never silently replaced."""
+    path = os.path.join(workdir, "state.json")
+    if fresh or not os.path.exists(path):
         return {}
+    try:
+        with open(path) as f:
+            st = json.load(f)
+        if not isinstance(st, dict) or not isinstance(st.get("seeds", {}), dict):
+            raise ValueError("not a campaign state object")
+        return st
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: unreadable campaign state ({e}); --fresh starts afresh "
+                         f"(the findings are kept)") from None
 
 
 def save_state(workdir, st):
@@ -128,7 +137,7 @@ class Campaign:
         os.makedirs(self.workdir, exist_ok=True)
         findings.clean_temp(self.workdir)
         self.known = findings.known_signatures(self.workdir)
-        st = load_state(self.workdir)
+        st = load_state(self.workdir, getattr(a, "fresh", False))
         seed = a.seed if a.seed is not None else st.get("last_seed")
         if seed is None:
             seed = random.SystemRandom().randrange(1, 1 << 31)
@@ -151,31 +160,31 @@ class Campaign:
             writers += OPTIONAL_WRITERS
         if a.fuzz_bin and not os.access(a.fuzz_bin, os.X_OK):
             raise UsageError(f"--fuzz-bin {a.fuzz_bin} is not an executable")
+        fb = None if a.no_fuzzer else (a.fuzz_bin or fuzz_ops_binary())
+        if not fb and not a.no_fuzzer:
+            raise UsageError("build-fuzz/fuzz/fuzz_ops is not built (`vfatfuzz setup` builds it); "
+                             "--no-fuzzer runs generated scripts only")
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
-        kcfg = {k: {"auto_build": False} for k in ("kernel", "kernel-nodual", "kernel-nodual-v3")}
+        kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
         self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes,
                                cfg=kcfg)
         thr = threading.Thread(target=self._progress_loop, daemon=True)
         thr.start()            # progress lines while the kernel VM boots, too
         try:
-            self.probe_kernel()
+            vm_notes = self.probe_vms()
         except BaseException:
             self._stop_progress.set()
             self.checker.close()
             raise
-        knotes = [n for n in self.notes if "kernel" in n]
-        if knotes:
-            self.say(f"kernel oracle not available ({knotes[0].split(': ', 1)[-1].replace('; skipped', '')[:200]}); "
-                     f"going on without it")
+        for fam, why in vm_notes:
+            self.say(f"{fam} oracle not available ({why.replace('; skipped', '')[:200]}); going on without it")
         for n in self.notes:
-            if "kernel" not in n:
-                self.say(f"note: {n[:300]}")
+            self.say(f"note: {n[:300]}")
         self.say(f"writers: {','.join(self.checker.writer_names)}; readers: "
                  f"{','.join(self.checker.reader_names)}; volumes: {','.join(self.fs_list)}")
         self.queue = []
-        fb = None if a.no_fuzzer else (a.fuzz_bin or fuzz_ops_binary())
         if fb:
             ok, why = from_input_supported(self.vfat)
             if not ok:
@@ -184,8 +193,6 @@ class Campaign:
                 self.fuzzer = Fuzzer(fb, self.workdir, a.jobs, budget, seed)
                 self.fuzzer.start()
                 self.say(f"fuzzer: {fb} on {a.jobs} worker(s), corpus {self.fuzzer.corpus}")
-        elif not a.no_fuzzer:
-            self.say("note: build-fuzz/fuzz/fuzz_ops not built (cmake --preset fuzz); generated scripts only")
         stopped = None
         try:
             self.loop()
@@ -206,44 +213,40 @@ class Campaign:
         self.summary()
         return 1 if self.new else 0
 
-    def probe_kernel(self):
-        """Boot the kernel VM once up front (an empty volume); if it cannot
-        read, drop the kernel oracles with a note instead of reporting
-        every script as a finding."""
+    def probe_vms(self):
+        """Boot each VM oracle's family once up front (an empty volume); if
+        it cannot read (or write), drop that family's oracles with a note
+        instead of reporting every script as a finding. -> [(family, why)]."""
         ck = self.checker
-        kr = [n for n in ck.reader_names if n.startswith("kernel")]
-        kw = [n for n in ck.writer_names if n.startswith("kernel")]
-        if not kr and not kw:
-            return
-        self.phase = "booting the kernel VM"
-        fs = self.fs_list[0]
-        why = None
-        if kr:
-            r = ck.readers[ck.reader_names.index(kr[0])][1]
+        out = []
+        fams = {}
+        for role, lst in (("reader", ck.readers), ("writer", ck.writers)):
+            for n, o in lst:
+                e = oracles.entry(n)
+                if e.cost == "vm":
+                    fams.setdefault(e.family, (role, o))
+        for fam, (role, o) in fams.items():
+            self.phase = f"booting the {fam} VM"
             img = os.path.join(ck.tmp, "probe.img")
-            findings.sparse_copy(ck.pristine_image(fs), img)
+            findings.sparse_copy(ck.pristine_image(self.fs_list[0]), img)
             try:
-                rr = r.read(img, max(self.args.timeout, 120.0))
-                why = rr.error
+                if role == "reader":
+                    why = o.read(img, max(self.args.timeout, 120.0)).error
+                else:
+                    why = o.apply(img, [], max(self.args.timeout, 120.0)).error
             except Exception as e:
                 why = f"{type(e).__name__}: {e}"
-        elif kw:
-            w = ck.writers[ck.writer_names.index(kw[0])][1]
-            img = os.path.join(ck.tmp, "probe.img")
-            findings.sparse_copy(ck.pristine_image(fs), img)
-            try:
-                why = w.apply(img, [], max(self.args.timeout, 120.0)).error
-            except Exception as e:
-                why = f"{type(e).__name__}: {e}"
-        if why:
-            self.notes.append(f"kernel: {why}")
+            if not why:
+                continue
+            out.append((fam, why))
             for lst in (ck.readers, ck.writers):
-                for n, o in [x for x in lst if x[0].startswith("kernel")]:
+                for n, x in [x for x in lst if oracles.entry(x[0]).family == fam]:
                     try:
-                        o.close()
+                        x.close()
                     except Exception:
                         pass
-                    lst.remove((n, o))
+                    lst.remove((n, x))
+        return out
 
     def loop(self):
         while time.monotonic() < self.deadline:
@@ -448,6 +451,8 @@ def add_arguments(p):
     p.add_argument("--min-budget", type=float, default=MIN_BUDGET,
                    help=f"seconds of minimisation per finding (default {MIN_BUDGET:g})")
     p.add_argument("--no-fuzzer", action="store_true", help="generated scripts only")
+    p.add_argument("--fresh", action="store_true",
+                   help="ignore the workdir's state (seeds, iterations); findings are kept")
     p.add_argument("--fuzz-bin", help="the fuzz_ops binary to run (default build-fuzz/fuzz/fuzz_ops)")
 
 

@@ -1,8 +1,9 @@
 """`vfatfuzz setup` and `vfatfuzz test`.
 
 setup: install the Debian packages that are missing (dpkg-query first, so a
-second run needs no network), configure and build the default and asan
-presets, then build the kernel oracles if their build scripts exist.
+second run needs no network) and the oracles' own installs (FatFs: npm ci),
+configure and build the default, asan and fuzz presets (the main job runs
+fuzz_ops), then build the kernel oracles if their build scripts exist.
 test: setup, then `ctest --preset default` and `ctest --preset asan -L core`;
 prints "N passed, N failed" and exits non-zero on any failure.
 """
@@ -15,10 +16,26 @@ import time
 
 from vfz import REPO  # noqa: E402
 
-PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "dosfstools", "mtools",
-            "p7zip-full", "grub-common", "qemu-system-x86", "busybox-static", "linux-image-amd64",
-            "linux-headers-amd64", "linux-source-6.1", "python3-matplotlib", "python3-yaml", "cpio", "xz-utils",
-            "afl++", "make", "sleuthkit", "fatcat", "fusefat", "fuse", "fatsort", "nodejs"]
+# what builds and runs the harness itself; each oracle's own packages are
+# its registry entry's needs (vfz.oracles), added below
+BUILD_PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "make", "python3-matplotlib",
+                  "python3-yaml", "xz-utils", "afl++", "nodejs"]
+
+
+def oracle_packages():
+    """The Debian packages every registered oracle needs ("npm:" needs are
+    the oracle's own install step)."""
+    from vfz import oracles
+    out = []
+    for e in oracles.entries().values():
+        out += [n for n in e.needs if not n.startswith("npm:") and n not in out]
+    return out
+
+
+PACKAGES = BUILD_PACKAGES + [p for p in oracle_packages() if p not in BUILD_PACKAGES]
+# the presets setup builds: the core and CLI, its asan twin (the suite runs
+# the core's tests under it), and the fuzz targets the main job runs
+PRESETS = ("default", "asan", "fuzz")
 FATFS_DIR = os.path.join(REPO, "vfz", "oracles", "fatfs")
 KERNEL_BUILDS = ["vfz/oracles/kernel/build.sh", "vfz/oracles/kernel-nodual/build.sh"]
 
@@ -85,7 +102,7 @@ def setup(skip_kernel=False):
     if fatfs_npm() != 0:
         log("npm ci for the FatFs oracle failed")
         return 1
-    for preset in ("default", "asan"):
+    for preset in PRESETS:
         if _sh(["cmake", "--preset", preset]) != 0:
             log(f"cmake configure ({preset}) failed")
             return 1

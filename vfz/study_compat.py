@@ -36,16 +36,17 @@ import tempfile
 import time
 from collections import Counter
 
-from vfz import diff, fatimg, model, opscript, verdict
+from vfz import diff, fatimg, model, opscript, oracles, verdict
 from vfz.study_collisions import tool_versions, vfat_ls, vfat_path, _find_short
 
 CLASSES = ["upper83", "lower83", "long", "slot13", "n255", "latin", "cjk", "astral", "dots",
            "spaces", "traildots", "longchars", "invalid", "reserved", "case", "e5"]
-STYLES = {"dual": "core-dual", "v1": "core-v1", "v3": "core-v3", "unique": "core-unique"}
-ROWS = ["fsck.fat -n", "fsck.fat -a + re-read", "mtools", "7-Zip", "GRUB", "kernel",
-        "kernel-nodual", "kernel-nodual-v3"]
-READER_OF = {"mtools": "mtools", "7-Zip": "7z", "GRUB": "grub", "kernel": "kernel",
-             "kernel-nodual": "kernel-nodual", "kernel-nodual-v3": "kernel-nodual-v3"}
+# the core's write styles: its writers, by the kind of short entries they write
+STYLES = {("dual" if e.shorts == "alias" else "unique" if e.unique else e.shorts): n
+          for n, e in oracles.entries().items() if e.writer and e.family == "core"}
+# one row per independent reader that lists the tree (the registry's), after fsck.fat's two
+READER_OF = {e.title: n for n, e in oracles.entries().items() if e.reader and e.lists and e.independent}
+ROWS = ["fsck.fat -n", "fsck.fat -a + re-read"] + list(READER_OF)
 VERDICTS = ["reads correctly", "complains", "damages on repair", "misreads", "fails"]
 SHORT = {"reads correctly": "ok", "complains": "complains", "damages on repair": "damages",
          "misreads": "misreads", "fails": "fails", "n/a": "n/a"}
@@ -73,11 +74,10 @@ def _worst(counter):
 def load_readers(with_kernel, notes):
     out = {}
     for row, name in READER_OF.items():
-        if name.startswith("kernel") and not with_kernel:
+        if oracles.entry(name).cost == "vm" and not with_kernel:
             notes.append(f"{row}: skipped (--no-kernel)")
             continue
-        cfg = {"repair": False} if name == "dosfsck" else {}
-        o = diff.load_oracle("reader", name, False, notes, {name: cfg})
+        o = diff.load_oracle("reader", name, False, notes, {})
         if o is not None:
             out[row] = o
     dos = diff.load_oracle("reader", "dosfsck", False, notes, {"dosfsck": {"repair": False}})

@@ -203,8 +203,14 @@ class Entry:
     cost: str = "process"            # "inproc" | "process" (a tool per image) | "vm"
     default: tuple = ()              # roles in which it is a default oracle: "reader",
                                      # "writer" (campaign and diff), "diff-writer" (diff only)
+    label: str = None                # how reports name it ("7-Zip"); default: the name
+    lists: bool = True               # as a reader: answers with a listing (False: a checker)
     independent: bool = True         # an implementation apart from the core under test
     builds: bool = False             # may start a long build when missing: only when named
+
+    @property
+    def title(self):
+        return self.label or self.name
 
     @property
     def roles(self):

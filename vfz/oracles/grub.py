@@ -163,7 +163,8 @@ class GrubReader(Reader):
 
 
 # ---------------------------------------------------------------- registry
-ENTRIES = [Entry("grub", "grub", reader="vfz.oracles.grub:GrubReader", needs=("grub-common",))]
+ENTRIES = [Entry("grub", "grub", reader="vfz.oracles.grub:GrubReader", needs=("grub-common",),
+                 label="GRUB")]
 
 FAMILY = "grub"
 V3_DUMMY_05 = "v3-dummy-05"

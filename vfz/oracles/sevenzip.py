@@ -126,7 +126,8 @@ class SevenZipReader(Reader):
 
 
 # ---------------------------------------------------------------- registry
-ENTRIES = [Entry("7z", "7z", reader="vfz.oracles.sevenzip:SevenZipReader", needs=("p7zip-full",))]
+ENTRIES = [Entry("7z", "7z", reader="vfz.oracles.sevenzip:SevenZipReader", needs=("p7zip-full",),
+                 label="7-Zip")]
 
 FAMILY = "7z"
 V3_DUMMY_05 = "v3-dummy-05"

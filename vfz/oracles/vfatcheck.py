@@ -51,7 +51,7 @@ class VfatCheckReader(Reader):
 
 
 ENTRIES = [Entry("vfat-check", "vfat-check", reader="vfz.oracles.vfatcheck:VfatCheckReader",
-                 cost="process")]
+                 cost="process", lists=False, independent=False)]
 
 EXCEPTIONS = [
     NamedException(DUMMY_COLLISION, "vfat-check", "reader",

@@ -198,7 +198,7 @@ TOLERATED = {"dots-missing": "fsck-v1-dots"}
 # ---------------------------------------------------------------- registry
 ENTRIES = [
     Entry("dosfsck", "dosfsck", reader="vfz.oracles.dosfsck:DosfsckReader", needs=("dosfstools", "mtools"),
-          default=("reader",)),
+          label="fsck.fat", lists=False, default=("reader",)),
 ]
 
 EXCEPTIONS = [
