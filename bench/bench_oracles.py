@@ -27,7 +27,7 @@ from vfz.oracles import core as core_oracle  # noqa: E402
 from vfz import diff, opscript  # noqa: E402
 from vfz.proc import run  # noqa: E402
 
-DEFAULT_READERS = ["dosfsck", "mtools", "7z", "grub", "core", "kernel"]
+DEFAULT_READERS = ["dosfsck", "mtools", "7z", "grub", "core", "kernel", "sleuthkit", "fatcat", "fusefat"]
 
 
 def scripts(n, k):
