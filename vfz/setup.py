@@ -36,7 +36,6 @@ PACKAGES = BUILD_PACKAGES + [p for p in oracle_packages() if p not in BUILD_PACK
 # the presets setup builds: the core and CLI, its asan twin (the suite runs
 # the core's tests under it), and the fuzz targets the main job runs
 PRESETS = ("default", "asan", "fuzz")
-FATFS_DIR = os.path.join(REPO, "vfz", "oracles", "fatfs")
 KERNEL_BUILDS = ["vfz/oracles/kernel/build.sh", "vfz/oracles/kernel-nodual/build.sh"]
 
 
@@ -78,15 +77,19 @@ def install(pkgs):
     return _sh(prefix + ["apt-get", "install", "-y", "--no-install-recommends"] + pkgs, env=env)
 
 
-def fatfs_npm():
-    """The FatFs oracle's Node package (js-fatfs, pinned in its package-lock.json):
-    `npm ci` when node_modules is missing; nothing (no network) once installed.
-    npm comes with nodesource's nodejs; Debian's nodejs needs the npm package."""
-    if os.path.exists(os.path.join(FATFS_DIR, "node_modules", "js-fatfs", "dist", "fatfs.wasm")):
-        return 0
-    if not shutil.which("npm") and install(["npm"]) != 0:
-        return 1
-    return _sh(["npm", "ci", "--prefix", FATFS_DIR, "--no-audit", "--no-fund"])
+def oracle_installs():
+    """Each oracle module's own install step (`install(sh, apt)`, e.g. the
+    FatFs oracle's npm ci), in registry order. -> 0 or the first failure."""
+    import importlib
+    from vfz import oracles
+    for m in oracles.MODULES:
+        f = getattr(importlib.import_module(m), "install", None)
+        if f is not None:
+            rc = f(_sh, install)
+            if rc != 0:
+                log(f"{m}: install step failed")
+                return rc
+    return 0
 
 
 def setup(skip_kernel=False):
@@ -99,8 +102,7 @@ def setup(skip_kernel=False):
             return 1
     else:
         log("all Debian packages present")
-    if fatfs_npm() != 0:
-        log("npm ci for the FatFs oracle failed")
+    if oracle_installs() != 0:
         return 1
     for preset in PRESETS:
         if _sh(["cmake", "--preset", preset]) != 0:

@@ -81,6 +81,7 @@ The FR_ name of each call is kept in the WriteResult's raw text.
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -441,7 +442,7 @@ PROFILE = {
 ENTRIES = [
     Entry("fatfs", "fatfs", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
           profile=PROFILE, names="dual", shortname="winnt", shorts="own",
-          needs=("nodejs", "npm", "npm:js-fatfs"), cost="process"),
+          needs=("nodejs", "npm:js-fatfs"), cost="process"),
 ]
 
 EXCEPTIONS = [
@@ -489,3 +490,17 @@ def main(argv):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def install(sh, apt):
+    """Setup's step for this oracle (vfz.setup calls every oracle module's
+    install): the Node package js-fatfs, pinned in package-lock.json, with
+    `npm ci` when node_modules is missing; nothing (no network) once
+    installed. npm comes with nodesource's nodejs; Debian's nodejs needs
+    Debian's npm package (which conflicts with nodesource's: only when there
+    is no npm command). -> exit code."""
+    if os.path.exists(WASM):
+        return 0
+    if not shutil.which("npm") and apt(["npm"]) != 0:
+        return 1
+    return sh(["npm", "ci", "--prefix", NODE_DIR, "--no-audit", "--no-fund"])
