@@ -146,7 +146,11 @@ class Board:
             self._read_some(deadline, "boot")
         self.buf = b""
         self.cmd("blkcache configure 0 0", 10.0)
-        self.cmd("virtio scan", 10.0)
+        # the transfer disk is the current device for virtio read/write from now
+        # on; FAT commands name virtio 0 themselves
+        for out, rc in self.cmds(["virtio scan", "virtio dev 1"], 10.0):
+            if rc:
+                raise self._trap(f"setup failed: {out[-200:]!r}")
 
     def kill(self):
         p, self.proc = self.proc, None
@@ -200,46 +204,80 @@ class Board:
 
     # ------------------------------------------------------------ commands
     def cmd(self, line, timeout):
-        """Run one command line (str or bytes); -> (output bytes, exit code).
+        """Run one command (str or bytes); -> (output bytes, exit code).
         Raises Trap when U-Boot crashes, resets or does not answer."""
-        if isinstance(line, str):
-            line = line.encode("latin-1")
-        self.seq += 1
-        n = self.seq
-        full = line + b'; echo "@@V""FZ%d" $?\n' % n
-        if len(full) > CBSIZE:
-            raise ValueError(f"command line of {len(full)} bytes (U-Boot takes {CBSIZE})")
-        self.buf = b""
-        self._send(full)
+        return self.cmds([line], timeout)[0]
+
+    def cmds(self, lines, timeout):
+        """Run commands, as many on one input line as fit (CBSIZE);
+        -> [(output bytes, exit code)] in order. A command whose line the
+        shell refused ("syntax error" after a variable's expansion) has
+        exit code -1."""
+        lines = [x.encode("latin-1") if isinstance(x, str) else x for x in lines]
         deadline = time.monotonic() + timeout
+        res = []
+        i = 0
+        while i < len(lines):
+            group, size = [], 1
+            while i < len(lines):
+                self.seq += 1
+                part = lines[i] + b'; echo "@@V""FZ%d" $?' % self.seq
+                mixed = any(b"${" in p for _, p in group) and b"\\'" in part or \
+                    any(b"\\'" in p for _, p in group) and b"${" in part
+                if group and (size + len(part) + 2 > CBSIZE or mixed):
+                    self.seq -= 1
+                    break
+                if len(part) + 1 > CBSIZE:
+                    raise ValueError(f"command of {len(lines[i])} bytes (U-Boot takes {CBSIZE})")
+                group.append((self.seq, part))
+                size += len(part) + 2
+                i += 1
+            res += self._line(group, deadline)
+        return res
+
+    def _line(self, group, deadline):
+        self.buf = b""
+        self._send(b"; ".join(p for _, p in group) + b"\n")
+        last = group[-1][0]
+        what = group[0][1][:60].decode("latin-1")
         while True:
-            m = MARK.search(self.buf)
-            if m and int(m.group(1)) == n:
+            marks = [m for m in MARK.finditer(self.buf)]
+            if marks and int(marks[-1].group(1)) == last:
                 break
             t = TRAP.search(self.buf)
             if t:
-                if True:
-                    # wait a moment for the rest of the dump, then give up on it
-                    end = time.monotonic() + 0.3
-                    while time.monotonic() < end and self.proc.poll() is None:
-                        r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
-                        if r:
-                            c = os.read(self.proc.stdout.fileno(), 1 << 16)
-                            if not c:
-                                break
-                            self.buf += c
-                    raise self._trap(f"U-Boot printed {t.group(1).decode()!r}")
-            self._read_some(deadline, line[:60].decode("latin-1"))
-        out = self.buf[:m.start()]
-        rest = self.buf[m.end():]
-        # the prompt follows the marker; wait for it so the next line is not early
-        while b"=> " not in rest:
+                # wait a moment for the rest of the dump, then give up on it
+                end = time.monotonic() + 0.3
+                while time.monotonic() < end and self.proc.poll() is None:
+                    r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+                    if r:
+                        c = os.read(self.proc.stdout.fileno(), 1 << 16)
+                        if not c:
+                            break
+                        self.buf += c
+                raise self._trap(f"U-Boot printed {t.group(1).decode()!r}")
+            if self.buf.endswith(b"\n> "):
+                raise self._trap("the shell waits for more input (quoting)")
+            self._read_some(deadline, what)
+        end = marks[-1].end()
+        while b"=> " not in self.buf[end:]:     # the prompt: the next line is not early
             self._read_some(deadline, "prompt")
-            rest = self.buf[m.end():]
-        # drop the echoed input (everything up to the first line end)
-        nl = out.find(b"\n")
-        out = out[nl + 1:] if nl >= 0 else b""
-        return out.replace(b"\r\n", b"\n"), int(m.group(2))
+        nl = self.buf.find(b"\n")               # drop the echoed input
+        pos = nl + 1 if nl >= 0 else 0
+        out = []
+        by_n = {int(m.group(1)): m for m in marks}
+        for n, _ in group:
+            m = by_n.get(n)
+            if m is None:
+                out.append((b"", -1))
+                continue
+            text = self.buf[pos:m.start()].replace(b"\r\n", b"\n")
+            rc = int(m.group(2))
+            if b"syntax error" in text:
+                rc = -1
+            out.append((text, rc))
+            pos = m.end()
+        return out
 
     # ------------------------------------------------------------ disks
     def load(self, image):
@@ -275,7 +313,7 @@ class Board:
         with open(xfer, "r+b") as f:
             f.write(text)
         blocks = (len(text) + 511) // 512
-        out, rc = self.cmd(b"virtio dev 1; virtio read %#x 0 %#x; env import -t %#x %#x"
+        out, rc = self.cmd(b"virtio read %#x 0 %#x; env import -t %#x %#x"
                            % (ENV_ADDR, blocks, ENV_ADDR, len(text)), timeout)
         if rc:
             raise Trap(f"env import failed: {out[-200:]!r}")
@@ -291,7 +329,7 @@ class Board:
             f.seek(ENV_BLOCKS * 512)
             f.write(data)
         blocks = (len(data) + 511) // 512
-        out, rc = self.cmd(b"virtio dev 1; virtio read %#x %#x %#x" % (DATA_ADDR, ENV_BLOCKS, blocks),
+        out, rc = self.cmd(b"virtio read %#x %#x %#x" % (DATA_ADDR, ENV_BLOCKS, blocks),
                            timeout)
         if rc:
             raise Trap(f"virtio read failed: {out[-200:]!r}")
@@ -302,7 +340,7 @@ class Board:
         if not length:
             return b""
         blocks = (length + 511) // 512
-        out, rc = self.cmd(b"virtio dev 1; virtio write %#x %#x %#x"
+        out, rc = self.cmd(b"virtio write %#x %#x %#x"
                            % (DATA_ADDR + offset, ENV_BLOCKS + offset // 512, blocks), timeout)
         if rc:
             raise Trap(f"virtio write failed: {out[-200:]!r}")
@@ -332,6 +370,9 @@ def word(path, var):
     too long) is Unnameable."""
     if any(b in (0, 10, 13) for b in path):
         raise Unnameable("a CR, LF or NUL byte")
+    printable = all(0x20 <= b < 0x7f for b in path)
+    if printable and b"'" not in path:
+        return b"'%s'" % path, {}
     if b"'" not in path:
         return b'"${%s}"' % var.encode(), {var: path}
     if any(b < 0x20 or b >= 0x7f for b in path):
@@ -377,9 +418,10 @@ class Session:
         return out
 
     def run(self, line):
-        if len(line) + 40 > CBSIZE:
-            raise Unnameable("command line too long")
         return self.board.cmd(line, self.left())
+
+    def runs(self, lines):
+        return self.board.cmds(lines, self.left()) if lines else []
 
 
 FILE_LINE = re.compile(rb"^ (\s*\d+)   (.*)$")
@@ -448,38 +490,47 @@ class UbootReader(Reader):
         s = Session(self.board, deadline)
         s.run(b"virtio scan")
         entries, files = [], []
-        todo = [b""]
+        level = [b""]
         ndirs = 0
-        while todo:
-            d = todo.pop()
-            ndirs += 1
+        while level:
+            ndirs += len(level)
             if ndirs > 4096:
                 r.complaints.append("more than 4096 directories (a loop?)")
                 break
-            [w] = s.words([d or b"/"])
-            if isinstance(w, Unnameable):
-                r.complaints.append(f"{d.decode('latin-1')}: cannot be named to U-Boot's shell: {w}")
-                continue
-            out, rc = s.run(b"fatls %s %s" % (DEV, w))
-            if rc != 0:
-                msg = out.decode("latin-1").strip()[-200:]
-                if d == b"":
-                    r.error = f"fatls /: {msg} (exit {rc})"
-                    return
-                r.complaints.append(f"fatls {d.decode('latin-1')}: {msg}")
-                continue
-            items, summary, bad = parse_ls(out)
-            for line in bad:
-                r.complaints.append(f"fatls {d.decode('latin-1') or '/'}: unparsed line {line!r}")
-            if summary is None:
-                r.complaints.append(f"fatls {d.decode('latin-1') or '/'}: no summary line")
-            for name, kind, size in items:
-                path = d + b"/" + name
-                if kind == "dir":
-                    entries.append(listing.entry(path.decode("latin-1"), "dir"))
-                    todo.append(path)
+            words = s.words([d or b"/" for d in level])
+            todo, cmds = [], []
+            for d, w in zip(level, words):
+                if isinstance(w, Unnameable):
+                    r.complaints.append(f"{d.decode('latin-1')}: cannot be named to U-Boot's shell: {w}")
                 else:
-                    files.append((path, size))
+                    todo.append(d)
+                    cmds.append(b"fatls %s %s" % (DEV, w))
+            nxt = []
+            for d, (out, rc) in zip(todo, s.runs(cmds)):
+                shown = d.decode("latin-1") or "/"
+                if rc != 0:
+                    msg = out.decode("latin-1").strip()[-200:]
+                    if d == b"":
+                        r.error = f"fatls /: {msg} (exit {rc})"
+                        return
+                    r.complaints.append(f"fatls {shown}: {msg}")
+                    continue
+                items, summary, bad = parse_ls(out)
+                for line in bad:
+                    r.complaints.append(f"fatls {shown}: unparsed line {line!r}")
+                if summary is None:
+                    r.complaints.append(f"fatls {shown}: no summary line")
+                elif summary != (sum(k == "file" for _, k, _ in items),
+                                 sum(k == "dir" for _, k, _ in items) + (2 if d else 0)):
+                    r.complaints.append(f"fatls {shown}: summary {summary} for {len(items)} lines")
+                for name, kind, size in items:
+                    path = d + b"/" + name
+                    if kind == "dir":
+                        entries.append(listing.entry(path.decode("latin-1"), "dir"))
+                        nxt.append(path)
+                    else:
+                        files.append((path, size))
+            level = nxt
         entries += self._contents(s, files, r)
         r.listing = sorted(entries, key=lambda e: e["path"])
 
@@ -499,7 +550,7 @@ class UbootReader(Reader):
                 off += need
                 i += 1
             words = s.words([p for p, _, _ in batch])
-            loaded = []
+            loaded, cmds, todo = [], [], []
             for (path, size, off), w in zip(batch, words):
                 text = path.decode("latin-1")
                 if isinstance(w, Unnameable):
@@ -510,7 +561,9 @@ class UbootReader(Reader):
                     r.complaints.append(f"{text}: {size} bytes, more than the RAM window")
                     out_entries.append(listing.entry(text, "file", size=size, unread="too large"))
                     continue
-                out, rc = s.run(b"fatload %s %#x %s" % (DEV, DATA_ADDR + off, w))
+                cmds.append(b"fatload %s %#x %s" % (DEV, DATA_ADDR + off, w))
+                todo.append((text, size, off))
+            for (text, size, off), (out, rc) in zip(todo, s.runs(cmds)):
                 got = None
                 for line in out.split(b"\n"):
                     m = READ_LINE.match(line)
@@ -531,6 +584,176 @@ class UbootReader(Reader):
                     e["read"] = got
                     out_entries.append(e)
         return out_entries
+
+    def close(self):
+        self.board.kill()
+
+
+# ---------------------------------------------------------------- writer
+# U-Boot's messages -> errno names. fatmkdir / fatwrite print
+# "<parent>: doesn't exist (-N)" with the errno of the failed path walk
+# (fat_itr_resolve: -ENOENT, -ENOTDIR), mapped by number; the rest by text.
+WALK_ERR = re.compile(rb": doesn't exist \((-\d+)\)")
+MESSAGES = (
+    (rb": already exists", "EEXIST"),              # fatmkdir onto any existing name
+    (rb"illegal filename", "EINVAL"),              # normalize_longname: < 0x20, <>:"/\|?* or >= 256 bytes
+    (rb"directory is not empty", "ENOTEMPTY"),     # fatrm
+    (rb"cannot remove root", "EBUSY"),             # fatrm /
+    (rb": doesn't exist", "ENOENT"),               # fatrm (no number printed)
+    (rb"no space left|[Nn]o space|Disk full|allocat", "ENOSPC"),
+)
+
+
+def errno_of(out):
+    """U-Boot's output of a failed fatmkdir/fatwrite/fatrm -> errno name (EIO
+    when no message is recognised; the raw text is kept in WriteResult.raw)."""
+    import errno as _errno
+    m = WALK_ERR.search(out)
+    if m:
+        return _errno.errorcode.get(-int(m.group(1)), "EIO")
+    for pat, name in MESSAGES:
+        if re.search(pat, out):
+            return name
+    return "EIO"
+
+
+class UbootWriter(Writer):
+    """The op-script onto fatmkdir, fatwrite and fatrm.
+
+    What Linux decides in the VFS the glue decides, asking U-Boot's own
+    lookups (`size` finds any entry, as fat_itr_resolve does with both the
+    long and the short name, ASCII and Latin-1 case-insensitively; `fatls`
+    succeeds on a directory only):
+      * a last component "." or "..": mkdir/create EEXIST, unlink EISDIR,
+        rmdir "." EINVAL, ".." ENOTEMPTY, write EISDIR (Linux's answers);
+      * create of an existing name EEXIST (fatwrite would overwrite it);
+      * write to a missing file ENOENT, to a directory EISDIR; unlink of a
+        directory EISDIR; rmdir of a file ENOTDIR (fatrm removes both);
+      * rename: ENOSYS (no FAT rename in U-Boot 2023.01; the Entry does not
+        support it, so the campaign does not send it);
+      * a path U-Boot's shell cannot be given (a character beyond U+00FF:
+        U-Boot keeps one byte per UTF-16 unit; a "'" with non-ASCII bytes;
+        CR/LF): EILSEQ, before U-Boot sees it (profile name_err predicts it
+        for new names).
+    Contents (vfz.opscript.content) go to RAM through the transfer disk.
+    write: fatwrite with its OFFSET argument; a gap past the end is written
+    as zeros from the old end (fatwrite refuses an offset past the end:
+    "Unable to write"); fatwrite sets the file's size to OFFSET + BYTES
+    (measured: a 100-byte file after `fatwrite ... 5 a` has 15 bytes; at
+    offset 0 it rewrites the file), so a write ending before the old end
+    also writes the old tail, loaded with fatload first.
+    Errors: errno_of(U-Boot's message), see MESSAGES."""
+
+    def __init__(self, name="uboot", board=None, **cfg):
+        self.name = name
+        self.board = board or Board()
+
+    def available(self):
+        return available()
+
+    def apply(self, image, ops, timeout=60.0):
+        w = WriteResult(self.name)
+        self.board.log = b""
+        raw = []
+        with Timer() as t:
+            try:
+                if not os.path.isfile(image):
+                    w.error = f"no such image: {image}"
+                else:
+                    deadline = time.monotonic() + timeout
+                    self.board.load(image)
+                    s = Session(self.board, deadline)
+                    s.run(b"virtio scan")
+                    for op in ops:
+                        res, note = self._op(s, op)
+                        w.results.append(res)
+                        raw.append(f"# line {op.line}: {op} -> {res}" + (f" [{note}]" if note else ""))
+                    self.board.save(image)
+            except Trap as e:
+                w.error = f"trap: {e}"
+            except Exception as e:
+                self.board.kill()
+                w.error = f"uboot writer: {type(e).__name__}: {e}"
+        w.raw = "\n".join(raw) + "\n" + self.board.log.decode("latin-1")[-20000:]
+        w.seconds = t.seconds
+        return w
+
+    def _probe(self, s, word):
+        """-> (exists, is_dir, size) by U-Boot's own lookups."""
+        (o1, rc1), (o2, rc2), (o3, rc3) = s.runs([b"size %s %s" % (DEV, word), b"printenv filesize",
+                                                  b"fatls %s %s" % (DEV, word)])
+        if rc1 != 0:
+            return False, False, None
+        m = re.search(rb"filesize=([0-9a-fA-F]+)", o2)
+        return True, rc3 == 0, int(m.group(1), 16) if m else None
+
+    def _op(self, s, op):
+        if op.kind == "rename":
+            return "ENOSYS", "no FAT rename in U-Boot 2023.01"
+        path = op.args[0]
+        comps = [c for c in path.split("/") if c]
+        last = comps[-1] if comps else ""
+        if last in (".", ".."):
+            return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
+                    "rmdir": "EINVAL" if last == "." else "ENOTEMPTY"}[op.kind], "VFS (glue)"
+        if not comps:
+            return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
+                    "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
+        try:
+            b = enc(path)
+            [w] = s.words([b])
+            if isinstance(w, Unnameable):
+                raise w
+        except Unnameable as x:
+            return "EILSEQ", str(x)
+        if op.kind == "mkdir":
+            return self._run(s, b"fatmkdir %s %s" % (DEV, w))
+        if op.kind == "create":
+            exists, _, _ = self._probe(s, w)
+            if exists:
+                return "EEXIST", "size: exists (glue)"
+            size, seed = op.args[1], op.args[2]
+            s.board.put_data(opscript.content(seed, size), s.left())
+            return self._run(s, b"fatwrite %s %#x %s %#x" % (DEV, DATA_ADDR, w, size))
+        if op.kind == "write":
+            off, size, seed = op.args[1], op.args[2], op.args[3]
+            exists, is_dir, cur = self._probe(s, w)
+            if not exists:
+                return "ENOENT", "size: missing (glue)"
+            if is_dir:
+                return "EISDIR", "fatls: a directory (glue)"
+            if cur is None:
+                return "EIO", "size printed no filesize"
+            if size == 0:
+                return "ok", "nothing to write"
+            data = opscript.content(seed, size)
+            if off > cur:
+                data, off = bytes(off - cur) + data, cur
+            if off + len(data) < cur:
+                # fatwrite sets the size to OFFSET + BYTES: keep the old tail
+                (out, rc), = s.runs([b"fatload %s %#x %s" % (DEV, DATA_ADDR, w)])
+                if rc != 0:
+                    return errno_of(out), out.decode("latin-1").strip()[-200:]
+                old = s.board.get_data(0, cur, s.left())
+                data = data + old[off + len(data):]
+            s.board.put_data(data, s.left())
+            if off == 0:
+                return self._run(s, b"fatwrite %s %#x %s %#x" % (DEV, DATA_ADDR, w, len(data)))
+            return self._run(s, b"fatwrite %s %#x %s %#x %#x" % (DEV, DATA_ADDR, w, len(data), off))
+        if op.kind in ("unlink", "rmdir"):
+            exists, is_dir, _ = self._probe(s, w)
+            if exists and op.kind == "unlink" and is_dir:
+                return "EISDIR", "fatls: a directory (glue)"
+            if exists and op.kind == "rmdir" and not is_dir:
+                return "ENOTDIR", "fatls: not a directory (glue)"
+            return self._run(s, b"fatrm %s %s" % (DEV, w))
+        return "ENOSYS", f"unknown op {op.kind}"
+
+    def _run(self, s, line):
+        (out, rc), = s.runs([line])
+        if rc == 0:
+            return "ok", ""
+        return errno_of(out), out.decode("latin-1").strip()[-200:]
 
     def close(self):
         self.board.kill()
