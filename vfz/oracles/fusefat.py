@@ -22,7 +22,8 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
     strips dots and refuses the space); "..." is created as a file
   * every new name gets LFN slots and a short entry '~N' (N a counter of the
     mount: '~1', '~12'), even a valid 8.3 name: its own alias scheme
-  * rmdir of a non-empty directory answers EPERM (Linux ENOTEMPTY)
+  * rmdir of a non-empty directory (and rename onto one) answers EPERM
+    (Linux ENOTEMPTY); some writes that extend a file answer EPERM
   * rename of a non-empty directory answers ok and leaves it empty under its
     new name: the subtree is lost, its clusters allocated and unreachable
   * unmounting a FAT16 volume mounted rw+ writes 0x8000 into FAT[1] of both
@@ -58,6 +59,7 @@ NT_CASE = "fusefat-ignores-nt-case"
 NAMES = "fusefat-ascii-names"
 TRAILING = "fusefat-trailing-kept"
 LABEL_AS_FILE = "fusefat-label-as-file"
+WRITE_EPERM = "fusefat-write-eperm"
 
 
 def _mounted(d):
@@ -366,8 +368,10 @@ class FusefatWriter(Writer):
 
     @staticmethod
     def result_exception(op, expected, actual):
-        if op.kind == "rmdir" and expected == "ENOTEMPTY" and actual == "EPERM":
+        if op.kind in ("rmdir", "rename") and expected == "ENOTEMPTY" and actual == "EPERM":
             return RMDIR_NONEMPTY
+        if op.kind == "write" and expected == "ok" and actual == "EPERM":
+            return WRITE_EPERM
         if op.kind in ("create", "mkdir", "rename") and actual == "EPERM":
             leaf = ([c for c in op.args[-1].split("/") if c] or [""])[-1]
             if fusefat_name_err(leaf) == "EPERM":
@@ -449,9 +453,16 @@ EXCEPTIONS = [
                    "the writer's raw output); vfat-check's complaint 'fat-eoc: /: FAT[1] is "
                    "0x8000' on that image (regression case fusefat-fat1-clean-bit)"),
     NamedException(RMDIR_NONEMPTY, "fusefat", "writer",
-                   "rmdir of a non-empty directory answers EPERM; POSIX and Linux answer "
-                   "ENOTEMPTY. fusefat is wrong by POSIX rmdir(2); the directory is kept",
-                   "an rmdir op the model answers ENOTEMPTY and fusefat answers EPERM"),
+                   "rmdir of a non-empty directory, and rename of a directory onto a non-empty "
+                   "one, answer EPERM; POSIX and Linux answer ENOTEMPTY. fusefat is wrong by "
+                   "POSIX rmdir(2)/rename(2); nothing is changed",
+                   "an rmdir or rename op the model answers ENOTEMPTY and fusefat answers EPERM"),
+    NamedException(WRITE_EPERM, "fusefat", "writer",
+                   "some pwrite calls that extend a file fail with EPERM (measured on a 100-byte "
+                   "file: offset 100 or 4000 -> EPERM, offset 101 or 50 -> ok; the rule is not "
+                   "characterised yet); Linux writes them. fusefat is wrong (write(2) extends a "
+                   "regular file)",
+                   "a write op the model answers ok and fusefat answers EPERM"),
     NamedException(RENAME_DIR_EMPTIES, "fusefat", "writer",
                    "rename of a non-empty directory answers ok, but the directory under its new "
                    "name is empty: its entries are gone and their clusters stay allocated and "
