@@ -18,5 +18,5 @@ results wherever both model an op.
 from vfz.model.names import *  # noqa: F401,F403
 from vfz.model.names import _cp437_upper, _short_able, _upper_nonascii, _bare_shown, _raw_oem  # noqa: F401
 from vfz.model.profiles import *  # noqa: F401,F403
-from vfz.model.profiles import _mtools_store, _mtools_reserved  # noqa: F401
+from vfz.model.profiles import mtools_store, _mtools_reserved  # noqa: F401
 from vfz.model.tree import *  # noqa: F401,F403

@@ -108,7 +108,7 @@ def _mtools_translit_short(name):
     return shown if shown != name.rstrip(".") else None
 
 
-def _mtools_store(leaf):
+def mtools_store(leaf):
     """How mtools spells a new name on disk: trailing spaces dropped; a
     single trailing dot dropped when what is left is stored as a bare 8.3
     entry, without a dot ('trail.' -> 'trail'; measured: 'Ab.', 'x+y.',
@@ -222,7 +222,7 @@ PROFILES = {
         "name_err": _mtools_name_err,
         "lookup": _mtools_lookup,
         "replace": "respell",
-        "store": _mtools_store,
+        "store": mtools_store,
         "moved": _mtools_moved,
         "case_of": _mtools_case_of,
         "unbounded_root": True,
@@ -268,7 +268,7 @@ def mtools_long_names(op):
         if not isinstance(a, str) or not mtools_too_long(a):
             continue        # (mtools' stored form is never longer)
         comps = [c for c in a.split("/") if c and c not in (".", "..")]
-        for c in comps + [_mtools_store(c) for c in comps[-1:]]:
+        for c in comps + [mtools_store(c) for c in comps[-1:]]:
             if mtools_too_long(c) and c not in out:
                 out.append(c)
     return out

@@ -21,7 +21,8 @@ import tempfile
 
 from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import listing
-from vfz.model import trailing_slash, _mtools_store
+from vfz.model import trailing_slash
+from vfz.model.profiles import mtools_store
 from vfz.opscript import content
 from vfz.oracles import mtools_exceptions as mx
 from vfz.proc import run
@@ -181,13 +182,21 @@ def _fold(comp):
 
 def _fold_new(leaf):
     """The key of the name mtools stores for a new leaf (mkdir, create,
-    rename target), as vfz.model._mtools_store spells it: trailing spaces
+    rename target), as vfz.model.mtools_store spells it: trailing spaces
     dropped, each character outside the BMP cut to its low 16 bits, a
     transliterated bare 8.3 name ('œ' -> 'o'). mtools' own clash check
     compares the uncut name and would make a second entry of the same
     name ('😀' twice): the writer answers EEXIST, as Linux would for the
-    name on disk."""
-    return _fold(_mtools_store(leaf))
+    name on disk.
+
+    Why the glue shares this rule with the model's mtools profile: the
+    refusal is the harness's own (Linux's precondition, emulated), and it
+    needs mtools' stored spelling before mtools writes. The rule is not
+    taken on trust from the model: tests/test_mtools_store.py holds it
+    against mtools itself (each name written by mcopy/mmd on a fresh image
+    and read back from the directory entries), so a wrong rule fails there
+    rather than hiding behind the model's agreement."""
+    return _fold(mtools_store(leaf))
 
 
 class _Tree:

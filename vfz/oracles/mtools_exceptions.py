@@ -304,7 +304,7 @@ EXCEPTIONS = [
     NamedException("mtools-trailing-dots", "mtools", _W,
                    "mtools keeps trailing dots of long names ('dots...') and drops trailing spaces "
                    "('trail ' -> 'trail', where Linux answers EINVAL); Linux strips trailing dots "
-                   "(modelled in the mtools profile: _mtools_store). mren to a respelling that adds "
+                   "(modelled in the mtools profile: mtools_store). mren to a respelling that adds "
                    "trailing dots ('c.o' -> 'C.O.') is a new name to mtools and applied; Linux "
                    "finds the entry itself and keeps 'c.o'",
                    "the stored name is the expected one with trailing dots"),
