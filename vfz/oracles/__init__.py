@@ -178,6 +178,7 @@ MODULES = (
     "vfz.oracles.fusefat",
     "vfz.oracles.fatsort",
     "vfz.oracles.fsck_repair",
+    "vfz.oracles.uboot",
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})

@@ -757,3 +757,143 @@ class UbootWriter(Writer):
 
     def close(self):
         self.board.kill()
+
+
+# ---------------------------------------------------------------- names U-Boot shows
+def lfn_low_byte_form(leaf):
+    """The long name as U-Boot 2023.01 builds it (fs/fat/fat.c slot2str):
+    per 13-unit LFN slot, the low byte of each UTF-16 unit up to the first
+    unit whose low byte is 0 -- as Latin-1 characters (the reader's
+    decoding). 'Über' -> 'Über' (U+00DC's low byte is 0xDC), 'emoji 😀 file'
+    -> 'emoji =' (D83D -> '=', DE00 ends the slot)."""
+    b = leaf.encode("utf-16-le", "surrogatepass")
+    units = [b[i] | b[i + 1] << 8 for i in range(0, len(b), 2)]
+    out = []
+    for k in range(0, len(units), 13):
+        for u in units[k:k + 13]:
+            if u & 0xFF == 0:
+                break
+            out.append(chr(u & 0xFF))
+    return "".join(out)
+
+
+def _latin1_lower(bs):
+    # U-Boot's tolower (lib/ctype.c: Latin-1 classes) on raw bytes
+    return bytes(c + 32 if 0x41 <= c <= 0x5A or (0xC0 <= c <= 0xDE and c != 0xD7) else c for c in bs)
+
+
+def raw_83_form(leaf):
+    """A bare 8.3 entry as U-Boot shows it (get_name): the stored OEM bytes
+    (Linux upper-cases through cp437), each part lower-cased with U-Boot's
+    Latin-1 tolower when Linux set its NT lower-case bit (the part has no
+    upper-case letter), decoded as Latin-1. None if leaf is not 8.3-able."""
+    base, dot, ext = leaf.rpartition(".") if "." in leaf[1:] else (leaf, "", "")
+    try:
+        parts = []
+        for part in (base, ext):
+            raw = part.upper().encode("cp437")
+            if part and part == part.lower():
+                raw = _latin1_lower(raw)
+            parts.append(raw)
+    except UnicodeEncodeError:
+        return None
+    return (parts[0] + (b"." + parts[1] if dot else b"")).decode("latin-1")
+
+
+LFN_LOW_BYTE = "uboot-lfn-low-byte"
+RAW_83 = "uboot-83-oem-bytes"
+SHELL_BYTES = "uboot-shell-bytes"
+ALIAS_LATIN1 = "uboot-alias-latin1"
+ZERO_DATE = "uboot-zero-date"
+NO_RENAME = "uboot-no-rename"
+
+
+def _name_exception(expected_leaf, actual_leaf):
+    if actual_leaf == lfn_low_byte_form(expected_leaf):
+        return LFN_LOW_BYTE
+    if actual_leaf == raw_83_form(expected_leaf):
+        return RAW_83
+    return None
+
+
+UbootReader.name_exception = staticmethod(_name_exception)
+
+
+# ---------------------------------------------------------------- model profile
+def _uboot_name_err(leaf):
+    """A new name: what the writer glue refuses (EILSEQ: a character beyond
+    U+00FF, or a "'" with non-ASCII characters -- U-Boot's shell cannot be
+    given it, see word()), else Linux's rules (U-Boot's own refusals, <>:"/\\|?*
+    and units below 0x20, are a subset)."""
+    from vfz.model.names import check_new_name
+    if any(ord(c) > 0xFF for c in leaf) or ("'" in leaf and any(ord(c) > 0x7E for c in leaf)):
+        return "EILSEQ"
+    return check_new_name(leaf)
+
+
+def _uboot_lookup(d, leaf):
+    """U-Boot's lookup folds Latin-1 too (strncasecmp with its Latin-1
+    tolower): 'é' finds 'É'."""
+    from vfz.model.names import strip_dots
+    key = _latin1_lower(strip_dots(leaf).encode("latin-1", "replace"))
+    for k in d.kids.values():
+        if _latin1_lower(strip_dots(k.name).encode("latin-1", "replace")) == key:
+            return k
+    return None
+
+
+PROFILE = {
+    "name_err": _uboot_name_err,
+    "lookup": _uboot_lookup,
+    # U-Boot gives every name LFN slots and a ~N alias (even "dir" -> DIR~1):
+    # the fixed root fills by its own count, not modelled
+    "unbounded_root": True,
+}
+
+
+# ---------------------------------------------------------------- registry
+ENTRIES = [
+    Entry("uboot", "uboot", reader="vfz.oracles.uboot:UbootReader",
+          writer="vfz.oracles.uboot:UbootWriter", profile=PROFILE, names="dual", shorts="own",
+          supports=frozenset({"mkdir", "create", "write", "unlink", "rmdir", "write-offset"}),
+          needs=("u-boot-qemu", "qemu-system-x86"), cost="vm"),
+]
+
+EXCEPTIONS = [
+    NamedException(LFN_LOW_BYTE, "uboot", "reader",
+                   "U-Boot 2023.01 builds a long name from the low byte of each UTF-16 unit "
+                   "(fs/fat/fat.c slot2str) and ends a slot at a unit whose low byte is 0: "
+                   "names in U+0000-U+00FF come out as their Latin-1 bytes (right), others as "
+                   "unrelated bytes ('日本' -> 'åg'), cut at U+xx00 ('emoji 😀 file' -> "
+                   "'emoji ='). U-Boot is wrong (LFN slots hold UTF-16; it has no code page)",
+                   "actual leaf == lfn_low_byte_form(expected leaf) (UbootReader.name_exception)"),
+    NamedException(RAW_83, "uboot", "reader",
+                   "U-Boot shows a bare 8.3 entry as its stored OEM bytes, lower-cased by the "
+                   "NT case bits with a Latin-1 tolower ('é' stored as cp437 0x90 shows as "
+                   "byte 0x90); Linux decodes the code page",
+                   "actual leaf == raw_83_form(expected leaf)"),
+    NamedException(SHELL_BYTES, "uboot", "writer",
+                   "U-Boot's command line holds bytes; its FAT writer turns each byte into one "
+                   "UTF-16 unit, so a name with a character beyond U+00FF cannot be written; "
+                   "its hush refuses a \"'\" inside an expanded variable. The glue answers "
+                   "EILSEQ before U-Boot sees such a name, and the uboot profile predicts it",
+                   "result EILSEQ, predicted by the profile's name_err"),
+    NamedException(NO_RENAME, "uboot", "writer",
+                   "U-Boot 2023.01 has no FAT rename: the writer answers ENOSYS and its Entry "
+                   "does not support rename, so the campaign sends it no renames",
+                   "op kind rename, result ENOSYS"),
+    NamedException(ALIAS_LATIN1, "uboot", "writer",
+                   "U-Boot's writer builds the 8.3 alias of a Latin-1 name from the raw bytes "
+                   "('Über Größe.dat' -> DC 'BERGR~1DAT', 'é' -> E9 '~1'): Latin-1 bytes, lower "
+                   "case kept, where the FAT specification wants upper-case OEM (cp437: 9A). "
+                   "Long-name readers are unaffected; a DOS reader shows other characters. "
+                   "U-Boot is wrong by the specification (not compared: listings hold long names)",
+                   "short entry bytes >= 0x80 equal to the long name's Latin-1 bytes"),
+    NamedException(ZERO_DATE, "uboot", "writer",
+                   "U-Boot 2023.01 (qemu-x86 build) writes creation, access and modification "
+                   "dates 0x0000 (1980-00-00: month 0, day 0) on every entry fatwrite/fatmkdir "
+                   "make; fatgen103 wants month 1-12 and day 1-31. fsck.fat 4.2 -n does not "
+                   "check dates and stays silent; listings do not hold dates. U-Boot is wrong "
+                   "by the specification, harmless to every reader here",
+                   "date fields 0x0000 on the entries the uboot writer made"),
+]
