@@ -179,6 +179,7 @@ MODULES = (
     "vfz.oracles.fatsort",
     "vfz.oracles.fsck_repair",
     "vfz.oracles.uboot",
+    "vfz.oracles.fatfs",
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})

@@ -241,7 +241,56 @@ class Server:
         self._kill()
 
 
+DEL_UNOPENABLE = "fatfs-del-unopenable"
+CASE_TWINS = "fatfs-case-twins"
+
+
+def _get(ev, k):
+    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
+
+
+def explain_read(ev):
+    """The named exception behind a FatFs reader divergence, from evidence
+    (ev.diff: the listing difference; ev.entries: the expected listing):
+    every difference must lie at or under an entry FatFs lists but cannot
+    open (a name with DEL, whose 8.3 name cannot stand in for it:
+    DEL_UNOPENABLE), or be one of two names of a directory that FatFs's
+    folding makes one (CASE_TWINS: Linux folds ASCII only, so a nodual
+    writer makes 'é' beside 'É' and FatFs opens the first for both). Nothing
+    may be shown that is not expected, but a twin."""
+    d = _get(ev, "diff")
+    if not d or d.ambiguous or d.ambiguous_counts:
+        return None
+    twins = set()
+    groups = {}
+    for e in _get(ev, "entries") or ():
+        par, _, leaf = e["path"].rpartition("/")
+        groups.setdefault((par, fatfs_fold(leaf)), []).append(e["path"])
+    for g in groups.values():
+        if len(g) > 1:
+            twins.update(g)
+    names = set()
+    for e in d.missing + [a for a, _ in d.changed]:
+        p = e["path"]
+        comps = p.split("/")
+        if any("\x7f" in c for c in comps[1:]):
+            names.add(DEL_UNOPENABLE)
+        elif any("/".join(comps[:i + 1]) in twins for i in range(1, len(comps))):
+            names.add(CASE_TWINS)
+        else:
+            return None
+    for e in d.extra:
+        if e["path"] not in twins:
+            return None
+        names.add(CASE_TWINS)
+    if not names:
+        return None
+    return DEL_UNOPENABLE if DEL_UNOPENABLE in names else CASE_TWINS
+
+
 class FatfsReader(Reader):
+    explain = staticmethod(explain_read)
+
     def __init__(self, name="fatfs", **cfg):
         self.name = name
         self.server = Server()
@@ -447,6 +496,21 @@ ENTRIES = [
 
 EXCEPTIONS = [
     NamedException(
+        DEL_UNOPENABLE, "fatfs", "reader",
+        "FatFs lists a long name holding DEL (U+007F, which Linux accepts) but cannot open it: "
+        "create_name refuses DEL in every path (FR_INVALID_NAME), so a file under such a name has "
+        "no contents and a directory no children; the reader opens it by its 8.3 name when that "
+        "finds the same entry (dual aliases without DEL), which nodual dummies cannot",
+        "every difference lies at or under a path component with DEL; the complaint names "
+        "FR_INVALID_NAME (explain_read)"),
+    NamedException(
+        CASE_TWINS, "fatfs", "reader",
+        "FatFs compares long names with its Unicode upper-casing, Linux (iocharset=ascii) with "
+        "ASCII only: a nodual writer lets Linux make 'é' beside 'É' (no alias clash), and FatFs "
+        "opens the first of the two for both names",
+        "every difference is one of two expected names of a directory equal under fatfs_fold "
+        "(explain_read)"),
+    NamedException(
         "fatfs-rename-no-replace", "fatfs", "writer",
         "f_rename never replaces an existing entry (FR_EXIST) where POSIX rename does; the glue "
         "removes the target first, so the entry ends up with the spelling the rename gave, not "
@@ -473,6 +537,20 @@ EXCEPTIONS = [
 ]
 
 
+def install(sh, apt):
+    """Setup's step for this oracle (vfz.setup calls every oracle module's
+    install): the Node package js-fatfs, pinned in package-lock.json, with
+    `npm ci` when node_modules is missing; nothing (no network) once
+    installed. npm comes with nodesource's nodejs; Debian's nodejs needs
+    Debian's npm package (which conflicts with nodesource's: only when there
+    is no npm command). -> exit code."""
+    if os.path.exists(WASM):
+        return 0
+    if not shutil.which("npm") and apt(["npm"]) != 0:
+        return 1
+    return sh(["npm", "ci", "--prefix", NODE_DIR, "--no-audit", "--no-fund"])
+
+
 def main(argv):
     if argv != ["--casefold"]:
         print("usage: python3 -m vfz.oracles.fatfs --casefold   (re-measure casefold.json)", file=sys.stderr)
@@ -491,16 +569,3 @@ def main(argv):
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 
-
-def install(sh, apt):
-    """Setup's step for this oracle (vfz.setup calls every oracle module's
-    install): the Node package js-fatfs, pinned in package-lock.json, with
-    `npm ci` when node_modules is missing; nothing (no network) once
-    installed. npm comes with nodesource's nodejs; Debian's nodejs needs
-    Debian's npm package (which conflicts with nodesource's: only when there
-    is no npm command). -> exit code."""
-    if os.path.exists(WASM):
-        return 0
-    if not shutil.which("npm") and apt(["npm"]) != 0:
-        return 1
-    return sh(["npm", "ci", "--prefix", NODE_DIR, "--no-audit", "--no-fund"])

@@ -4,6 +4,8 @@
 //   {"id": N, "op": "ping"}                       -> {"id": N, "ok": true}
 //   {"id": N, "op": "list", "image": PATH}        -> {"id": N, "entries": [...],
 //                                                     "complaints": [...]} | {"id": N, "error": "..."}
+//   {"id": N, "op": "trap", "image": PATH} / {"id": N, "op": "hang"}: for the
+//                                                 tests of the restart path
 //   {"id": N, "op": "casefold", "pairs": [[a, b], ...]} -> {"id": N, "same": [[a, b], ...]}
 //   {"id": N, "op": "apply", "image": PATH, "ops": [[kind, arg...], ...]}
 //                                                 -> {"id": N, "results": ["ok"|"EEXIST"|...],
@@ -184,9 +186,12 @@ function list(image) {
 			let op = open + '/' + it.name;
 			const st = stat(op);
 			if ((st.fr !== F.FR_OK || st.attr !== it.attr || st.size !== it.size) && it.alt) {
+				// (f_stat's fname is the name asked for; altname, attr and
+				// size come from the entry found)
 				const alt = open + '/' + it.alt;
 				const st2 = stat(alt);
-				if (st2.fr === F.FR_OK && st2.name === it.name) op = alt;
+				if (st2.fr === F.FR_OK && st2.alt === it.alt && st2.attr === it.attr && st2.size === it.size)
+					op = alt;
 			}
 			const e = { path: sp, short83: it.alt, attr: it.attr };
 			if (it.attr & F.AM_DIR) {
@@ -495,6 +500,20 @@ function casefold(pairs) {
 	return { same };
 }
 
+// for tests of the restart path (tests/test_fatfs.py): a genuine
+// WebAssembly trap, f_read of a file into an address past the module's
+// memory (memcpy from the sector buffer: memory access out of bounds)
+function trap(image) {
+	const r = mount(image);
+	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}` };
+	const d = readdir('/');
+	const f = d.items.find((it) => !(it.attr & F.AM_DIR) && it.size > 0);
+	if (!f) return { error: 'no file to read' };
+	ff.f_open(mem.fil, '/' + f.name, F.FA_READ);
+	ff.f_read(mem.fil, ff.HEAPU8.length + 4096, 1, mem.n);
+	return { error: 'f_read past the memory did not trap' };
+}
+
 function apply(image, ops) {
 	const r = mount(image);
 	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}` };
@@ -555,6 +574,8 @@ async function main() {
 			else if (req.op === 'list') answer({ id, ...list(req.image) });
 			else if (req.op === 'apply') answer({ id, ...apply(req.image, req.ops) });
 			else if (req.op === 'casefold') answer({ id, ...casefold(req.pairs) });
+			else if (req.op === 'trap') answer({ id, ...trap(req.image) });
+			else if (req.op === 'hang') for (;;) { /* as FatFs stuck in a loop */ }
 			else answer({ id, error: `unknown op ${req.op}` });
 		} catch (e) {
 			if (e && e.code && typeof e.code === 'string' && e.code.startsWith('E') && !(e instanceof WebAssembly.RuntimeError)) {
