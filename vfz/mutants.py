@@ -375,6 +375,12 @@ class Tree:
     def sync(self):
         """The committed sources (git HEAD), not the working tree: others
         edit core/src while a run goes on."""
+        old = {}
+        for d, _, fs in os.walk(self.root):
+            for f in fs:
+                p = os.path.join(d, f)
+                with open(p, "rb") as fh:
+                    old[os.path.relpath(p, self.root)] = (fh.read(), os.stat(p).st_mtime)
         shutil.rmtree(self.root, ignore_errors=True)
         os.makedirs(self.root)
         units = [f"tests/{f}" for f in os.listdir(os.path.join(REPO, "tests"))
@@ -387,12 +393,17 @@ class Tree:
         arch = subprocess.run(["git", "-C", REPO, "archive", "HEAD", *TREE_FILES, "core", *units, *extra],
                               capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", self.root], input=arch.stdout, check=True)
-        # tar gives the commit's time; objects of an earlier mutant in
-        # build-fault-TAG/ are newer and make would keep them
+        # tar gives the commit's time, older than the objects of an earlier
+        # mutant in build-fault-TAG/: a file keeps the time it had in the
+        # last tree when its text is the same, else it is dated now
         now = time.time()
         for d, _, fs in os.walk(self.root):
             for f in fs:
-                os.utime(os.path.join(d, f), (now, now))
+                p = os.path.join(d, f)
+                with open(p, "rb") as fh:
+                    prev = old.get(os.path.relpath(p, self.root))
+                    t = prev[1] if prev and prev[0] == fh.read() else now
+                os.utime(p, (t, t))
         self.head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                                    capture_output=True, text=True).stdout.strip()
 
