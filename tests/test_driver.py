@@ -252,5 +252,15 @@ class DriverTests(unittest.TestCase):
         self.assertIn('"/a"', out)
 
 
+    def test_readme_oracle_table(self):
+        """The README's table of oracles is the registry's (regenerate it with
+        `vfatfuzz oracles --markdown` when an oracle module is added)."""
+        from vfz.cmd_oracles import markdown
+        with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+        table = text.split("<!-- oracles:begin -->\n", 1)[1].split("\n<!-- oracles:end -->", 1)[0]
+        self.assertEqual(table, markdown())
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
