@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""The U-Boot oracle (vfz/oracles/uboot.py) against U-Boot 2023.01 itself.
+
+One QEMU for the whole test (a Board shared by the reader and the writer):
+  * the reader on core-written images lists what `vfat ls` lists (path,
+    type, size, sha256 of what fatload put in RAM); the non-ASCII long
+    names come back exactly as the named exception's transformation says;
+  * two images of one size with different trees swapped without a reboot
+    each read as themselves (the swap is sound);
+  * the writer's tree is accepted by fsck.fat -n and `vfat ls` shows the
+    same tree, and the same op results, as the core writer on the same
+    script (rename aside: ENOSYS);
+  * a garbage image is an error, a directory whose cluster chain loops is a
+    trap (no prompt in the time limit), and the next image reads right.
+"""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from vfz import listing, opscript  # noqa: E402
+from vfz.oracles import uboot  # noqa: E402
+from vfz.oracles.core import vfat_binary  # noqa: E402
+
+VFAT = vfat_binary()
+
+TREE_A = """\
+mkdir "/A long directory name"
+create "/A long directory name/new long file name.txt" 1000 7
+create "/hello.txt" 3 1
+mkdir "/d"
+mkdir "/d/e"
+create "/d/e/x y'z.bin" 70000 3
+create "/d/semi;colon $HOME.txt" 10 2
+create "/empty" 0 1
+create "/UPPER.TXT" 513 4
+"""
+TREE_B = """\
+mkdir "/other"
+create "/other/b.txt" 4096 9
+create "/hello.txt" 5 2
+"""
+NON_ASCII = """\
+create "/Über Größe.dat" 10 2
+create "/emoji 😀 file" 5 9
+create "/日本語.txt" 7 3
+"""
+WRITES = """\
+mkdir "/dir"
+mkdir "/dir"
+mkdir "/DIR/Sub dir"
+create "/dir/a long name.txt" 100 3
+create "/dir/a long name.txt" 100 3
+write "/dir/a long name.txt" 10 5 9
+write "/dir/a long name.txt" 0 5 8
+write "/dir/a long name.txt" 200 5 7
+write "/dir/nosuch" 0 5 7
+write "/dir" 0 5 7
+create "/dir/Sub dir/f" 3 3
+create "/big file.bin" 40000 5
+rmdir "/dir/Sub dir"
+unlink "/dir/Sub dir"
+rmdir "/dir/Sub dir/f"
+unlink "/dir/Sub dir/f"
+rmdir "/dir/Sub dir"
+unlink "/nosuch"
+mkdir "/nosuch/x"
+create "/dir/a long name.txt/x" 1 1
+create "/Café.txt" 4 1
+rmdir "/"
+"""
+
+
+def run(argv):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def make(path, script, size="16M"):
+    if os.path.exists(path):
+        os.unlink(path)
+    p = run([VFAT, "mkfs", path, "--size", size, "--fat", "16"])
+    assert p.returncode == 0, p.stderr
+    ops = os.path.join(os.path.dirname(path), "ops")
+    with open(ops, "w", encoding="utf-8") as f:
+        f.write(script)
+    p = run([VFAT, "apply", path, ops, "--names", "dual"])
+    assert p.returncode in (0, 1), p.stderr
+    return [__import__("json").loads(x)["result"] for x in p.stdout.splitlines() if x.startswith("{")]
+
+
+def core_ls(path):
+    p = run([VFAT, "ls", path])
+    assert p.returncode == 0, p.stderr
+    return listing.normalize(listing.loads(p.stdout))
+
+
+@unittest.skipUnless(uboot.available()[0], uboot.available()[1])
+@unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat is not built")
+class TestUboot(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="test-uboot-")
+        cls.board = uboot.Board()
+        cls.reader = uboot.UbootReader(board=cls.board)
+        cls.writer = uboot.UbootWriter(board=cls.board)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.board.kill()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def img(self, name, script, size="16M"):
+        p = os.path.join(self.tmp, name)
+        make(p, script, size)
+        return p
+
+    def read(self, path, timeout=120.0):
+        r = self.reader.read(path, timeout)
+        self.assertIsNone(r.error, r.raw[-2000:])
+        self.assertEqual(r.complaints, [])
+        return r
+
+    def test_1_reader_lists_core_tree(self):
+        a = self.img("a.img", TREE_A)
+        r = self.read(a)
+        self.assertEqual(listing.normalize(r.listing), core_ls(a))
+        for e in r.listing:
+            if e["type"] == "file":
+                self.assertEqual(e["read"], e["size"])
+
+    def test_2_non_ascii_names_are_the_named_transformation(self):
+        n = self.img("n.img", NON_ASCII)
+        r = self.read(n)
+        want = {e["path"]: e for e in core_ls(n)}
+        got = {e["path"]: e for e in listing.normalize(r.listing)}
+        self.assertEqual(len(got), len(want))
+        for path, e in want.items():
+            shown = "/" + uboot.lfn_low_byte_form(path[1:])
+            self.assertIn(shown, got)
+            self.assertEqual(got[shown]["sha256"], e["sha256"])
+            if shown != path:
+                self.assertEqual(self.reader.name_exception(path[1:], shown[1:]), uboot.LFN_LOW_BYTE)
+        self.assertIn("/emoji =", got)           # D83D -> '=', DE00 ends the slot
+        self.assertIn("/Über Größe.dat", got)    # Latin-1: one byte per unit is right
+        # a different name is not excused
+        self.assertIsNone(self.reader.name_exception("emoji 😀 file", "emoji ?"))
+
+    def test_3_swap_without_reboot_is_sound(self):
+        a = self.img("sa.img", TREE_A)
+        b = self.img("sb.img", TREE_B)
+        self.assertEqual(os.path.getsize(a), os.path.getsize(b))
+        self.read(a)
+        boots = self.board.boots
+        for path in (b, a, b):
+            r = self.read(path)
+            self.assertEqual(listing.normalize(r.listing), core_ls(path))
+        self.assertEqual(self.board.boots, boots, "same-size images must not reboot")
+
+    def test_4_writer(self):
+        ref = self.img("ref.img", "")
+        want_results = make(ref, WRITES)
+        w = self.img("w.img", "")
+        res = self.writer.apply(w, opscript.parse(WRITES), 300.0)
+        self.assertIsNone(res.error, res.raw[-2000:])
+        self.assertEqual(res.results, want_results, res.raw[:3000])
+        p = run(["fsck.fat", "-n", w])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(core_ls(w), core_ls(ref))
+        # and U-Boot reads back what it wrote
+        self.assertEqual(listing.normalize(self.read(w).listing), core_ls(ref))
+
+    def test_5_writer_refuses_what_it_cannot_do(self):
+        w = self.img("w2.img", "")
+        ops = opscript.parse('mkdir "/a"\nrename "/a" "/b"\ncreate "/emoji 😀" 1 1\n')
+        res = self.writer.apply(w, ops, 120.0)
+        self.assertIsNone(res.error)
+        self.assertEqual(res.results, ["ok", "ENOSYS", "EILSEQ"])
+        self.assertEqual([e["path"] for e in core_ls(w)], ["/a"])
+
+    def test_6_hostile_images(self):
+        garbage = os.path.join(self.tmp, "garbage.img")
+        with open(garbage, "wb") as f:
+            f.write(bytes((i * 7 + 3) % 251 for i in range(1 << 20)))
+        r = self.reader.read(garbage, 60.0)
+        self.assertIsNotNone(r.error)
+        self.assertIsNone(r.listing)
+        # a directory whose first cluster (full: no end marker) is chained
+        # to itself: fatls never ends
+        loop = self.img("loop.img", 'mkdir "/d"\n' + "".join(f'create "/d/F{i:02d}" 1 1\n'
+                                                              for i in range(80)))
+        cl = next(e["cluster"] for e in listing.loads(run([VFAT, "ls", loop]).stdout)
+                  if e["path"] == "/d")
+        with open(loop, "r+b") as f:
+            bs = f.read(512)
+            bps, _, reserved = struct.unpack_from("<HBH", bs, 11)
+            f.seek(reserved * bps + 2 * cl)
+            f.write(struct.pack("<H", cl))
+        r = self.reader.read(loop, 10.0)
+        self.assertTrue(r.error and r.error.startswith("trap:"), r.error)
+        a = self.img("after.img", TREE_A)
+        self.assertEqual(listing.normalize(self.read(a).listing), core_ls(a))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
