@@ -40,7 +40,7 @@ import threading
 import time
 from collections import Counter
 
-from vfz import diff, findings, minimize, opscript, oracles
+from vfz import diff, findings, minimize, opscript, oracles, pace
 from vfz.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS
 from vfz.errors import UsageError
 from vfz.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary
@@ -97,6 +97,9 @@ class Campaign:
         self.new = []             # (sig, summary) of findings written in this run
         self.seen_divs = Counter()  # (role, oracle or writer): divergences seen (incl. known)
         self.phase = "starting"
+        self.min_s = 0.0          # seconds spent minimising
+        self.min_s_iter = 0.0
+        self.loop_t0 = None
         self.fuzzer = None
         self.checker = None
         self.known = set()
@@ -249,7 +252,11 @@ class Campaign:
         return out
 
     def loop(self):
+        self.loop_t0 = time.monotonic()
         while time.monotonic() < self.deadline:
+            t_iter = time.monotonic()
+            t_gen = 0.0
+            self.min_s_iter = 0.0
             if self.fuzzer:
                 self.fuzzer.poll()
                 for c in self.fuzzer.new_crashes():
@@ -261,25 +268,34 @@ class Campaign:
                 path = self.queue.pop(0)
                 self.fuzzer.mark_done(path)
                 self.harvested += 1
+                t0 = time.monotonic()
                 try:
                     ops, opts, _ = convert_input(self.vfat, path)
                 except opscript.OpScriptError as e:
                     self.notes.append(str(e))
                     continue
+                finally:
+                    t_gen = time.monotonic() - t0
+                    self.checker.timed("generate", t_gen)
                 fs = fs_from_options(opts) or self.fs_list[self.scripts % len(self.fs_list)]
                 src = {"source": "fuzz_ops corpus", "input": os.path.basename(path)}
             else:
                 gseed, nops, fsb = iter_params(self.seed, self.iter)
                 fs = self.fs_list[fsb % len(self.fs_list)]
+                t0 = time.monotonic()
                 ops = gen_script(self.vfat, gseed, nops, self.args.names)
                 if fsb & 0x80:                   # half the scripts: tricky additions
                     ops = enrich(ops, random.Random(gseed))
+                t_gen = time.monotonic() - t0
+                self.checker.timed("generate", t_gen)
                 src = {"source": "vfat gen", "iteration": self.iter, "gen_seed": gseed, "ops": nops}
                 self.iter += 1
             if not ops:
                 continue
             self.phase = "checking"
+            t0 = time.monotonic()
             res = self.checker.check(ops, fs)
+            t_check = time.monotonic() - t0
             self.scripts += 1
             for sig, d in res.divs.items():
                 # a writer's own (results, failures) by writer name: family
@@ -293,6 +309,9 @@ class Campaign:
             if self.scripts % 20 == 0:
                 self.state["seeds"][str(self.seed)] = self.iter
                 save_state(self.workdir, self.state)
+            # the rest of the iteration: everything but generating and checking
+            self.checker.timed("bookkeeping", time.monotonic() - t_iter - t_check - t_gen
+                               - self.min_s_iter)
 
     def new_finding(self, d, ops, fs, src):
         self.phase = f"minimising {d.sig}"
@@ -303,6 +322,8 @@ class Campaign:
         left = self.deadline - time.monotonic()
         mops, stats = minimize_divergence(self.checker, d, ops, fs,
                                           budget=min(self.args.min_budget, max(MIN_LATE, left)))
+        self.min_s_iter += time.monotonic() - t0
+        self.min_s += time.monotonic() - t0
         write_full(self.workdir, self.checker, d, ops, mops, fs,
                    dict(src, seed=self.seed, found_after_s=round(t0 - self.t0, 1),
                         minimise_s=round(time.monotonic() - t0, 1), minimise=stats))
@@ -367,6 +388,12 @@ class Campaign:
             self.say(f"{n:<14} {'writer':<7} {ck.applies[n]:>8} {self.seen_divs.get(('writer', n), 0):>12}")
         for n in ck.reader_names:
             self.say(f"{n:<14} {'reader':<7} {ck.images_checked[n]:>8} {self.seen_divs.get(('reader', n), 0):>12}")
+        loop_s = time.monotonic() - self.loop_t0 if self.loop_t0 else 0.0
+        prep = pace.report(ck.stage_s, ck.stage_n, ck.own_s,
+                           {n: ck.images_checked[n] for n in ck.reader_names}, loop_s)
+        prep["minimise_seconds"] = round(self.min_s, 1)
+        for ln in pace.table(prep):
+            self.say(ln)
         if self.fuzzer:
             self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
                      f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
@@ -381,6 +408,7 @@ class Campaign:
                 "images_per_minute": {n: round(ck.images_checked[n] * 60.0 / el, 1) if el else 0.0
                                       for n in ck.reader_names},
                 "fuzz_execs_per_s": self.fuzzer.execs_per_s() if self.fuzzer else None,
+                "pipeline": prep,
                 "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}
         try:
             tmp = os.path.join(self.workdir, f".summary.json.{os.getpid()}")

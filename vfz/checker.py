@@ -13,6 +13,8 @@ name class).
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections import Counter
 
 from vfz import diff, findings, model, oracles, verdict
@@ -82,6 +84,37 @@ def write_copy(w, wn, base, img, ops):
         return oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
 
 
+class ImageTemplate:
+    """An image held as its non-zero 64 KiB blocks: copies of it are written
+    as a sparse file with no read of the source (the pristine volumes are
+    copied once per writer per script)."""
+    BLK = 1 << 16
+
+    def __init__(self, path):
+        zero = bytes(self.BLK)
+        self.chunks = []
+        with open(path, "rb") as f:
+            off = 0
+            while True:
+                b = f.read(self.BLK)
+                if not b:
+                    break
+                if b != zero[:len(b)]:
+                    if self.chunks and self.chunks[-1][0] + len(self.chunks[-1][1]) == off:
+                        self.chunks[-1] = (self.chunks[-1][0], self.chunks[-1][1] + b)
+                    else:
+                        self.chunks.append((off, b))
+                off += len(b)
+        self.size = off
+
+    def copy_to(self, dst):
+        with open(dst, "wb") as g:
+            for off, b in self.chunks:
+                g.seek(off)
+                g.write(b)
+            g.truncate(self.size)
+
+
 def fat_bits(fs):
     return diff.parse_fs(FS_SPECS.get(fs, fs))[0]
 
@@ -133,8 +166,16 @@ class Checker:
         self.vfat = vfat
         self.tmp = tempfile.mkdtemp(prefix="vfz-campaign-")
         self.pristine = {}
+        self.templates = {}
         self.images_checked = Counter()
         self.applies = Counter()
+        # where the time goes (vfz.campaign's summary): wall seconds per
+        # stage ("model", "write core-v1", "read mtools", "compare") and
+        # the oracles' own seconds (their Timer: the tool call alone)
+        self.stage_s = Counter()
+        self.stage_n = Counter()
+        self.own_s = Counter()
+        self._lock = threading.Lock()
         cfg = dict(cfg or {})
         if vfat:
             for w in oracles.WRITERS:
@@ -174,12 +215,39 @@ class Checker:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def pristine_image(self, fs):
-        if fs not in self.pristine:
-            fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
-            p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
-            diff.mkfs(p, fat, size, cl)
-            self.pristine[fs] = p
-        return self.pristine[fs]
+        with self._lock:             # lanes of the campaign share a checker
+            if fs not in self.pristine:
+                fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
+                p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
+                diff.mkfs(p, fat, size, cl)
+                self.templates[p] = ImageTemplate(p)
+                self.pristine[fs] = p
+            return self.pristine[fs]
+
+    def timed(self, stage, seconds, own=None, n=1):
+        """Account seconds of wall time to a stage (and an oracle's own time)."""
+        with self._lock:
+            self.stage_s[stage] += seconds
+            self.stage_n[stage] += n
+            if own is not None:
+                self.own_s[stage] += own
+
+    def _write(self, w, wn, base, img, ops):
+        """write_copy, the copy made from the pristine volume's template."""
+        t0 = time.monotonic()
+        tpl = self.templates.get(base)
+        if tpl is None:
+            wr = write_copy(w, wn, base, img, ops)
+        else:
+            tpl.copy_to(img)
+            try:
+                wr = w.apply(img, ops, diff.WRITE_TIMEOUT)
+            except Exception as e:
+                wr = oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
+        self.timed(f"write {wn}", time.monotonic() - t0, wr.seconds)
+        with self._lock:
+            self.applies[wn] += 1
+        return wr
 
     def check(self, ops, fs, writers=None, readers=None, workdir=None):
         """Apply ops with each writer to a fresh image of fs, read with each
@@ -193,11 +261,13 @@ class Checker:
                 continue
             key = model_key(wn)          # the rule sets slot counts
             if key not in models:
+                t0 = time.monotonic()
                 try:
                     m = model_of(wn, base, ops)
                 except Exception as e:          # a harness bug is a finding, not a crash
                     m = HarnessError(f"model {key[:-1]}: {type(e).__name__}: {e}")
                 models[key] = m
+                self.timed("model", time.monotonic() - t0)
             m = models[key]
             if isinstance(m, HarnessError):
                 res.add(Divergence({"role": "harness", "oracle": "model", "verdict": "failed",
@@ -209,8 +279,7 @@ class Checker:
 
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
         img = os.path.join(wdir, f"{wn}.img")
-        wr = write_copy(w, wn, base, img, ops)
-        self.applies[wn] += 1
+        wr = self._write(w, wn, base, img, ops)
         res.images[wn] = img
         res.raws[wn] = wr.raw
         res.verdicts[wn] = {}
@@ -242,12 +311,14 @@ class Checker:
                 return
             ops = ops[:cut]
             img = os.path.join(wdir, f"{wn}-cut.img")
-            pw = write_copy(w, wn, base, img, ops)
+            pw = self._write(w, wn, base, img, ops)
             res.images[f"{wn}-cut"] = img
             res.raws[f"{wn}-cut"] = pw.raw
             if pw.error:
                 return
+            t0 = time.monotonic()
             m = model_of(wn, base, ops)
+            self.timed("model", time.monotonic() - t0)
         elif wr.error:
             res.verdicts[wn]["(writer)"] = "failed"
             res.details[wn]["(writer)"] = wr.error
@@ -280,33 +351,43 @@ class Checker:
             if readers is not None and rn not in readers:
                 continue
             rcls = type(r)
+            t0 = time.monotonic()
             try:
                 rr = r.read(img, self.timeout)
             except Exception as ex:
                 rr = oracles.ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
-            self.images_checked[rn] += 1
-            hook = getattr(r, "expected_complaints", None)
-            if hook:
-                rr.complaints = hook(rr.complaints, wentry)
+            t1 = time.monotonic()
+            self.timed(f"read {rn}", t1 - t0, rr.seconds)
+            with self._lock:
+                self.images_checked[rn] += 1
             try:
-                exp_c = rcls.expectations(wentry, m, img, fat_bits(fs))
-                vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
-            except Exception as e:
-                msg = f"verdict for {rn}: {type(e).__name__}: {e}"
-                res.add(Divergence({"role": "harness", "oracle": rn, "verdict": "failed",
-                                    "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"},
-                                   wn, msg))
-                continue
-            d = vd.text()
-            res.raws[f"{wn}.{rn}"] = rr.raw
-            res.verdicts[wn][rn] = vd.verdict
-            res.details[wn][rn] = d
-            if vd.verdict != "ok":
-                ev = Evidence(ops, writer=wn, reader=rn, rr=rr, verdict=vd.verdict, diff=vd.diff,
-                              lines=vd.lines, detail=d, exp_complaints=exp_c, image=img,
-                              entries=exp_entries, fat_bits=fat_bits(fs))
-                for div in self._reader_divs(ev, rcls, oracles.oracle_class(wn, "writer")):
-                    res.add(div)
+                self._judge(res, ops, fs, wn, m, img, rn, r, rcls, rr, used, exp_entries, wentry)
+            finally:
+                self.timed("compare", time.monotonic() - t1)
+
+    def _judge(self, res, ops, fs, wn, m, img, rn, r, rcls, rr, used, exp_entries, wentry):
+        hook = getattr(r, "expected_complaints", None)
+        if hook:
+            rr.complaints = hook(rr.complaints, wentry)
+        try:
+            exp_c = rcls.expectations(wentry, m, img, fat_bits(fs))
+            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+        except Exception as e:
+            msg = f"verdict for {rn}: {type(e).__name__}: {e}"
+            res.add(Divergence({"role": "harness", "oracle": rn, "verdict": "failed",
+                                "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"},
+                               wn, msg))
+            return
+        d = vd.text()
+        res.raws[f"{wn}.{rn}"] = rr.raw
+        res.verdicts[wn][rn] = vd.verdict
+        res.details[wn][rn] = d
+        if vd.verdict != "ok":
+            ev = Evidence(ops, writer=wn, reader=rn, rr=rr, verdict=vd.verdict, diff=vd.diff,
+                          lines=vd.lines, detail=d, exp_complaints=exp_c, image=img,
+                          entries=exp_entries, fat_bits=fat_bits(fs))
+            for div in self._reader_divs(ev, rcls, oracles.oracle_class(wn, "writer")):
+                res.add(div)
 
     def _reader_divs(self, ev, rcls, wcls):
         """The divergences of one reader verdict: a named exception of the
