@@ -1,12 +1,16 @@
 #!/bin/bash
 # build.sh [OUT_DIR] - build the "no dual names" fat.ko/vfat.ko for the
-# installed Debian kernel (linux-image-amd64), out of tree, in two variants:
+# installed Debian kernel (linux-image-amd64), out of tree, in three variants:
 #   OUT_DIR/v1/{fat.ko,vfat.ko}   the June 2009 seed patch  (VFAT_NODUAL=1)
-#   OUT_DIR/v3/{fat.ko,vfat.ko}   the July 2009 revision    (VFAT_NODUAL=3)
+#   OUT_DIR/v3/{fat.ko,vfat.ko}   the July 2009 revision, writer and reader
+#                                 (VFAT_NODUAL=3 VFAT_NO83NAME=1)
+#   OUT_DIR/no83/{fat.ko,vfat.ko} stock 6.1 with the July reader side only
+#                                 (VFAT_NODUAL=0 VFAT_NO83NAME=1)
 # OUT_DIR defaults to <repo>/build/kernel-nodual. fs/fat comes from
 # /usr/src/linux-source-6.1.tar.xz, nodual.patch (next to this script) is
 # applied to it, and the modules are built with
-#   make -C /lib/modules/<ver>/build M=<dir> VFAT_NODUAL=<1|3> modules
+#   make -C /lib/modules/<ver>/build M=<dir> VFAT_NODUAL=<0|1|3> \
+#        VFAT_NO83NAME=<0|1> modules
 # Nothing is installed on the host. The build is cached: when the patch,
 # this script, the source tarball and the headers are unchanged and the
 # modules are present, nothing is rebuilt.
@@ -22,7 +26,8 @@ OUT=${1:-$REPO/build/kernel-nodual}
 PATCH=$HERE/nodual.patch
 TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${JOBS:-2}
-VARIANTS="1 3"
+# name:VFAT_NODUAL:VFAT_NO83NAME
+VARIANTS="v1:1:0 v3:3:1 no83:0:1"
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 log() { echo "build.sh: $*" >&2; }
@@ -87,13 +92,14 @@ check_vermagic() {	# ko
 
 up_to_date() {
 	[ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$key" ] || return 1
-	for v in $VARIANTS; do
-		[ -f "$OUT/v$v/fat.ko" ] && [ -f "$OUT/v$v/vfat.ko" ] || return 1
+	for spec in $VARIANTS; do
+		v=${spec%%:*}
+		[ -f "$OUT/$v/fat.ko" ] && [ -f "$OUT/$v/vfat.ko" ] || return 1
 	done
 }
 
 if up_to_date; then
-	log "up to date: $OUT/v1 $OUT/v3 (kernel $KVER)"
+	log "up to date: $OUT/v1 $OUT/v3 $OUT/no83 (kernel $KVER)"
 	exit 0
 fi
 rm -f "$OUT/stamp"
@@ -114,34 +120,35 @@ if [ ! -f "$PRISTINE/.key" ] || [ "$(cat "$PRISTINE/.key")" != "$src_key" ]; the
 fi
 
 # --- patch and build each variant ---------------------------------------------
-for v in $VARIANTS; do
-	work=$OUT/src/v$v
+for spec in $VARIANTS; do
+	IFS=: read -r v nodual no83 <<<"$spec"
+	work=$OUT/src/$v
 	rm -rf "$work"
 	mkdir -p "$work"
 	cp -r "$PRISTINE/fs" "$work/"
 	patch -p1 -s --no-backup-if-mismatch -d "$work" <"$PATCH" ||
 		die "nodual.patch does not apply to fs/fat of $TARBALL"
-	log "building v$v against $KBUILD"
-	make -s -C "$KBUILD" M="$work/fs/fat" VFAT_NODUAL="$v" -j"$JOBS" modules \
-		>"$work/build.log" 2>&1 || {
+	log "building $v (VFAT_NODUAL=$nodual VFAT_NO83NAME=$no83) against $KBUILD"
+	make -s -C "$KBUILD" M="$work/fs/fat" VFAT_NODUAL="$nodual" \
+		VFAT_NO83NAME="$no83" -j"$JOBS" modules >"$work/build.log" 2>&1 || {
 		cat "$work/build.log" >&2
-		die "build of v$v failed"
+		die "build of $v failed"
 	}
 	# gcc warnings are errors here: the port must build cleanly
 	if grep -E 'warning:' "$work/build.log" >&2; then
-		die "build of v$v has compiler warnings"
+		die "build of $v has compiler warnings"
 	fi
 	for m in fat vfat; do
 		check_vermagic "$work/fs/fat/$m.ko"
 	done
-	rm -rf "$OUT/v$v.tmp"
-	mkdir -p "$OUT/v$v.tmp"
-	cp "$work/fs/fat/fat.ko" "$work/fs/fat/vfat.ko" "$OUT/v$v.tmp/"
+	rm -rf "$OUT/$v.tmp"
+	mkdir -p "$OUT/$v.tmp"
+	cp "$work/fs/fat/fat.ko" "$work/fs/fat/vfat.ko" "$OUT/$v.tmp/"
 	# debug info only makes the initrd of the VM bigger
-	strip --strip-debug "$OUT/v$v.tmp/fat.ko" "$OUT/v$v.tmp/vfat.ko"
-	rm -rf "$OUT/v$v"
-	mv "$OUT/v$v.tmp" "$OUT/v$v"
+	strip --strip-debug "$OUT/$v.tmp/fat.ko" "$OUT/$v.tmp/vfat.ko"
+	rm -rf "$OUT/$v"
+	mv "$OUT/$v.tmp" "$OUT/$v"
 done
 
 echo "$key" >"$OUT/stamp"
-log "built $OUT/v1 and $OUT/v3 for kernel $KVER ($(modinfo -F vermagic "$OUT/v1/vfat.ko"))"
+log "built $OUT/v1, $OUT/v3 and $OUT/no83 for kernel $KVER ($(modinfo -F vermagic "$OUT/v1/vfat.ko"))"
