@@ -19,6 +19,11 @@ nodual_seed replays dummies byte for byte (checked against a host model of
 the generator); without it the dummies come from the kernel's random
 numbers; and the reader hunk (dir.c) finds a file whose dummy parses to an
 empty short name, which the stock kernel cannot.
+Issue 16: the July 2009 reader side (FAT_NO_83NAME, in v3 and alone in the
+no83 build of the stock code) makes a v3 dummy no path (rmdir of the name
+its 11 bytes spell is ENOENT, as in the C core; stock and v1 remove the
+directory), and the core and the kernel write the same dummies when an
+alias needs the hex-tail fallback (two seeded streams in both).
 
 Needs the guest (vfz/oracles/kernel/build.sh, run automatically) and the modules
 (vfz/oracles/kernel-nodual/build.sh, run here when missing).
@@ -334,7 +339,7 @@ class KernelNodualTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not all(os.path.exists(os.path.join(NODUAL_DIR, v, m))
-                   for v in ("v1", "v3") for m in ("fat.ko", "vfat.ko")):
+                   for v in ("v1", "v3", "no83") for m in ("fat.ko", "vfat.ko")):
             p = subprocess.run([NODUAL_BUILD, NODUAL_DIR], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, timeout=900)
             assert p.returncode == 0, p.stdout.decode(errors="replace")
@@ -350,7 +355,8 @@ class KernelNodualTest(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def writer(self, variant, **cfg):
-        name = "kernel-nodual" if variant == "v1" else "kernel-nodual-v3"
+        name = {"v1": "kernel-nodual", "v3": "kernel-nodual-v3", "no83": "kernel-no83",
+                "stock": "kernel"}[variant]
         return oracles.get_writer(name, nodual_dir=NODUAL_DIR, **cfg)
 
     def write(self, variant, ops, bits=16, **cfg):
@@ -519,6 +525,90 @@ class KernelNodualTest(unittest.TestCase):
                 for path in sorted(k):
                     self.assertEqual((k[path]["sn"], k[path]["nt"], k[path]["slots"]),
                                      (c[path]["sn"], c[path]["nt"], c[path]["slots"]), path)
+
+    def test_v3_dummy_is_no_path(self):
+        """Issue 16 #1: the short entry of a long name written by v3 (here
+        1e 13 12 1e 7e 2a 2a 0e 20 20 20, NT 0x20, nodual_seed=1, the default,
+        as the core writes with --seed 1) spells a name. Without the July
+        reader side a lookup of that name finds the directory (stock, v1);
+        with it (v3, no83) the name is not there: ENOENT, as the core answers."""
+        made = opscript.parse('mkdir "/a long directory name"\n')
+        img, w, data = self.write("v3", made, 16)
+        self.assertEqual(w.results, ["ok"], w.raw)
+        ents = [e for e in Fat(data).walk() if e["path"] == "/a long directory name"]
+        self.assertEqual(len(ents), 1)
+        sn, nt = ents[0]["sn"], ents[0]["nt"]
+        self.assertEqual(sn.hex(), "1e13121e7e2a2a0e202020")
+        self.assertEqual(nt, 0x20)
+        base, ext = sn[:8].rstrip(b" "), sn[8:].rstrip(b" ")
+        leaf = (base + (b"." + ext if ext else b"")).decode("latin-1")
+        rm = [opscript.Op("rmdir", ["/" + leaf])]
+        want = {"stock": "ok", "v1": "ok", "v3": "ENOENT", "no83": "ENOENT"}
+        got = {}
+        for variant in want:
+            copy = os.path.join(self.tmp, f"nopath-{variant}.img")
+            shutil.copy(img, copy)
+            r = self.writer(variant).apply(copy, rm, timeout=120)
+            self.assertIsNone(r.error, r.raw)
+            got[variant] = r.results[0]
+        self.assertEqual(got, want)
+        # found by its long name all the same
+        r = self.writer("v3").apply(img, opscript.parse('rmdir "/A LONG DIRECTORY NAME"\n'),
+                                    timeout=120)
+        self.assertEqual(r.results, ["ok"], r.raw)
+
+    def test_dummies_do_not_depend_on_the_hex_tail(self):
+        """Issue 16 #2: FOOLON~1.TXT .. FOOLON~9.TXT, then foolongname.txt
+        (its alias needs the hex-tail fallback, which reads jiffies), seed
+        42: the core and the kernel write the same short entries, byte for
+        byte (v1: 20 00 06 11 0c 0e 1d 1e 2f 00 00)."""
+        core = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
+        if not os.access(core, os.X_OK):
+            self.skipTest(f"{core} not built")
+        script = "".join(f'create "/FOOLON~{i}.TXT" 1 {i}\n' for i in range(1, 10))
+        script += 'create "/foolongname.txt" 5 10\n'
+        ops = opscript.parse(script)
+        ops_file = os.path.join(self.tmp, "foolon.ops")
+        with open(ops_file, "w") as f:
+            f.write(script)
+        for variant in ("v1", "v3"):
+            with self.subTest(variant=variant):
+                kimg = os.path.join(self.tmp, f"foolon-kernel-{variant}.img")
+                cimg = os.path.join(self.tmp, f"foolon-core-{variant}.img")
+                mkfs(kimg, 16)
+                shutil.copy(kimg, cimg)
+                w = self.writer(variant, seed=42).apply(kimg, ops, timeout=120)
+                self.assertIsNone(w.error, w.raw)
+                self.assertEqual(w.results, ["ok"] * 10, w.raw)
+                p = subprocess.run([core, "apply", cimg, ops_file, "--names", "nodual",
+                                    "--dummy", variant, "--seed", "42"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(kimg, "rb") as f:
+                    k = {e["path"]: e for e in Fat(f.read()).walk()}
+                with open(cimg, "rb") as f:
+                    c = {e["path"]: e for e in Fat(f.read()).walk()}
+                self.assertEqual(sorted(k), sorted(c))
+                if variant == "v1":
+                    self.assertEqual(k["/foolongname.txt"]["sn"].hex(" "),
+                                     "20 00 06 11 0c 0e 1d 1e 2f 00 00")
+                for path in sorted(k):
+                    self.assertEqual((k[path]["sn"], k[path]["nt"], k[path]["slots"]),
+                                     (c[path]["sn"], c[path]["nt"], c[path]["slots"]), path)
+
+    def test_nodual_writers_are_seeded_by_default(self):
+        """Issue 16 #2: a kernel nodual writer without a seed in its cfg
+        takes the core writers' default (1): two runs write the same bytes,
+        and they equal `vfat apply --seed 1`."""
+        self.assertEqual(kernel_oracle.DEFAULT_SEED, 1)
+        ops = opscript.parse('mkdir "/a long directory name"\n')
+        shorts = []
+        for _ in range(2):
+            img, w, data = self.write("v3", ops, 16)
+            self.assertIn("[nodual_seed=1]", w.raw)
+            shorts.append([e["sn"].hex() for e in Fat(data).walk()])
+        self.assertEqual(shorts[0], shorts[1])
+        self.assertEqual(shorts[0], ["1e13121e7e2a2a0e202020"])
 
     def test_default_uses_kernel_random_numbers(self):
         """No seed: two runs of the same script give different dummies."""

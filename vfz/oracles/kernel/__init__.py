@@ -6,6 +6,9 @@ Classes (contract: vfz/oracles/__init__.py)
     KernelReader, KernelWriter                 stock fat.ko/vfat.ko
     KernelNodualReader, KernelNodualWriter     build/kernel-nodual/v1/*.ko
     KernelNodualV3Reader, KernelNodualV3Writer build/kernel-nodual/v3/*.ko
+    KernelNo83Reader, KernelNo83Writer         build/kernel-nodual/no83/*.ko: stock
+                                               6.1 plus the July 2009 reader side
+                                               (FAT_NO_83NAME) alone
 
 cfg keys (all optional)
     build_dir     guest build (vmlinux, initramfs.cpio); default
@@ -24,10 +27,13 @@ cfg keys (all optional)
     hash          readers read and hash every file (default True)
     mem           guest memory (default "512M"; the image sits in guest tmpfs,
                   which may use 90% of it; QEMU allocates lazily)
-    seed          writers of nodual variants: value written to
+    seed          writers of nodual variants (v1, v3): value written to
                   /sys/module/vfat/parameters/nodual_seed before each apply
-                  (reseeds the patch's generator: replayable dummies);
-                  default None = leave the kernel's random numbers
+                  (reseeds the patch's two generators, dummies and the
+                  jiffies stand-in: replayable images); default
+                  DEFAULT_SEED = 1, the core writers' default, so that a core
+                  and a kernel nodual writer write the same bytes; 0 = the
+                  kernel's own random numbers and jiffies (the patch as is)
     boot_timeout  seconds for a boot (default 60)
     auto_build    run build.sh when the guest build is missing (default True)
     shared_vm     False (default): one pooled VM per module set; True: all
@@ -247,12 +253,18 @@ def _txt(b):
 
 
 # ------------------------------------------------------------------ oracles
+# the seed of a nodual writer unless cfg says otherwise: the core writers'
+# default (vfz.oracles.core CoreWriter), so both write the same dummies
+DEFAULT_SEED = 1
+
+
 class _KernelBase:
-    variant = "stock"      # stock | v1 | v3
+    variant = "stock"      # stock | v1 | v3 | no83 (directory under nodual_dir)
+    seeded = False         # vfat.ko has the nodual_seed parameter
 
     def __init__(self, name, build_dir=None, nodual_dir=None, modules=None,
                  options=DEFAULT_OPTIONS, fstype="vfat", read_only=True, hash=True,
-                 mem="512M", seed=None, boot_timeout=60.0, auto_build=True, hang_ms=0,
+                 mem="512M", seed=DEFAULT_SEED, boot_timeout=60.0, auto_build=True, hang_ms=0,
                  persistent=True, shared_vm=False, drop_caches=True, **cfg):
         self.name = name
         self.build_dir = build_dir or default_build_dir()
@@ -262,7 +274,7 @@ class _KernelBase:
         self.read_only = read_only
         self.hash = hash
         self.mem = mem
-        self.seed = seed
+        self.seed = seed if self.seeded else None
         self.boot_timeout = boot_timeout
         self.auto_build = auto_build
         self.hang_ms = int(hang_ms)
@@ -450,7 +462,7 @@ class KernelWriter(_KernelBase, Writer):
     def _apply(self, w, image, data, ops, timeout, options):
         vm, mods = self._vm()
         frames = []
-        if self.seed is not None and self.variant != "stock":
+        if self.seed is not None:
             frames.append(("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed))))
         frames += [("I", encode_image(data)),
                    ("O", struct.pack("<I", 0) + s(self.fstype) + s(options))]
@@ -475,7 +487,7 @@ class KernelWriter(_KernelBase, Writer):
         finally:
             if not self.persistent:
                 vm.close()
-        if self.seed is not None and self.variant != "stock":
+        if self.seed is not None:
             wst, wp = replies.pop(0)
             w.raw += f"[nodual_seed={self.seed}] {_txt(wp)}\n"
             if wst != "o":
@@ -517,6 +529,7 @@ class KernelWriter(_KernelBase, Writer):
 
 class KernelNodualReader(KernelReader):
     variant = "v1"
+    seeded = True
 
     def __init__(self, name="kernel-nodual", **cfg):
         KernelReader.__init__(self, name, **cfg)
@@ -524,6 +537,7 @@ class KernelNodualReader(KernelReader):
 
 class KernelNodualWriter(KernelWriter):
     variant = "v1"
+    seeded = True
 
     def __init__(self, name="kernel-nodual", **cfg):
         KernelWriter.__init__(self, name, **cfg)
@@ -531,6 +545,7 @@ class KernelNodualWriter(KernelWriter):
 
 class KernelNodualV3Reader(KernelReader):
     variant = "v3"
+    seeded = True
 
     def __init__(self, name="kernel-nodual-v3", **cfg):
         KernelReader.__init__(self, name, **cfg)
@@ -538,8 +553,25 @@ class KernelNodualV3Reader(KernelReader):
 
 class KernelNodualV3Writer(KernelWriter):
     variant = "v3"
+    seeded = True
 
     def __init__(self, name="kernel-nodual-v3", **cfg):
+        KernelWriter.__init__(self, name, **cfg)
+
+
+class KernelNo83Reader(KernelReader):
+    """Stock 6.1 with the July 2009 reader side only (FAT_NO_83NAME): what
+    the reader patch alone changes."""
+    variant = "no83"
+
+    def __init__(self, name="kernel-no83", **cfg):
+        KernelReader.__init__(self, name, **cfg)
+
+
+class KernelNo83Writer(KernelWriter):
+    variant = "no83"
+
+    def __init__(self, name="kernel-no83", **cfg):
         KernelWriter.__init__(self, name, **cfg)
 
 
@@ -555,4 +587,6 @@ ENTRIES = [
     Entry("kernel-nodual-v3", "kernel", reader=_M + "KernelNodualV3Reader",
           writer=_M + "KernelNodualV3Writer", shorts="v3", shortname="winnt", seeded=True,
           needs=_NODUAL_NEEDS, cost="vm", builds=True),
+    Entry("kernel-no83", "kernel", reader=_M + "KernelNo83Reader", writer=_M + "KernelNo83Writer",
+          names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True),
 ]
