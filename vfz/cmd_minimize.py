@@ -9,7 +9,7 @@ script shows no divergence, 2 could not run.
 """
 import sys
 
-from vfz import campaign, errors, findings, fuzzer, opscript, targets
+from vfz import campaign, findings, fuzzer, opscript, targets
 
 HELP = "shrink a finding, crash file or op-script to the smallest op-script that still diverges"
 
@@ -22,18 +22,12 @@ def add_arguments(p):
 
 
 def run(args):
-    try:
-        return _run(args)
-    except (errors.UsageError, opscript.OpScriptError) as e:
-        print(f"vfatfuzz minimize: {e}", file=sys.stderr)
-        return 2
+    return targets.run_guarded("minimize", _run, args)
 
 
 def _run(args):
     vfat = args.vfat or campaign.vfat_default()
-    t = targets.Target(args.target, vfat)
-    notes = []
-    ck = targets.checker_for(args, t, notes)
+    t, ck, notes = targets.open_target(args, vfat)
     try:
         for n in notes:
             print(f"note: {n[:300]}", file=sys.stderr)

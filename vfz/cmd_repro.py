@@ -8,7 +8,7 @@ divergence), 0 if not, 2 if it could not run.
 import signal
 import sys
 
-from vfz import campaign, errors, findings, opscript, targets
+from vfz import campaign, findings, opscript, targets
 
 HELP = "replay a finding, crash file or op-script on every oracle and print the divergence"
 
@@ -29,11 +29,7 @@ def add_arguments(p):
 
 
 def run(args):
-    try:
-        return _run(args)
-    except (errors.UsageError, opscript.OpScriptError) as e:
-        print(f"vfatfuzz repro: {e}", file=sys.stderr)
-        return 2
+    return targets.run_guarded("repro", _run, args)
 
 
 def _run(args):
@@ -42,9 +38,7 @@ def _run(args):
         from vfz import export
         t = None if export.is_spec(args.target) else targets.Target(args.target, vfat)
         return export.repro_export(args, t)
-    t = targets.Target(args.target, vfat)
-    notes = []
-    ck = targets.checker_for(args, t, notes)
+    t, ck, notes = targets.open_target(args, vfat)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(130))
     try:
         for n in notes:

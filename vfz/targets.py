@@ -111,3 +111,22 @@ def fs_list(args, target):
     for fs in out:
         diff.parse_fs(FS_SPECS.get(fs, fs))
     return out
+
+
+def run_guarded(command, fn, args):
+    """The run wrapper of the target commands (repro, minimize): bad input
+    (a usage error, an unreadable op-script) is one line on stderr and
+    exit 2."""
+    import sys
+    try:
+        return fn(args)
+    except (UsageError, opscript.OpScriptError) as e:
+        print(f"vfatfuzz {command}: {e}", file=sys.stderr)
+        return 2
+
+
+def open_target(args, vfat):
+    """-> (Target, Checker, notes) for a repro/minimize command line."""
+    t = Target(args.target, vfat)
+    notes = []
+    return t, checker_for(args, t, notes), notes

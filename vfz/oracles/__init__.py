@@ -67,8 +67,22 @@ class Hooks:
 
 class Reader(Hooks):
     name = "?"
+    glue = None          # how errors of the glue name it (default: the oracle's name)
 
     def read(self, image, timeout=30.0):
+        """The answer of _read(image, timeout, r), timed; an exception of the
+        glue is the answer's error, never the harness's crash."""
+        r = ReadResult(self.name)
+        with Timer() as t:
+            try:
+                self._read(image, timeout, r)
+            except Exception as e:
+                r.error = f"{self.glue or self.name} reader: {type(e).__name__}: {e}"
+                r.listing = None
+        r.seconds = t.seconds
+        return r
+
+    def _read(self, image, timeout, r):
         raise NotImplementedError
 
     def read_many(self, images, timeout=30.0):
@@ -120,8 +134,21 @@ class Reader(Hooks):
 
 class Writer(Hooks):
     name = "?"
+    glue = None
 
     def apply(self, image, ops, timeout=60.0):
+        """The answer of _apply(image, ops, timeout, w), timed; an exception
+        of the glue is the answer's error."""
+        w = WriteResult(self.name)
+        with Timer() as t:
+            try:
+                self._apply(image, ops, timeout, w)
+            except Exception as e:
+                w.error = f"{self.glue or self.name} writer: {type(e).__name__}: {e}"
+        w.seconds = t.seconds
+        return w
+
+    def _apply(self, image, ops, timeout, w):
         raise NotImplementedError
 
     def close(self):

@@ -10,7 +10,7 @@ import json
 import os
 import tempfile
 
-from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer
+from vfz.oracles import Entry, Reader, Writer
 from vfz import listing, opscript
 from vfz.proc import run
 
@@ -48,27 +48,19 @@ class CoreReader(Reader):
     def available(self):
         return available(self.vfat)
 
-    def read(self, image, timeout=30.0):
-        r = ReadResult(self.name)
-        with Timer() as t:
-            try:
-                ok, b = available(self.vfat)
-                if not ok:
-                    r.error = b
-                elif not os.path.isfile(image):
-                    r.error = f"no such image: {image}"
-                else:
-                    p = run([b, "ls", image], timeout=timeout)
-                    r.raw = p.raw()
-                    if p.error or p.rc != 0:
-                        r.error = p.error or f"vfat ls exit {p.rc}: {p.errtext.strip()[:200]}"
-                    else:
-                        r.listing = sorted(listing.loads(p.text), key=lambda e: e["path"])
-            except Exception as e:
-                r.error = f"core reader: {type(e).__name__}: {e}"
-                r.listing = None
-        r.seconds = t.seconds
-        return r
+    def _read(self, image, timeout, r):
+        ok, b = available(self.vfat)
+        if not ok:
+            r.error = b
+        elif not os.path.isfile(image):
+            r.error = f"no such image: {image}"
+        else:
+            p = run([b, "ls", image], timeout=timeout)
+            r.raw = p.raw()
+            if p.error or p.rc != 0:
+                r.error = p.error or f"vfat ls exit {p.rc}: {p.errtext.strip()[:200]}"
+            else:
+                r.listing = sorted(listing.loads(p.text), key=lambda e: e["path"])
 
 
 def is_v1_dummy(short_hex):
@@ -80,6 +72,7 @@ def is_v1_dummy(short_hex):
 
 
 class CoreWriter(Writer):
+    glue = "core"
     def __init__(self, name="core-dual", vfat=None, seed=1, extra_args=(), **cfg):
         if name not in MODES:
             raise KeyError(f"unknown core writer {name!r}")
@@ -91,15 +84,6 @@ class CoreWriter(Writer):
     def available(self):
         return available(self.vfat)
 
-    def apply(self, image, ops, timeout=60.0):
-        w = WriteResult(self.name)
-        with Timer() as t:
-            try:
-                self._apply(image, ops, timeout, w)
-            except Exception as e:
-                w.error = f"core writer: {type(e).__name__}: {e}"
-        w.seconds = t.seconds
-        return w
 
     def _apply(self, image, ops, timeout, w):
         ok, b = available(self.vfat)

@@ -19,7 +19,7 @@ import tempfile
 
 from vfz import model
 from vfz.evidence import lost_behind_dummy_05
-from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz.oracles import Entry, NamedException, Reader
 from vfz import listing
 from vfz.proc import run
 
@@ -47,16 +47,6 @@ class GrubReader(Reader):
         self.name = name
         self.cmd = shlex.split(fstest) if isinstance(fstest, str) else list(fstest)
 
-    def read(self, image, timeout=30.0):
-        r = ReadResult(self.name)
-        with Timer() as t:
-            try:
-                self._read(image, timeout, r)
-            except Exception as e:
-                r.error = f"grub reader: {type(e).__name__}: {e}"
-                r.listing = None
-        r.seconds = t.seconds
-        return r
 
     def _ls(self, image, d, deadline, r):
         import time

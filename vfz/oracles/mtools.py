@@ -19,7 +19,7 @@ import shlex
 import shutil
 import tempfile
 
-from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer
+from vfz.oracles import Entry, Reader, Writer
 from vfz import listing
 from vfz.model import trailing_slash
 from vfz.model.profiles import mtools_store
@@ -98,16 +98,6 @@ class MtoolsReader(Reader):
         self.mdir = shlex.split(mdir) if isinstance(mdir, str) else list(mdir)
         self.mcopy = shlex.split(mcopy) if isinstance(mcopy, str) else list(mcopy)
 
-    def read(self, image, timeout=30.0):
-        r = ReadResult(self.name)
-        with Timer() as t:
-            try:
-                self._read(image, timeout, r)
-            except Exception as e:  # an oracle never crashes the harness
-                r.error = f"mtools reader: {type(e).__name__}: {e}"
-                r.listing = None
-        r.seconds = t.seconds
-        return r
 
     def _read(self, image, timeout, r):
         if not os.path.isfile(image):
@@ -253,15 +243,6 @@ class MtoolsWriter(Writer):
     def __init__(self, name="mtools", **cfg):
         self.name = name
 
-    def apply(self, image, ops, timeout=60.0):
-        w = WriteResult(self.name)
-        with Timer() as t:
-            try:
-                self._apply(image, ops, timeout, w)
-            except Exception as e:
-                w.error = f"mtools writer: {type(e).__name__}: {e}"
-        w.seconds = t.seconds
-        return w
 
     def _m(self, w, argv, timeout):
         p = run(argv, timeout=timeout, env=mtools_env())

@@ -17,7 +17,7 @@ import tempfile
 
 from vfz import model
 from vfz.evidence import lost_behind_dummy_05
-from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz.oracles import Entry, NamedException, Reader
 from vfz import listing
 from vfz.proc import run
 
@@ -74,16 +74,6 @@ class SevenZipReader(Reader):
         self.name = name
         self.cmd = shlex.split(sevenzip) if isinstance(sevenzip, str) else list(sevenzip)
 
-    def read(self, image, timeout=30.0):
-        r = ReadResult(self.name)
-        with Timer() as t:
-            try:
-                self._read(image, timeout, r)
-            except Exception as e:
-                r.error = f"7z reader: {type(e).__name__}: {e}"
-                r.listing = None
-        r.seconds = t.seconds
-        return r
 
     def _read(self, image, timeout, r):
         if not os.path.isfile(image):

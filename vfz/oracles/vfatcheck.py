@@ -7,7 +7,7 @@ mutant one, so that it stays independent of the writer under test.
 import os
 
 from vfz import REPO
-from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz.oracles import Entry, NamedException, Reader
 from vfz.proc import run
 
 DUMMY_COLLISION = "dummy-collision"
@@ -21,17 +21,13 @@ class VfatCheckReader(Reader):
     def available(self):
         return (os.access(self.vfat, os.X_OK), f"{self.vfat} is not built")
 
-    def read(self, image, timeout=30.0):
-        r = ReadResult(self.name)
-        with Timer() as t:
-            p = run([self.vfat, "check", image], timeout=timeout)
-            r.raw = p.raw()
-            if p.error or p.rc not in (0, 1):
-                r.error = p.error or f"vfat check exit {p.rc}: {p.errtext.strip()[:200]}"
-            else:
-                r.complaints = [ln for ln in p.text.split("\n") if ln.strip()]
-        r.seconds = t.seconds
-        return r
+    def _read(self, image, timeout, r):
+        p = run([self.vfat, "check", image], timeout=timeout)
+        r.raw = p.raw()
+        if p.error or p.rc not in (0, 1):
+            r.error = p.error or f"vfat check exit {p.rc}: {p.errtext.strip()[:200]}"
+        else:
+            r.complaints = [ln for ln in p.text.split("\n") if ln.strip()]
 
     @staticmethod
     def parse_complaint(c):

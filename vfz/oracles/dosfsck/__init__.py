@@ -30,7 +30,7 @@ import os
 import shlex
 from collections import Counter
 
-from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz.oracles import Entry, NamedException, Reader
 from vfz.oracles.dosfsck.expect import expected_complaints, crossing_note
 from vfz.oracles.dosfsck.parse import parse_fsck, complaint_str
 from vfz.oracles.dosfsck.repair import repair_probe
@@ -44,15 +44,6 @@ class DosfsckReader(Reader):
         self.fsck = shlex.split(fsck) if isinstance(fsck, str) else list(fsck)
         self.repair = repair
 
-    def read(self, image, timeout=30.0):
-        r = ReadResult(self.name)
-        with Timer() as t:
-            try:
-                self._read(image, timeout, r)
-            except Exception as e:
-                r.error = f"dosfsck reader: {type(e).__name__}: {e}"
-        r.seconds = t.seconds
-        return r
 
     def _read(self, image, timeout, r):
         if not os.path.isfile(image):
