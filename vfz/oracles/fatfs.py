@@ -76,7 +76,8 @@ EXCEPTIONS and the profile for where FatFs differs by design):
   f_write short (bw < btw) or FR_DENIED: ENOSPC; other FR_ errors EIO
   f_stat failing during the path walk: ENOENT (a file as a parent:
     ENOTDIR, decided by the walk)
-The FR_ name of each call is kept in the WriteResult's raw text.
+The FR_ name behind each answer is kept in the WriteResult's raw text (a
+replacing rename: the three calls, "FR_EXIST,FR_OK,FR_OK").
 """
 import json
 import os
@@ -259,7 +260,15 @@ def explain_read(ev):
     writer makes 'é' beside 'É' and FatFs opens the first for both). Nothing
     may be shown that is not expected, but a twin."""
     d = _get(ev, "diff")
-    if not d or d.ambiguous or d.ambiguous_counts:
+    rr = _get(ev, "rr")
+    names = set()
+    for c in (rr.complaints if rr is not None else ()):
+        # "f_readdir PATH: FR_X" / "f_open/f_read PATH: FR_X" (server.js)
+        head, _, fr = c.rpartition(": ")
+        if fr != "FR_INVALID_NAME" or "\x7f" not in head:
+            return None
+        names.add(DEL_UNOPENABLE)
+    if d is None or d.ambiguous or d.ambiguous_counts:
         return None
     twins = set()
     groups = {}
@@ -269,7 +278,6 @@ def explain_read(ev):
     for g in groups.values():
         if len(g) > 1:
             twins.update(g)
-    names = set()
     for e in d.missing + [a for a, _ in d.changed]:
         p = e["path"]
         comps = p.split("/")

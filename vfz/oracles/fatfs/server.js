@@ -473,6 +473,8 @@ const OPS = {
 		}
 		if (!dst && unaddressable(dl)) return ['EINVAL'];
 		const r = ff.f_rename(join(src.comps), to);
+		if (dst && !(dst.ids.length === src.ids.length && isPrefix(dst.ids, src.ids)))
+			return [newErr(r), `FR_EXIST,${frname(F.FR_OK)},${frname(r)}`];   // the three calls
 		return [newErr(r), r];
 	},
 };
@@ -530,7 +532,8 @@ function apply(image, ops) {
 			res = fn(...args);
 		}
 		results.push(res[0]);
-		frs.push(res[1] === undefined || res[1] === null ? null : frname(res[1]));
+		frs.push(res[1] === undefined || res[1] === null ? null
+			: (typeof res[1] === 'string' ? res[1] : frname(res[1])));
 	}
 	unmount();
 	const tmp = image + '.fatfs-tmp';
