@@ -74,6 +74,15 @@ def model_of(wn, base, ops):
     return m
 
 
+def ops_for(wn, ops):
+    """The ops writer wn is sent: those its traits say it supports (no
+    renames for a writer without rename; no write at an offset for one
+    without "write-offset"). The model predicts the same cut script."""
+    sup = oracles.entry(wn).supports
+    return [op for op in ops if op.kind in sup and
+            not (op.kind == "write" and op.args[1] and "write-offset" not in sup)]
+
+
 def write_copy(w, wn, base, img, ops):
     """Writer w applies ops to a fresh copy of base at img -> WriteResult
     (an exception of the glue is the writer's error, not a crash)."""
@@ -259,13 +268,14 @@ class Checker:
         for wn, w in self.writers:
             if writers is not None and wn not in writers:
                 continue
-            key = model_key(wn)          # the rule sets slot counts
+            wops = ops_for(wn, ops)
+            key = model_key(wn) + (len(wops),)         # the rule sets slot counts
             if key not in models:
                 t0 = time.monotonic()
                 try:
-                    m = model_of(wn, base, ops)
+                    m = model_of(wn, base, wops)
                 except Exception as e:          # a harness bug is a finding, not a crash
-                    m = HarnessError(f"model {key[:-1]}: {type(e).__name__}: {e}")
+                    m = HarnessError(f"model {key[:-2]}: {type(e).__name__}: {e}")
                 models[key] = m
                 self.timed("model", time.monotonic() - t0)
             m = models[key]
@@ -274,7 +284,7 @@ class Checker:
                                     "kind": findings.normalise(m.msg, 80), "op": "-", "cls": "-"},
                                    wn, m.msg))
                 continue
-            self._check_writer(res, ops, fs, wn, w, m, base, wdir, readers)
+            self._check_writer(res, wops, fs, wn, w, m, base, wdir, readers)
         return res
 
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
