@@ -73,13 +73,28 @@ class BuildTest(unittest.TestCase):
             parms = modinfo(os.path.join(OUT, v, "vfat.ko"), "parm")
             self.assertTrue(parms.startswith("nodual_seed:"), parms)
 
+    def test_no83_variant_built(self):
+        """Issue 16: the July reader side alone on the stock code (no83), and
+        in v3; not in v1 (June had no FAT_NO_83NAME)."""
+        for m in ("fat", "vfat"):
+            ko = os.path.join(OUT, "no83", m + ".ko")
+            self.assertTrue(os.path.isfile(ko), ko)
+            self.assertEqual(modinfo(ko, "name"), m)
+        self.assertEqual(modinfo(os.path.join(OUT, "no83", "fat.ko"), "nodual"),
+                         "reader: FAT_NO_83NAME")
+        # vfat.ko of no83 is the stock writer: no tag, no nodual_seed
+        self.assertEqual(modinfo(os.path.join(OUT, "no83", "vfat.ko"), "nodual"), "")
+        self.assertEqual(modinfo(os.path.join(OUT, "no83", "vfat.ko"), "parm"), "")
+        self.assertIn("FAT_NO_83NAME", modinfo(os.path.join(OUT, "v3", "fat.ko"), "nodual"))
+        self.assertNotIn("FAT_NO_83NAME", modinfo(os.path.join(OUT, "v1", "fat.ko"), "nodual"))
+
     def test_vermagic_matches_installed_kernel(self):
         stock = [f for f in os.listdir(f"/lib/modules/{KVER}/kernel/fs/fat")
                  if f.startswith("fat.ko")]
         self.assertTrue(stock, "installed kernel has no fat.ko")
         want = modinfo(f"/lib/modules/{KVER}/kernel/fs/fat/{stock[0]}", "vermagic")
         self.assertTrue(want.startswith(KVER + " "), want)
-        for v in ("v1", "v3"):
+        for v in ("v1", "v3", "no83"):
             for m in ("fat", "vfat"):
                 self.assertEqual(modinfo(os.path.join(OUT, v, m + ".ko"), "vermagic"), want)
 
@@ -162,8 +177,23 @@ class PatchTest(unittest.TestCase):
                 dirc = f.read()
             search = dirc[dirc.index("int fat_search_long("):]
             search = search[:search.index("EXPORT_SYMBOL_GPL(fat_search_long)")]
-            # an empty short name must not end the search any more
+            # an empty short name must not end the search any more (nodual)
             self.assertNotRegex(search, r"if \(len == 0\)\s*continue;")
+            self.assertIn("if (len == 0 && !VFAT_NODUAL)", search)
+            # FAT_NO_83NAME (July 2009): flagged entries are compared by
+            # their long name only, fat_scan and the msdos readdir skip them
+            no83 = search[search.index("#if VFAT_NO83NAME"):]
+            self.assertLess(no83.index("if (de->lcase & FAT_NO_83NAME)\n\t\t\tgoto compare_longname;"),
+                            no83.index("fat_parse_short(sb, de, bufname, 0)"))
+            self.assertLess(search.index("compare_longname:"), search.index("/* Compare longname */"))
+            scan = dirc[dirc.index("int fat_scan(struct inode *dir"):]
+            scan = scan[:scan.index("EXPORT_SYMBOL_GPL(fat_scan)")]
+            self.assertIn("if (sinfo->de->lcase & FAT_NO_83NAME)\n\t\t\tcontinue;", scan)
+            with open(os.path.join(work, "fs/fat/fat.h")) as f:
+                self.assertIn("#define FAT_NO_83NAME\t0x20", f.read())
+            # the hex tail reads the jiffies stand-in in the nodual builds
+            self.assertIn("i = vfat_nodual_jiffies();", src)
+            self.assertIn("vfat_nodual_jstate = seed ^ VFAT_NODUAL_JIFFIES_SALT;", src)
             # and the patch reverses cleanly
             p = run(["patch", "-p1", "-R", "-d", work, "-i", PATCH])
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
