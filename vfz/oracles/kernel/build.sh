@@ -44,10 +44,14 @@ else
     "$PY" "$HERE/mkimage.py" vmlinux "$VMLINUZ" "$OUT/vmlinux"
 fi
 
-if uptodate "$OUT/agent" "$HERE/agent.c"; then
+# the agent hashes file contents with the core's SHA-256 (one implementation
+# for every listing)
+SHA="$REPO/core/src/sha256.c"
+if uptodate "$OUT/agent" "$HERE/agent.c" "$SHA" "$REPO/core/src/sha256.h"; then
     echo "agent: up to date"
 else
-    $CC -std=c11 -static -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -o "$OUT/agent.tmp" "$HERE/agent.c"
+    $CC -std=c11 -static -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+        -I"$REPO/core/src" -o "$OUT/agent.tmp" "$HERE/agent.c" "$SHA"
     mv "$OUT/agent.tmp" "$OUT/agent"
     echo "agent: built"
 fi
