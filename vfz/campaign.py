@@ -29,8 +29,10 @@ run with the same workdir skips known signatures and continues the seeds
 fuzzer exec/s, new findings). Exit 0 no new finding, 1 new findings, 2
 could not run.
 """
+import collections
 import json
 import os
+import queue
 import random
 import shutil
 import signal
@@ -40,7 +42,7 @@ import threading
 import time
 from collections import Counter
 
-from vfz import diff, findings, minimize, opscript, oracles, pace
+from vfz import diff, findings, minimize, minworker, opscript, oracles, pace
 from vfz.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS
 from vfz.errors import UsageError
 from vfz.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary
@@ -86,6 +88,46 @@ def save_state(workdir, st):
     os.replace(tmp, os.path.join(workdir, "state.json"))
 
 
+class Job:
+    """One script for a lane: generated (iteration) or a corpus entry (path)."""
+
+    def __init__(self, kind, iteration=None, path=None):
+        self.kind = kind
+        self.iteration = iteration
+        self.path = path
+        self.ops = None
+        self.fs = None
+        self.src = None
+        self.res = None
+        self.error = None
+        self.note = None
+        self.slot = 0
+        self.dropped = False
+        self.done = threading.Event()
+
+
+class Lane(threading.Thread):
+    """A check lane: its own Checker (its oracle instances, its image
+    directory); takes Jobs from the campaign's queue, generates and checks."""
+
+    def __init__(self, camp, idx, checker):
+        super().__init__(name=f"lane{idx}", daemon=True)
+        self.camp = camp
+        self.checker = checker
+
+    def run(self):
+        while True:
+            job = self.camp.jobs.get()
+            if job is None:
+                return
+            try:
+                self.camp.do_job(self.checker, job)
+            except BaseException as e:
+                job.error = e
+            finally:
+                job.done.set()
+
+
 class Campaign:
     def __init__(self, args, out=sys.stdout):
         self.args = args
@@ -97,11 +139,15 @@ class Campaign:
         self.new = []             # (sig, summary) of findings written in this run
         self.seen_divs = Counter()  # (role, oracle or writer): divergences seen (incl. known)
         self.phase = "starting"
-        self.min_s = 0.0          # seconds spent minimising
-        self.min_s_iter = 0.0
         self.loop_t0 = None
+        self.loop_s = 0.0
         self.fuzzer = None
-        self.checker = None
+        self.checker = None       # lane 0's (the probe's)
+        self.checkers = []        # every lane's
+        self.lanes = []
+        self.minimiser = None
+        self.main_s = Counter()   # the main thread's own stages (bookkeeping)
+        self.main_n = Counter()
         self.known = set()
         self.lock = threading.Lock()
         self._stop_progress = threading.Event()
@@ -110,21 +156,35 @@ class Campaign:
         with self.lock:
             print(msg, file=self.out, flush=True)
 
+    def total(self, attr):
+        out = Counter()
+        for ck in self.checkers or ([self.checker] if self.checker else []):
+            out.update(getattr(ck, attr))
+        return out
+
     def progress_line(self):
         el = time.monotonic() - self.t0
         ck = self.checker
-        per = " ".join(f"{n}={ck.images_checked[n]}" for n in ck.reader_names) if ck else ""
+        imgs = self.total("images_checked")
+        per = " ".join(f"{n}={imgs[n]}" for n in ck.reader_names) if ck else ""
         execs = self.fuzzer.execs_per_s() if self.fuzzer else 0.0
         if not execs:
-            execs = sum(ck.applies.values()) / el if ck and el > 0 else 0.0
+            execs = sum(self.total("applies").values()) / el if ck and el > 0 else 0.0
         corpus = ""
         if self.fuzzer:
             try:
                 corpus = f"corpus {len(os.listdir(self.fuzzer.corpus))} "
             except OSError:
                 pass
+        mn = self.minimiser
+        mstate = "idle"
+        if mn and mn.current:
+            mstate = f"minimising {mn.current}"
+        if mn and mn.queued():
+            mstate += f", {mn.queued()} queued"
         return (f"[campaign] {el:6.0f}s execs/s {execs:.1f} {corpus}scripts {self.scripts} "
-                f"images[{per}] findings {len(self.new)} new/{len(self.known)} total ({self.phase})")
+                f"images[{per}] findings {len(self.new)} new/{len(self.known)} total "
+                f"({self.phase}; minimiser {mstate})")
 
     def _progress_loop(self):
         while not self._stop_progress.wait(PROGRESS_EVERY):
@@ -139,8 +199,13 @@ class Campaign:
         self.workdir = os.path.abspath(a.workdir)
         os.makedirs(self.workdir, exist_ok=True)
         findings.clean_temp(self.workdir)
-        self.known = findings.known_signatures(self.workdir)
         st = load_state(self.workdir, getattr(a, "fresh", False))
+        try:
+            pending = minworker.journal_load(self.workdir)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        self.known = findings.known_signatures(self.workdir) | {d.sig for d, *_ in pending}
+        self.shard = parse_shard(getattr(a, "shard", None))
         seed = a.seed if a.seed is not None else st.get("last_seed")
         if seed is None:
             seed = random.SystemRandom().randrange(1, 1 << 31)
@@ -153,7 +218,8 @@ class Campaign:
         budget = a.minutes * 60.0
         self.deadline = self.t0 + budget
         resumed = f", resuming at iteration {self.iter}" if self.iter else ""
-        self.say(f"campaign seed {seed} (replay: --seed {seed}){resumed}; workdir {self.workdir}; "
+        shard = f"; shard {self.shard[0]}/{self.shard[1]}" if self.shard[1] > 1 else ""
+        self.say(f"campaign seed {seed} (replay: --seed {seed}){resumed}{shard}; workdir {self.workdir}; "
                  f"{len(self.known)} known findings; budget {a.minutes:g} min")
         readers = a.oracles.split(",") if a.oracles else list(DEFAULT_READERS)
         if a.writers:
@@ -170,9 +236,10 @@ class Campaign:
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
-        kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
+        self.kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
         self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes,
-                               cfg=kcfg)
+                               cfg=self.kcfg)
+        self.checkers = [self.checker]
         thr = threading.Thread(target=self._progress_loop, daemon=True)
         thr.start()            # progress lines while the kernel VM boots, too
         try:
@@ -185,32 +252,56 @@ class Campaign:
             self.say(f"{fam} oracle not available ({why.replace('; skipped', '')[:200]}); going on without it")
         for n in self.notes:
             self.say(f"note: {n[:300]}")
-        self.say(f"writers: {','.join(self.checker.writer_names)}; readers: "
-                 f"{','.join(self.checker.reader_names)}; volumes: {','.join(self.fs_list)}")
-        self.queue = []
-        if fb:
-            ok, why = from_input_supported(self.vfat)
-            if not ok:
-                self.say(f"note: fuzz_ops exists but {why}; corpus harvesting off")
-            else:
-                self.fuzzer = Fuzzer(fb, self.workdir, a.jobs, budget, seed)
-                self.fuzzer.start()
-                self.say(f"fuzzer: {fb} on {a.jobs} worker(s), corpus {self.fuzzer.corpus}")
         stopped = None
         try:
+            rn, wn = self.checker.reader_names, self.checker.writer_names
+            for i in range(1, a.jobs):
+                self.checkers.append(Checker(rn, wn, vfat=a.vfat, timeout=a.timeout, notes=[],
+                                             cfg=self.kcfg))
+            self.lanes = [Lane(self, i, ck) for i, ck in enumerate(self.checkers)]
+            self.minimiser = minworker.Minimiser(
+                self, Checker(rn, wn, vfat=a.vfat, timeout=a.timeout, notes=[], cfg=self.kcfg))
+            self.say(f"writers: {','.join(wn)}; readers: {','.join(rn)}; volumes: "
+                     f"{','.join(self.fs_list)}; {len(self.lanes)} check lane(s), minimiser beside them")
+            for d, ops, fs, src in pending:
+                self.say(f"pending divergence {d.sig} from an earlier run: queued for minimisation")
+                self.minimiser.submit(("div", d, ops, fs, src))
+            self.minimiser.start()
+            self.jobs = queue.Queue()
+            for ln in self.lanes:
+                ln.start()
+            self.queue = []
+            if fb:
+                ok, why = from_input_supported(self.vfat)
+                if not ok:
+                    self.say(f"note: fuzz_ops exists but {why}; corpus harvesting off")
+                else:
+                    self.fuzzer = Fuzzer(fb, self.workdir, a.fuzz_jobs, budget,
+                                         shard_seed(seed, self.shard))
+                    self.fuzzer.start()
+                    self.say(f"fuzzer: {fb} on {a.fuzz_jobs} worker(s), corpus {self.fuzzer.corpus}")
             self.loop()
         except (Stop, KeyboardInterrupt) as e:
             stopped = "SIGTERM" if isinstance(e, Stop) else "SIGINT"
         finally:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)   # finish the clean-up
-            self._stop_progress.set()
+            self.loop_s = time.monotonic() - self.loop_t0 if self.loop_t0 else 0.0
+            self.stop_lanes()
+            self.phase = "finishing"
             if self.fuzzer:
                 self.fuzzer.stop()
+            if self.minimiser and self.minimiser.is_alive():
+                # what is queued is minimised with MIN_LATE s each (the time is
+                # spent); stopped by a signal: written unminimised
+                self.minimiser.finish(hurry=bool(stopped))
+                self.minimiser.join()
+            self._stop_progress.set()
             findings.clean_temp(self.workdir)
-            seeds[str(seed)] = self.iter
+            seeds[str(seed)] = self.low_water()
             save_state(self.workdir, st)
-            self.checker.close()
+            for ck in self.checkers + ([self.minimiser.checker] if self.minimiser else []):
+                ck.close()
         if stopped:
             self.say(f"stopped by {stopped}; everything found so far is in {findings.findings_dir(self.workdir)}")
         self.summary()
@@ -251,87 +342,165 @@ class Campaign:
                     lst.remove((n, x))
         return out
 
-    def loop(self):
-        self.loop_t0 = time.monotonic()
-        while time.monotonic() < self.deadline:
-            t_iter = time.monotonic()
-            t_gen = 0.0
-            self.min_s_iter = 0.0
-            if self.fuzzer:
-                self.fuzzer.poll()
-                for c in self.fuzzer.new_crashes():
-                    self.crash_finding(c)
-                if len(self.queue) < 5:
-                    self.queue.extend(self.fuzzer.harvest(queued=self.queue))
-            src = None
-            if self.queue and self.scripts % 2 == 0:
-                path = self.queue.pop(0)
-                self.fuzzer.mark_done(path)
-                self.harvested += 1
-                t0 = time.monotonic()
+    # ......................................................... the lanes
+    def next_job(self):
+        """Alternate fuzz_ops corpus entries (when queued) and generated scripts."""
+        if self.queue and (self.scripts + len(self.inflight)) % 2 == 0:
+            job = Job("corpus", path=self.queue.pop(0))
+            job.slot = self.scripts + len(self.inflight)
+            return job
+        job = Job("gen", iteration=self.iter)
+        self.iter += 1
+        return job
+
+    def do_job(self, checker, job):
+        """In a lane: make the job's script and check it."""
+        t0 = time.monotonic()
+        try:
+            if job.kind == "corpus":
                 try:
-                    ops, opts, _ = convert_input(self.vfat, path)
+                    ops, opts, _ = convert_input(self.vfat, job.path)
                 except opscript.OpScriptError as e:
-                    self.notes.append(str(e))
-                    continue
-                finally:
-                    t_gen = time.monotonic() - t0
-                    self.checker.timed("generate", t_gen)
-                fs = fs_from_options(opts) or self.fs_list[self.scripts % len(self.fs_list)]
-                src = {"source": "fuzz_ops corpus", "input": os.path.basename(path)}
+                    job.note = str(e)
+                    return
+                fs = fs_from_options(opts) or self.fs_list[job.slot % len(self.fs_list)]
+                src = {"source": "fuzz_ops corpus", "input": os.path.basename(job.path)}
             else:
-                gseed, nops, fsb = iter_params(self.seed, self.iter)
+                gseed, nops, fsb = iter_params(self.seed, shard_iteration(job.iteration, self.shard))
                 fs = self.fs_list[fsb % len(self.fs_list)]
-                t0 = time.monotonic()
                 ops = gen_script(self.vfat, gseed, nops, self.args.names)
                 if fsb & 0x80:                   # half the scripts: tricky additions
                     ops = enrich(ops, random.Random(gseed))
-                t_gen = time.monotonic() - t0
-                self.checker.timed("generate", t_gen)
-                src = {"source": "vfat gen", "iteration": self.iter, "gen_seed": gseed, "ops": nops}
-                self.iter += 1
-            if not ops:
-                continue
-            self.phase = "checking"
+                src = {"source": "vfat gen", "iteration": job.iteration, "gen_seed": gseed, "ops": nops}
+                if self.shard[1] > 1:
+                    src["shard"] = f"{self.shard[0]}/{self.shard[1]}"
+        finally:
+            checker.timed("generate", time.monotonic() - t0)
+        job.ops, job.fs, job.src = ops, fs, src
+        if ops:
+            job.res = checker.check(ops, fs)
+
+    def loop(self):
+        self.loop_t0 = time.monotonic()
+        self.inflight = collections.deque()
+        last_save = time.monotonic()
+        while time.monotonic() < self.deadline:
             t0 = time.monotonic()
-            res = self.checker.check(ops, fs)
-            t_check = time.monotonic() - t0
+            if self.fuzzer:
+                self.fuzzer.poll()
+                for c in self.fuzzer.new_crashes():
+                    self.minimiser.submit(("crash", c))
+                if len(self.queue) < 5:
+                    self.queue.extend(self.fuzzer.harvest(
+                        queued=self.queue + [j.path for j in self.inflight if j.path]))
+            # one job more than lanes: a lane never waits for the main thread
+            while len(self.inflight) < len(self.lanes) + 1:
+                job = self.next_job()
+                self.inflight.append(job)
+                self.jobs.put(job)
+            self.phase = "checking"
+            self.main_s["bookkeeping"] += time.monotonic() - t0
+            job = self.inflight[0]
+            if not job.done.wait(0.5):
+                continue
+            t0 = time.monotonic()
+            self.process(job)          # then popped: a signal inside leaves it in flight
+            self.inflight.popleft()
+            if self.scripts % 20 == 0 or time.monotonic() - last_save > 10:
+                self.state["seeds"][str(self.seed)] = self.low_water()
+                save_state(self.workdir, self.state)
+                last_save = time.monotonic()
+            self.main_s["bookkeeping"] += time.monotonic() - t0
+            self.main_n["bookkeeping"] += 1
+
+    def stop_lanes(self):
+        """Jobs not started are dropped (their iterations stay for the next
+        run); the running ones finish and are processed."""
+        inflight = getattr(self, "inflight", None) or collections.deque()
+        if not self.lanes:
+            return
+        try:
+            while True:
+                j = self.jobs.get_nowait()
+                if j is not None:
+                    j.dropped = True
+                    j.done.set()
+        except queue.Empty:
+            pass
+        for _ in self.lanes:
+            self.jobs.put(None)
+        self.phase = "finishing the lanes' scripts"
+        while inflight:
+            job = inflight[0]
+            if job.dropped:
+                break
+            job.done.wait()
+            try:
+                self.process(job)
+            except BaseException as e:        # the clean-up goes on
+                self.say(f"note: {type(e).__name__}: {e}")
+            inflight.popleft()
+        for ln in self.lanes:
+            ln.join()
+
+    def low_water(self):
+        """The first generated iteration not processed yet: where the next
+        run resumes (a few scripts may be checked twice, none skipped)."""
+        its = [j.iteration for j in (getattr(self, "inflight", None) or ()) if j.kind == "gen"]
+        return min(its) if its else self.iter
+
+    def process(self, job):
+        """A lane's result, in the order the jobs were made: journal new
+        divergences, hand them to the minimiser, account."""
+        if job.error is not None:
+            raise job.error
+        if job.note:
+            self.notes.append(job.note)
+        if job.res is not None:
             self.scripts += 1
-            for sig, d in res.divs.items():
+            for sig, d in job.res.divs.items():
                 # a writer's own (results, failures) by writer name: family
                 # names ("kernel") would mix with the reader of that name
                 role = d.fields["role"]
                 self.seen_divs[(role, d.writer if role == "writer" else d.fields["oracle"])] += 1
                 if sig in self.known:
                     continue
-                self.new_finding(d, ops, fs, src)
-            self.phase = "running"
-            if self.scripts % 20 == 0:
-                self.state["seeds"][str(self.seed)] = self.iter
-                save_state(self.workdir, self.state)
-            # the rest of the iteration: everything but generating and checking
-            self.checker.timed("bookkeeping", time.monotonic() - t_iter - t_check - t_gen
-                               - self.min_s_iter)
+                src = dict(job.src, found_after_s=round(time.monotonic() - self.t0, 1))
+                minworker.journal_add(self.workdir, d, job.ops, job.fs, src)
+                self.known.add(sig)
+                self.say(f"new divergence {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, "
+                         f"{len(job.ops)} ops); queued for minimisation")
+                self.minimiser.submit(("div", d, job.ops, job.fs, src))
+        if job.kind == "corpus":
+            self.fuzzer.mark_done(job.path)
+            self.harvested += 1
 
-    def new_finding(self, d, ops, fs, src):
-        self.phase = f"minimising {d.sig}"
-        self.say(f"new divergence {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, {len(ops)} ops); minimising")
+    # ......................................................... the minimiser
+    def minimise_job(self, worker, job):
+        if job[0] == "crash":
+            return self.crash_finding(worker, job[1])
+        _, d, ops, fs, src = job
+        worker.current = d.sig
         t0 = time.monotonic()
         # minimisation may overrun the budget a little, never by much:
-        # past the deadline a finding gets MIN_LATE seconds
+        # past the deadline a finding gets MIN_LATE seconds; stopped: none
         left = self.deadline - time.monotonic()
-        mops, stats = minimize_divergence(self.checker, d, ops, fs,
-                                          budget=min(self.args.min_budget, max(MIN_LATE, left)))
-        self.min_s_iter += time.monotonic() - t0
-        self.min_s += time.monotonic() - t0
-        write_full(self.workdir, self.checker, d, ops, mops, fs,
-                   dict(src, seed=self.seed, found_after_s=round(t0 - self.t0, 1),
-                        minimise_s=round(time.monotonic() - t0, 1), minimise=stats))
-        self.known.add(d.sig)
-        self.new.append((d.sig, summary_line(d, mops, fs)))
+        budget = 0.0 if worker.hurry.is_set() else min(self.args.min_budget, max(MIN_LATE, left))
+        test = divergence_test(worker.checker, d, fs)
+
+        def hurried_test(cand):
+            if worker.hurry.is_set():        # stopped by a signal: keep the best so far
+                raise minimize.BudgetSpent()
+            return test(cand)
+        mops, stats = minimize.minimize(ops, hurried_test, budget=budget)
+        extra = dict(src, seed=self.seed, minimise_s=round(time.monotonic() - t0, 1), minimise=stats)
+        write_full(self.workdir, worker.checker, d, ops, mops, fs, extra)
+        minworker.journal_done(self.workdir, d.sig)
+        with self.lock:
+            self.new.append((d.sig, summary_line(d, mops, fs)))
         self.say(f"finding {d.sig}: {summary_line(d, mops, fs)}")
 
-    def crash_finding(self, path):
+    def crash_finding(self, worker, path):
         msg = self.fuzzer.crash_message(path)
         if msg is None:
             self.say(f"note: {os.path.basename(path)} no longer fails in fuzz_ops; ignored")
@@ -339,27 +508,30 @@ class Campaign:
         fields = {"role": "fuzz", "oracle": "fuzz_ops", "verdict": "failed",
                   "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"}
         h = findings.sig_hash(fields)
-        if h in self.known:
-            return
+        with self.lock:
+            if h in self.known:
+                return
+            self.known.add(h)
+        worker.current = h
         try:
             ops, opts, text = convert_input(self.vfat, path)
         except opscript.OpScriptError as e:
             ops, opts, text = [], "", f"# {e}\n"
         # shrink the input bytes (libFuzzer -minimize_crash); keep the result
         # only if it still fails with the same kind of violation
-        self.phase = f"minimising {h}"
         mtext, mops = text, ops
         left = self.deadline - time.monotonic()
         mpath = os.path.join(self.fuzzer.logs, f"min-{os.path.basename(path)}")
-        ok, _ = minimize_crash(path, mpath, min(15.0, self.args.min_budget, max(MIN_LATE, left)),
-                               self.fuzzer.binary)
-        if ok:
-            m2 = self.fuzzer.crash_message(mpath)
-            if m2 is not None and findings.normalise(m2, 80) == fields["kind"]:
-                try:
-                    mops, _, mtext = convert_input(self.vfat, mpath)
-                except opscript.OpScriptError:
-                    mtext, mops = text, ops
+        if not worker.hurry.is_set():
+            ok, _ = minimize_crash(path, mpath, min(15.0, self.args.min_budget, max(MIN_LATE, left)),
+                                   self.fuzzer.binary)
+            if ok:
+                m2 = self.fuzzer.crash_message(mpath)
+                if m2 is not None and findings.normalise(m2, 80) == fields["kind"]:
+                    try:
+                        mops, _, mtext = convert_input(self.vfat, mpath)
+                    except opscript.OpScriptError:
+                        mtext, mops = text, ops
         summary = f"fuzz_ops violation: {msg[:200]} ({len(mops)} ops)"
         info = {"signature": h, "fields": fields, "summary": summary, "message": msg,
                 "crash_file": os.path.basename(path), "apply_options": opts, "seed": self.seed,
@@ -373,27 +545,43 @@ class Campaign:
                 files_bin["crash.min.bin"] = f.read()
             os.unlink(mpath)
         findings.write_finding(self.workdir, h, info, files, {}, {}, binary=files_bin)
-        self.known.add(h)
-        self.new.append((h, summary))
+        with self.lock:
+            self.new.append((h, summary))
         self.say(f"finding {h}: {summary}")
 
+    # ......................................................... the summary
     def summary(self):
         ck = self.checker
+        applies = self.total("applies")
+        imgs = self.total("images_checked")
         el = time.monotonic() - self.t0
         self.say("")
         self.say(f"campaign summary: seed {self.seed}, {el:.0f} s, {self.scripts} scripts, "
-                 f"{sum(ck.applies.values())} images written, next iteration {self.iter}")
+                 f"{sum(applies.values())} images written, next iteration {self.low_water()}")
         self.say(f"{'oracle':<14} {'role':<7} {'images':>8} {'divergences':>12}")
         for n in ck.writer_names:
-            self.say(f"{n:<14} {'writer':<7} {ck.applies[n]:>8} {self.seen_divs.get(('writer', n), 0):>12}")
+            self.say(f"{n:<14} {'writer':<7} {applies[n]:>8} {self.seen_divs.get(('writer', n), 0):>12}")
         for n in ck.reader_names:
-            self.say(f"{n:<14} {'reader':<7} {ck.images_checked[n]:>8} {self.seen_divs.get(('reader', n), 0):>12}")
-        loop_s = time.monotonic() - self.loop_t0 if self.loop_t0 else 0.0
-        prep = pace.report(ck.stage_s, ck.stage_n, ck.own_s,
-                           {n: ck.images_checked[n] for n in ck.reader_names}, loop_s)
-        prep["minimise_seconds"] = round(self.min_s, 1)
+            self.say(f"{n:<14} {'reader':<7} {imgs[n]:>8} {self.seen_divs.get(('reader', n), 0):>12}")
+        stage_s, stage_n = self.total("stage_s"), self.total("stage_n")
+        stage_s.update(self.main_s)
+        stage_n.update(self.main_n)
+        prep = pace.report(stage_s, stage_n, self.total("own_s"),
+                           {n: imgs[n] for n in ck.reader_names}, self.loop_s)
+        prep["lanes"] = len(self.lanes)
+        mn = self.minimiser
+        if mn:
+            prep["minimiser"] = {"jobs": mn.done, "seconds": round(mn.seconds, 1),
+                                 "images": dict(mn.checker.images_checked),
+                                 "pending": sorted(n[:-5] for n in os.listdir(minworker.pending_dir(self.workdir))
+                                                   if n.endswith(".json"))
+                                 if os.path.isdir(minworker.pending_dir(self.workdir)) else []}
         for ln in pace.table(prep):
             self.say(ln)
+        if mn:
+            self.say(f"minimiser: {mn.done} job(s) in {mn.seconds:.1f} s beside the main loop"
+                     + (f"; {len(prep['minimiser']['pending'])} pending for the next run"
+                        if prep["minimiser"]["pending"] else ""))
         if self.fuzzer:
             self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
                      f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
@@ -402,10 +590,11 @@ class Campaign:
             self.say(f"  NEW {h}  {s}")
         # machine-readable form (bench, CI): <workdir>/summary.json
         summ = {"seed": self.seed, "seconds": round(el, 1), "scripts": self.scripts,
-                "next_iteration": self.iter,
-                "writers": {n: ck.applies[n] for n in ck.writer_names},
-                "readers": {n: ck.images_checked[n] for n in ck.reader_names},
-                "images_per_minute": {n: round(ck.images_checked[n] * 60.0 / el, 1) if el else 0.0
+                "next_iteration": self.low_water(),
+                "shard": list(self.shard),
+                "writers": {n: applies[n] for n in ck.writer_names},
+                "readers": {n: imgs[n] for n in ck.reader_names},
+                "images_per_minute": {n: round(imgs[n] * 60.0 / el, 1) if el else 0.0
                                       for n in ck.reader_names},
                 "fuzz_execs_per_s": self.fuzzer.execs_per_s() if self.fuzzer else None,
                 "pipeline": prep,
@@ -417,6 +606,31 @@ class Campaign:
             os.replace(tmp, os.path.join(self.workdir, "summary.json"))
         except OSError:
             pass
+
+
+def parse_shard(text):
+    """'I/N' -> (I, N), 0 <= I < N; None -> (0, 1)."""
+    if not text:
+        return (0, 1)
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard {text!r}: expected I/N (e.g. 0/4)") from None
+    if n < 1 or not 0 <= i < n:
+        raise UsageError(f"--shard {text!r}: need 0 <= I < N")
+    return (i, n)
+
+
+def shard_iteration(i, shard):
+    """Shard I of N checks the generated iterations I, I+N, I+2N, ... of the
+    seed's sequence: the shards of one seed are disjoint, their union the
+    sequence one unsharded campaign would run."""
+    return i * shard[1] + shard[0]
+
+
+def shard_seed(seed, shard):
+    """The fuzzer's seed for a shard (distinct per shard)."""
+    return (seed + 1000003 * shard[0]) % (1 << 31) or 1
 
 
 def summary_line(d, mops, fs):
@@ -470,7 +684,11 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, help="campaign seed (default: resume the workdir's, else random)")
     p.add_argument("--oracles", help=f"readers (default {','.join(DEFAULT_READERS)}; also vfat-check)")
     p.add_argument("--writers", help=f"writers (default {','.join(DEFAULT_WRITERS)} + kernel when available)")
-    p.add_argument("--jobs", type=int, default=1, help="fuzzer workers (default 1)")
+    p.add_argument("--jobs", type=int, default=pace.cores(),
+                   help=f"check lanes: scripts checked at once (default: the cores, {pace.cores()})")
+    p.add_argument("--fuzz-jobs", type=int, default=1, help="fuzz_ops workers (default 1)")
+    p.add_argument("--shard", help="I/N: run shard I of N (disjoint generated scripts and fuzzer "
+                                   "seeds; give each shard its own workdir; merge with vfatfuzz merge)")
     p.add_argument("--workdir", default="campaign", help="findings, corpus and state (default ./campaign)")
     p.add_argument("--fs", help=f"volumes, comma-separated (default {','.join(DEFAULT_FS)})")
     p.add_argument("--names", help="name classes for vfat gen (default all)")
@@ -488,8 +706,8 @@ def run_cmd(args):
     if args.minutes <= 0:
         print("vfatfuzz campaign: --minutes must be positive", file=sys.stderr)
         return 2
-    if args.jobs < 1:
-        print("vfatfuzz campaign: --jobs must be at least 1", file=sys.stderr)
+    if args.jobs < 1 or args.fuzz_jobs < 1:
+        print("vfatfuzz campaign: --jobs and --fuzz-jobs must be at least 1", file=sys.stderr)
         return 2
 
     def on_term(signum, frame):

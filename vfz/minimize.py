@@ -20,6 +20,9 @@ class _Budget(Exception):
     pass
 
 
+BudgetSpent = _Budget      # a test may raise it to end the minimisation early
+
+
 class _Tester:
     def __init__(self, test, budget, max_tests):
         self.test = test
