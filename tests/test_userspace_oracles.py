@@ -255,6 +255,16 @@ class FusefatWriterTests(Images):
                          (2, fusefat.RENAME_DIR_EMPTIES))
         self.assertTrue(fusefat.rename_dir_explains(ops[:3], wr.results[:3], ["/B/f"], []))
         self.assertFalse(fusefat.rename_dir_explains(ops[:3], wr.results[:3], ["/C"], []))
+        # a rename to a name fusefat refuses deletes the source first
+        img2 = os.path.join(self.tmp, "rr.img")
+        vfat("mkfs", img2, "--size", "8M")
+        ops2 = opscript.parse('create "/first" 10 1\ncreate "/f" 10 1\nrename "/f" "/\u00c5"\n')
+        wr2 = fusefat.FusefatWriter().apply(img2, ops2)
+        self.assertEqual(wr2.results, ["ok", "ok", "EPERM"])
+        self.assertEqual([e["path"] for e in vfat_ls(img2)], ["/first"])     # /f is gone
+        self.assertIn("lost-clusters", vfat("check", img2, check=False).stdout)
+        self.assertEqual(fusefat.FusefatWriter.known_failure(Evidence(ops2, writer="fusefat", wr=wr2)),
+                         (2, fusefat.RENAME_REFUSED))
         # rmdir of a non-empty directory: EPERM (Linux ENOTEMPTY)
         wr = fusefat.FusefatWriter().apply(img, opscript.parse('mkdir "/C"\nmkdir "/C/s"\nrmdir "/C"\n'))
         self.assertEqual(wr.results, ["ok", "ok", "EPERM"])

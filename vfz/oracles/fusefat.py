@@ -22,6 +22,7 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
     strips dots and refuses the space); "..." is created as a file
   * every new name gets LFN slots and a short entry '~N' (N a counter of the
     mount: '~1', '~12'), even a valid 8.3 name: its own alias scheme
+  * a rename to a name it refuses (EPERM) deletes the source first: data loss
   * rmdir of a non-empty directory (and rename onto one) answers EPERM
     (Linux ENOTEMPTY); some writes that extend a file answer EPERM
   * rename of a non-empty directory answers ok and leaves it empty under its
@@ -60,6 +61,7 @@ NAMES = "fusefat-ascii-names"
 TRAILING = "fusefat-trailing-kept"
 LABEL_AS_FILE = "fusefat-label-as-file"
 WRITE_EPERM = "fusefat-write-eperm"
+RENAME_REFUSED = "fusefat-rename-refused-loses-source"
 
 
 def _mounted(d):
@@ -387,7 +389,9 @@ class FusefatWriter(Writer):
         """(index, name) of the first op from which fusefat's image is not
         the model's, by one of its named exceptions, else None (vfz.evidence
         Evidence: ev.ops, ev.wr). The readers then check the script cut
-        before it. Candidates: a write answered EPERM (WRITE_EPERM: the file
+        before it. Candidates: a rename to a name fusefat refuses (EPERM) of
+        an existing source (RENAME_REFUSED: the source is deleted first); a
+        write answered EPERM (WRITE_EPERM: the file
         lacks those bytes); a rename answered ok of a directory that had
         entries (RENAME_DIR_EMPTIES: they are gone); a new leaf ending in '.'
         or ' ' answered ok (TRAILING: fusefat keeps it, later lookups and
@@ -455,6 +459,9 @@ def first_known_failure(ops, results):
             continue
         if op.kind == "rename" and got == "ok" and _nonempty_dir(m, op.args[0]):
             return i, RENAME_DIR_EMPTIES
+        if op.kind == "rename" and got == "EPERM" and fusefat_name_err(_new_leaf(op)) == "EPERM" \
+                and m._walk([c for c in op.args[0].split("/") if c])[1] is None:
+            return i, RENAME_REFUSED
         if op.kind in ("create", "mkdir", "rename") and got == "ok":
             leaf = _new_leaf(op)
             if leaf != leaf.rstrip(" .") and leaf.strip("."):
@@ -526,6 +533,17 @@ EXCEPTIONS = [
                    "one, answer EPERM; POSIX and Linux answer ENOTEMPTY. fusefat is wrong by "
                    "POSIX rmdir(2)/rename(2); nothing is changed",
                    "an rmdir or rename op the model answers ENOTEMPTY and fusefat answers EPERM"),
+    NamedException(RENAME_REFUSED, "fusefat", "writer",
+                   "a rename to a name fusefat refuses (EPERM: non-ASCII, \\ : * ? \" < > |, over "
+                   "255 characters) deletes the source entry before it tries the new name: the "
+                   "answer is EPERM but the file or directory is gone (its slots 0xE5) and its "
+                   "clusters stay allocated and unreachable (fsck.fat 'Reclaimed', vfat-check "
+                   "'lost-clusters'). Data loss; fusefat is wrong (a failed rename(2) changes "
+                   "nothing). Measured: create /f; rename /f /\u00c5 -> EPERM, /f gone; campaign "
+                   "seed 1414",
+                   "a rename answered EPERM whose new leaf fusefat_name_err refuses and whose "
+                   "source exists in the model's tree (FusefatWriter.known_failure: one finding; "
+                   "the readers check the script cut before that op)"),
     NamedException(WRITE_EPERM, "fusefat", "writer",
                    "some pwrite calls that extend a file fail with EPERM (measured on a 100-byte "
                    "file: offset 100 or 4000 -> EPERM, offset 101 or 50 -> ok; the rule is not "
