@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Images checked per second by each reader, over the same set of images.
 
-    bench/bench_oracles.py [--images N] [--ops K] [--readers LIST] [--writer W] [--json]
+    bench/bench_oracles.py [--images N] [--ops K] [--readers LIST] [--writer W]
+                           [--writers LIST] [--json]
 
 The images: N op-scripts from `vfat gen --seed i --ops K` (the core's
 generator, every name class) applied by one writer (core-dual by default;
@@ -9,7 +10,10 @@ mtools when build/vfat is missing) to fresh FAT16 volumes. Every reader
 then reads every image (the kernel oracle through read_many, its batch
 form); a read is counted only when the reader did not fail. Output: one
 row per reader with images/s, seconds per image and the ratio to the
-fastest reader measured in the same run. Not a test: nothing is asserted.
+fastest reader measured in the same run (and images/min). --writers also
+times each listed writer applying every script to a fresh copy of the
+empty volume (apply() only; rows "(writer W)", ratio to the fastest
+writer). Not a test: nothing is asserted.
 """
 import argparse
 import json
@@ -27,7 +31,8 @@ from vfz.oracles import core as core_oracle  # noqa: E402
 from vfz import diff, opscript  # noqa: E402
 from vfz.proc import run  # noqa: E402
 
-DEFAULT_READERS = ["dosfsck", "mtools", "7z", "grub", "core", "kernel", "sleuthkit", "fatcat", "fusefat"]
+DEFAULT_READERS = ["dosfsck", "mtools", "7z", "grub", "core", "kernel", "sleuthkit", "fatcat", "fusefat",
+                   "fatfs"]
 
 
 def scripts(n, k):
@@ -52,6 +57,7 @@ def main(argv=None):
     ap.add_argument("--ops", type=int, default=40)
     ap.add_argument("--readers", default=",".join(DEFAULT_READERS))
     ap.add_argument("--writer", default=None)
+    ap.add_argument("--writers", default="", help="writers to time as well (apply() per script)")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
@@ -74,6 +80,32 @@ def main(argv=None):
         if not images:
             print("no images could be written", file=sys.stderr)
             return 2
+        all_scripts = scripts(a.images, a.ops)
+        empty = os.path.join(tmp, "empty.img")
+        diff.mkfs(empty, 16, 16 << 20, 0)
+        for n in [x for x in a.writers.split(",") if x]:
+            try:
+                wo = oracles.get_writer(n)
+            except Exception as e:
+                rows.append({"reader": f"(writer {n})", "error": f"{type(e).__name__}: {e}", "writer": True})
+                continue
+            try:
+                secs, good, bad = 0.0, 0, 0
+                for i, ops in enumerate([all_scripts[0]] + all_scripts):   # the first: warm-up
+                    img = os.path.join(tmp, f"w-{n}.img")
+                    shutil.copyfile(empty, img)
+                    t0 = time.monotonic()
+                    wr = wo.apply(img, ops, a.timeout)
+                    if i == 0:
+                        continue
+                    secs += time.monotonic() - t0
+                    good, bad = (good + 1, bad) if not wr.error else (good, bad + 1)
+                rows.append({"reader": f"(writer {n})", "writer": True, "images": good, "failed": bad,
+                             "seconds": round(secs, 3),
+                             "images_per_s": round(good / secs, 2) if secs > 0 else None,
+                             "s_per_image": round(secs / max(1, good + bad), 4)})
+            finally:
+                wo.close()
         for n in names:
             try:
                 r = oracles.get_reader(n)
@@ -95,21 +127,26 @@ def main(argv=None):
                 r.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    best = max((x["images_per_s"] or 0 for x in rows if "images_per_s" in x), default=0)
+    for kind in (False, True):
+        best = max((x["images_per_s"] or 0 for x in rows
+                    if "images_per_s" in x and bool(x.get("writer")) == kind), default=0)
+        for x in rows:
+            if x.get("images_per_s") and best and bool(x.get("writer")) == kind:
+                x["ratio_to_fastest"] = round(x["images_per_s"] / best, 3)
     for x in rows:
-        if x.get("images_per_s") and best:
-            x["ratio_to_fastest"] = round(x["images_per_s"] / best, 3)
+        if x.get("images_per_s"):
+            x["images_per_min"] = round(x["images_per_s"] * 60)
     if a.json:
         print(json.dumps({"writer": writer, "images": len(images), "rows": rows}, indent=1))
     else:
         print(f"{len(images)} images written by {writer} ({a.ops} ops each), FAT16 16 MiB")
-        print(f"{'reader':<10} {'images/s':>9} {'s/image':>9} {'x fastest':>9}  failed")
+        print(f"{'reader':<18} {'images/s':>9} {'images/min':>10} {'s/image':>9} {'x fastest':>9}  failed")
         for x in rows:
             if "error" in x:
-                print(f"{x['reader']:<10} unavailable: {x['error']}")
+                print(f"{x['reader']:<18} unavailable: {x['error']}")
                 continue
-            print(f"{x['reader']:<10} {x['images_per_s']:>9} {x['s_per_image']:>9} "
-                  f"{x.get('ratio_to_fastest', '-'):>9}  {x['failed']}")
+            print(f"{x['reader']:<18} {x['images_per_s']:>9} {x.get('images_per_min', '-'):>10} "
+                  f"{x['s_per_image']:>9} {x.get('ratio_to_fastest', '-'):>9}  {x['failed']}")
     return 0
 
 

@@ -11,9 +11,9 @@
 //                                                 -> {"id": N, "results": ["ok"|"EEXIST"|...],
 //                                                     "fr": [FR_ name or null, ...]} | {"id": N, "error": "..."}
 //
-// The image is read into memory (the diskio callbacks serve sectors from a
-// Buffer); "apply" writes it back atomically (temporary file + rename) after
-// the last op. A JavaScript exception or a WebAssembly trap is answered
+// FatFs reads the image file sector by sector (the diskio callbacks) and
+// its writes are kept in memory; "apply" writes them back atomically (a
+// copy of the image, the sectors written, rename) after the last op. A JavaScript exception or a WebAssembly trap is answered
 // with {"id": N, "error": "trap: ...", "trap": true} and the process exits
 // (status 3): the Python side starts a fresh one for the next image. A hang
 // is the Python side's to time out. stdout carries answers only.
@@ -58,35 +58,89 @@ let mem = {};                   // malloc'd FATFS, DIR, FILINFO, FIL, buffers
 
 class Trap extends Error {}
 
-class MemDisk {
+// The disk FatFs sees: an image file read sector by sector straight into
+// the module's memory, or a RAM buffer (casefold, layout check). Writes go
+// to an overlay of sectors (the file is never touched while FatFs runs);
+// commit() copies the file, applies the overlay to the copy and renames it
+// over the image (atomic).
+class Disk {
 	constructor() {
-		this.image = Buffer.alloc(0);
-		this.ss = 512;
+		this.close();
 	}
-	load(buf) {
-		this.image = buf;
-		const ss = buf.length >= 13 ? buf.readUInt16LE(11) : 0;
+	close() {
+		if (this.fd !== undefined && this.fd !== null) fs.closeSync(this.fd);
+		this.fd = null;
+		this.ram = null;
+		this.size = 0;
+		this.ss = 512;
+		this.overlay = new Map();
+	}
+	setSS(head) {
+		const ss = head.length >= 13 ? head.readUInt16LE(11) : 0;
 		// FatFs asks the sector size first; one it cannot use fails the mount
 		this.ss = [512, 1024, 2048, 4096].includes(ss) ? ss : 512;
+	}
+	openFile(image) {
+		this.close();
+		this.fd = fs.openSync(image, 'r');
+		this.size = fs.fstatSync(this.fd).size;
+		const head = Buffer.alloc(Math.min(13, this.size));
+		fs.readSync(this.fd, head, 0, head.length, 0);
+		this.setSS(head);
+	}
+	openRam(buf) {
+		this.close();
+		this.ram = buf;
+		this.size = buf.length;
+		this.setSS(buf);
+	}
+	commit(image) {
+		if (!this.overlay.size) return;
+		const tmp = image + '.fatfs-tmp';
+		fs.copyFileSync(image, tmp);
+		const fd = fs.openSync(tmp, 'r+');
+		try {
+			for (const [sector, data] of this.overlay) fs.writeSync(fd, data, 0, data.length, sector * this.ss);
+		} finally {
+			fs.closeSync(fd);
+		}
+		fs.renameSync(tmp, image);
 	}
 	initialize() { return 0; }
 	status() { return 0; }
 	read(m, pdrv, buff, sector, count) {
-		const a = sector * this.ss, b = (sector + count) * this.ss;
-		if (b > this.image.length) return F.RES_ERROR;   // past the end of the image
-		m.HEAPU8.set(this.image.subarray(a, b), buff);
+		const a = sector * this.ss, n = count * this.ss;
+		if (a + n > this.size) return F.RES_ERROR;   // past the end of the image
+		const heap = m.HEAPU8;
+		if (this.ram) {
+			heap.set(this.ram.subarray(a, a + n), buff);
+			return F.RES_OK;
+		}
+		if (fs.readSync(this.fd, heap, buff, n, a) !== n) return F.RES_ERROR;
+		for (let i = 0; i < count && this.overlay.size; i++) {
+			const o = this.overlay.get(sector + i);
+			if (o) heap.set(o, buff + i * this.ss);
+		}
 		return F.RES_OK;
 	}
 	write(m, pdrv, buff, sector, count) {
-		const a = sector * this.ss, b = (sector + count) * this.ss;
-		if (b > this.image.length) return F.RES_ERROR;
-		this.image.set(m.HEAPU8.subarray(buff, buff + (b - a)), a);
+		const a = sector * this.ss, n = count * this.ss;
+		if (a + n > this.size) return F.RES_ERROR;
+		const heap = m.HEAPU8;
+		if (this.ram) {
+			this.ram.set(heap.subarray(buff, buff + n), a);
+			return F.RES_OK;
+		}
+		for (let i = 0; i < count; i++) {
+			const p = buff + i * this.ss;
+			this.overlay.set(sector + i, Buffer.from(heap.subarray(p, p + this.ss)));
+		}
 		return F.RES_OK;
 	}
 	ioctl(m, pdrv, cmd, buff) {
 		switch (cmd) {
 		case F.CTRL_SYNC: return F.RES_OK;
-		case F.GET_SECTOR_COUNT: m.setValue(buff, Math.floor(this.image.length / this.ss), 'i32'); return F.RES_OK;
+		case F.GET_SECTOR_COUNT: m.setValue(buff, Math.floor(this.size / this.ss), 'i32'); return F.RES_OK;
 		case F.GET_SECTOR_SIZE: m.setValue(buff, this.ss, 'i16'); return F.RES_OK;
 		case F.GET_BLOCK_SIZE: m.setValue(buff, 1, 'i32'); return F.RES_OK;
 		default: return F.RES_PARERR;
@@ -96,7 +150,7 @@ class MemDisk {
 
 async function init() {
 	F = await import(path.join(__dirname, 'node_modules', 'js-fatfs', 'dist', 'fatfs.js'));
-	disk = new MemDisk();
+	disk = new Disk();
 	ff = await F.create({ diskio: disk, codepage: 437 });
 	mem.fs = ff.malloc(F.sizeof_FATFS);
 	mem.dir = ff.malloc(F.sizeof_DIR);
@@ -110,7 +164,7 @@ async function init() {
 const frname = (r) => FRNAMES[r] || `FR_${r}`;
 
 function mount(image) {
-	disk.load(fs.readFileSync(image));
+	disk.openFile(image);
 	const r = ff.f_mount(mem.fs, '', 1);
 	return r;
 }
@@ -216,6 +270,7 @@ function list(image) {
 	};
 	walk('', '', 0);
 	unmount();
+	disk.close();
 	return { entries, complaints };
 }
 
@@ -258,7 +313,7 @@ function ident(comps, isDir) {
 function layoutOk() {
 	// on a fresh FAT12 RAM disk: a directory's sclust is where the FAT
 	// says, a file's dir_ptr points into the FATFS window
-	disk.load(Buffer.alloc(1 << 20));
+	disk.openRam(Buffer.alloc(1 << 20));
 	const work = ff.malloc(F.FF_MAX_SS);
 	ff.f_mkfs('', { fmt: F.FM_FAT | F.FM_SFD, n_fat: 1, align: 0, n_root: 0, au_size: 0 }, work, F.FF_MAX_SS);
 	ff.free(work);
@@ -483,7 +538,7 @@ const OPS = {
 // long name (its ff_wtoupper folding, observed through f_stat): on a fresh
 // FAT12 RAM disk, make "/x"+a, look up "/x"+b, remove it
 function casefold(pairs) {
-	disk.load(Buffer.alloc(1 << 20));
+	disk.openRam(Buffer.alloc(1 << 20));
 	const work = ff.malloc(F.FF_MAX_SS);
 	let r = ff.f_mkfs('', { fmt: F.FM_FAT | F.FM_SFD, n_fat: 1, align: 0, n_root: 0, au_size: 0 }, work, F.FF_MAX_SS);
 	ff.free(work);
@@ -536,9 +591,8 @@ function apply(image, ops) {
 			: (typeof res[1] === 'string' ? res[1] : frname(res[1])));
 	}
 	unmount();
-	const tmp = image + '.fatfs-tmp';
-	fs.writeFileSync(tmp, disk.image);
-	fs.renameSync(tmp, image);
+	disk.commit(image);
+	disk.close();
 	return { results, fr: frs };
 }
 
