@@ -230,7 +230,7 @@ class FatfsTest(unittest.TestCase):
         w = self.writer.apply(img, ops)
         self.assertEqual(w.results, m.results)
         first = m.results.index("ENOSPC")
-        self.assertIn(f"-> ENOSPC [FR_DENIED]", w.raw.splitlines()[first])
+        self.assertIn("-> ENOSPC [FR_DENIED]", w.raw.splitlines()[first])
         self.assertEqual(sh("fsck.fat", "-n", img, check=False).returncode, 0)
 
     def test_4_hostile(self):

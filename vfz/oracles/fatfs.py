@@ -89,7 +89,7 @@ import sys
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import listing, model
+from vfz import model
 
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fatfs")
 SERVER = os.path.join(NODE_DIR, "server.js")
