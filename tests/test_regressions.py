@@ -3,7 +3,10 @@
 
 A case is a directory with ops.txt (op-script), expected.json
 ({"fs": "fat16", "verdicts": {writer: {"(writer)": v, reader: v}}}, v one
-of ok|differs|complains|failed) and README (one line: what it guards).
+of ok|differs|complains|failed; optionally "same_names": [[w1, w2], ...],
+writers whose images must hold the same name records: every directory's
+short entries, NT bytes, attributes and LFN slots, byte for byte) and
+README (one line: what it guards).
 Each writer of expected.json applies ops.txt to a fresh image (vfz.campaign
 Checker, the same path as the campaign), every reader of the case that is
 available here reads it, and each verdict must equal the expected one.
@@ -20,16 +23,38 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript  # noqa: E402
+from vfz import checker, fatimg, opscript  # noqa: E402
 
 CASES = os.path.join(REPO, "corpus", "regressions")
 VERDICTS = {"ok", "differs", "complains", "failed"}
 
 
+def name_records(path):
+    """[(path of the directory, 11 name bytes, NT byte, attr, LFN slot bytes)]
+    of every entry, directories walked depth first from the root: what a
+    writer decided about names, without times and cluster numbers."""
+    with open(path, "rb") as f:
+        fat = fatimg.Fat(f.read())
+    out, todo = [], [("/", None)]
+    while todo:
+        d, clus = todo.pop()
+        for off, name, attr, first, _, lfn in fat.short_entries(clus):
+            if name in (b".          ", b"..         "):
+                continue
+            out.append((d, name.hex(), fat.b[off + 12], attr,
+                        b"".join(bytes(fat.b[o:o + 32]) for o in lfn).hex()))
+            if attr & 0x10 and first:
+                todo.append((d + name.hex() + "/", first))
+    return out
+
+
 def cases():
+    """Every case; VFZ_CASES=a,b replays only those (a quick run of a few)."""
     if not os.path.isdir(CASES):
         return []
-    return sorted(n for n in os.listdir(CASES) if os.path.isdir(os.path.join(CASES, n)))
+    names = sorted(n for n in os.listdir(CASES) if os.path.isdir(os.path.join(CASES, n)))
+    only = [c for c in os.environ.get("VFZ_CASES", "").split(",") if c]
+    return [n for n in names if n in only] if only else names
 
 
 class RegressionTests(unittest.TestCase):
@@ -54,7 +79,7 @@ class RegressionTests(unittest.TestCase):
             cls.checker.close()
 
     def test_corpus_is_well_formed(self):
-        self.assertGreaterEqual(len(cases()), 5)
+        self.assertGreaterEqual(len(cases()), 1 if os.environ.get("VFZ_CASES") else 5)
         for n in cases():
             d = os.path.join(CASES, n)
             for f in ("ops.txt", "expected.json", "README"):
@@ -95,6 +120,12 @@ class RegressionTests(unittest.TestCase):
                             skipped.append(f"{w}.{o}")
                             continue
                         self.assertEqual(have, want, f"{n}: writer {w}, oracle {o}: {detail[:1500]}")
+                for a, b in exp.get("same_names", []):
+                    if a in writers and b in writers:
+                        self.assertEqual(name_records(res.images[a]), name_records(res.images[b]),
+                                         f"{n}: {a} and {b} wrote different name records")
+                    else:
+                        skipped.append(f"same_names {a}={b}")
                 if skipped:
                     print(f"{n}: skipped (not available here): {', '.join(skipped)}", file=sys.stderr)
 
