@@ -14,10 +14,12 @@ tool is not installed (vfatfuzz setup installs them all).
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -173,6 +175,26 @@ class FusefatReaderTests(Images):
                     self.assertEqual(listing.diff(self.ls[mode], res.listing), "")
         self.assertFalse(any(fusefat._mounted(os.path.join("/tmp", d)) for d in os.listdir("/tmp")
                              if d.startswith("vfz-fusefat-")))
+
+    def test_hung_daemon_is_killed_and_detached(self):
+        """A fusefat that stops answering (SIGSTOP: a real hang of the daemon)
+        costs one timeout; the agent and fusefat are killed, the mount is
+        detached, and the next read works."""
+        img = self.copy("dual", "hang")
+        m = fusefat.Mount(img, rw=False)
+        self.assertIsNone(m.start())
+        os.kill(m.proc.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        ans, why = m.request({"op": "walk"}, 2.0)
+        self.assertIsNone(ans)
+        self.assertIn("timeout", why)
+        m.stop(hung=True)
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertFalse(fusefat._mounted(m.dir))
+        self.assertIsNotNone(m.proc.poll())
+        self.assertIsNotNone(m.agent.poll())
+        res = fusefat.FusefatReader().read(img)
+        self.assertEqual(listing.diff(self.ls["dual"], res.listing), "")
 
     def test_garbage_image_fails_cleanly(self):
         p = os.path.join(self.tmp, "garbage.img")
