@@ -629,12 +629,17 @@ def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present
         return V.get(vid, {}).get(col, "n/a")
     A("Reading the table (every statement is the measured cell it quotes):")
     A("")
-    A(f"* **'/' at byte 8.** Stock Linux finds a long-named file by its LFN slots, but then "
-      f"looks the short entry up again; with the seed's '/' it reads the file "
-      f"(`v1-seed`: {say('v1-seed', 'kernel')}); with a space or a NUL there it lists the name "
-      f"and cannot open it (`v1-space8`: {say('v1-space8', 'kernel')}; `v1-nul8`: "
-      f"{say('v1-nul8', 'kernel')}). The patched module (the seed's dir.c hunk) reads all three "
-      f"({say('v1-space8', 'kernel-nodual')}).")
+    A(f"* **'/' at byte 8.** Stock 6.1's lookup, `fat_search_long` (fs/fat/dir.c), parses "
+      f"every entry's 11 bytes with `fat_parse_short` before it compares any name, and when the "
+      f"parsed short name has length 0 it skips the entry (`if (len == 0) continue;`): the long "
+      f"name is never compared. `fat_parse_short` counts each part up to its last byte other than "
+      f"a space and stops at a NUL, so `20 00 ...` parses to nothing unless the extension holds "
+      f"another byte. With the seed's '/' the parse is `./` and the long name is compared: it "
+      f"reads the file (`v1-seed`: {say('v1-seed', 'kernel')}); with a space or a NUL there "
+      f"readdir (which has no such check) lists the name but lookup skips the entry "
+      f"(`v1-space8`: {say('v1-space8', 'kernel')}; `v1-nul8`: {say('v1-nul8', 'kernel')}). The "
+      f"patched module (the seed's dir.c hunk: an empty parse no longer skips the long name) "
+      f"reads all three ({say('v1-space8', 'kernel-nodual')}).")
     A(f"* **Leading space.** (Reason: no valid 8.3 name starts with a space, so a dummy can never "
       f"equal a real short name.) fsck.fat flags the entry either way (`v1-seed`: {say('v1-seed', 'fsck.fat -n')}; "
       f"`v1-noleadspace`: {say('v1-noleadspace', 'fsck.fat -n')}). Byte 0 may not be NUL "
