@@ -35,7 +35,7 @@ MTOOLS_CASE = os.path.join(CASES, "mtools-known-failure-cut")
 
 def cli(*args, timeout=300):
     return subprocess.run([sys.executable, VFATFUZZ, "repro", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          errors="replace", timeout=timeout)
 
 
 def run_standalone(d, tmp):
@@ -44,7 +44,7 @@ def run_standalone(d, tmp):
     shutil.copytree(d, dst)
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": tmp}
     r = subprocess.run(["sh", os.path.join(dst, "run.sh"), os.path.join(tmp, "work-" + os.path.basename(d))],
-                       capture_output=True, text=True, env=env, timeout=300)
+                       capture_output=True, text=True, errors="replace", env=env, timeout=300)
     return r.returncode, r.stdout + r.stderr
 
 

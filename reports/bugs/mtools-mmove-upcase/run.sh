@@ -1,0 +1,91 @@
+#!/bin/sh
+# mmove/mren: a lower-case 8.3 target name becomes upper case when the source had a long name
+# Reproducer exported by vfatfuzz; it needs none of vfatfuzz, only
+# coreutils, mtools, xz and coreutils.
+# Usage: sh run.sh [WORKDIR]
+# Ends with one line and exit status:
+#   REPRODUCED: <why>  (0)   NOT REPRODUCED  (1)   CANNOT RUN: <why>  (2)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${1:-$(mktemp -d "${TMPDIR:-/tmp}/repro.XXXXXX")}
+mkdir -p "$OUT" || exit 2
+cannot() { echo "CANNOT RUN: $*"; exit 2; }
+need() { command -v "$1" >/dev/null 2>&1 || cannot "$1 not found (Debian package $2)"; }
+BUGS=0
+WHY=""
+bug() { echo "BUG: $*"; BUGS=$((BUGS + 1)); [ -n "$WHY" ] || WHY="$*"; }
+indent() { sed 's/^/    /'; }
+need xz xz-utils
+need mdir mtools
+need mtype mtools
+need mmd mtools
+need mcopy mtools
+need mmove mtools
+need mdel mtools
+need mrd mtools
+need sha256sum coreutils
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.img.xz"
+IMG="$OUT/image.img"
+echo "work directory: $OUT"
+
+printf '%s' 'mtools_skip_check=1
+mtools_no_vfat=0
+default_codepage=437
+' > "$OUT/mtoolsrc"
+export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1
+step() {   # N EXPECTED COMMAND...: run one mtools command, check its exit status
+    n=$1; want=$2; shift 2
+    echo "op $n: $*"
+    "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    indent < "$OUT/op$n.txt"
+    if [ $rc -ge 128 ]; then
+        bug "op $n: $1 killed by signal $((rc - 128)) ($(tail -n 1 "$OUT/op$n.txt"))"
+    elif [ $rc -ne 0 ] && [ "$want" = ok ]; then
+        bug "op $n: $1 failed (exit $rc) where Linux succeeds: $(tail -n 1 "$OUT/op$n.txt")"
+    else
+        echo "    exit $rc"
+    fi
+}
+mtools_listing() {   # IMAGE -> "d PATH" / "f PATH SIZE SHA256" lines
+    mdir -i "$1" -/ -b -a ::/ > "$OUT/mdir.txt" 2> "$OUT/mdir.err"
+    echo "mdir exit $?: $(head -c 300 "$OUT/mdir.err")" >&2
+    while IFS= read -r line; do
+        case "$line" in
+            ::/) echo "? (an entry mdir prints with an empty name)" ;;
+            ::/*/) p=${line#::}; echo "d ${p%/}" ;;
+            ::/*)
+                p=${line#::}
+                e=$(printf '%s' "$p" | sed 's/[][*?\\]/\\&/g')
+                if mtype -i "$1" "::$e" > "$OUT/file.bin" 2> "$OUT/mtype.err"; then
+                    echo "f $p $(wc -c < "$OUT/file.bin" | tr -d ' ') $(sha256sum < "$OUT/file.bin" | cut -d' ' -f1)"
+                else
+                    echo "f $p ? (mtype failed: $(head -n 1 "$OUT/mtype.err"))"
+                fi ;;
+        esac
+    done < "$OUT/mdir.txt"
+}
+echo "== the operations"
+step 1 ok mcopy -i "$IMG" -D s "$HERE/data/op1.bin" '::/Long Name'
+step 2 ok mmove -i "$IMG" -D s '::/Long Name' '::/abc'
+cp "$IMG" "$OUT/after.img"
+echo "== listing: mdir -/ -b -a ::/ and mtype"
+mtools_listing "$IMG" > "$OUT/seen.unsorted" 2> "$OUT/listing.err"
+indent < "$OUT/listing.err"
+
+LC_ALL=C sort "$OUT/seen.unsorted" > "$OUT/seen.txt"
+echo "== expected listing vs what mdir/mtype shows (- expected, + seen)"
+if diff -u "$HERE/expected.txt" "$OUT/seen.txt" > "$OUT/listing.diff"; then
+    echo "    (same)"
+else
+    tail -n +3 "$OUT/listing.diff" | indent
+    bug "mdir/mtype shows another tree than expected ($(grep -c '^[-+][^-+]' "$OUT/listing.diff") lines differ)"
+fi
+
+if [ "$BUGS" -gt 0 ]; then
+    echo "REPRODUCED: $WHY"
+    exit 0
+fi
+echo "NOT REPRODUCED"
+exit 1
