@@ -24,7 +24,8 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
     mount: '~1', '~12'), even a valid 8.3 name: its own alias scheme
   * a rename to a name it refuses (EPERM) deletes the source first: data loss
   * rmdir of a non-empty directory (and rename onto one) answers EPERM
-    (Linux ENOTEMPTY); some writes that extend a file answer EPERM
+    (Linux ENOTEMPTY); a write at the end of a file or past its clusters
+    answers EPERM
   * rename of a non-empty directory answers ok and leaves it empty under its
     new name: the subtree is lost, its clusters allocated and unreachable
   * unmounting a FAT16 volume mounted rw+ writes 0x8000 into FAT[1] of both
@@ -545,10 +546,12 @@ EXCEPTIONS = [
                    "source exists in the model's tree (FusefatWriter.known_failure: one finding; "
                    "the readers check the script cut before that op)"),
     NamedException(WRITE_EPERM, "fusefat", "writer",
-                   "some pwrite calls that extend a file fail with EPERM (measured on a 100-byte "
-                   "file: offset 100 or 4000 -> EPERM, offset 101 or 50 -> ok; the rule is not "
-                   "characterised yet); Linux writes them. fusefat is wrong (write(2) extends a "
-                   "regular file)",
+                   "a pwrite that starts exactly at the end of the file, or past the clusters "
+                   "the file has, answers EPERM (measured on 8 MiB FAT12, 2048-byte clusters, "
+                   "a 100-byte file: offsets 100 and 2048+ fail, 99, 101-2047 pass); a failed "
+                   "write past the clusters still grows the file to the cluster's end and "
+                   "allocates one more cluster (vfat-check 'chain-long'). Linux writes them all; "
+                   "fusefat is wrong (write(2) extends a regular file)",
                    "a write op the model answers ok and fusefat answers EPERM (result_exception; "
                    "known_failure cuts the readers' script before it: the file lacks the bytes)"),
     NamedException(RENAME_DIR_EMPTIES, "fusefat", "writer",
