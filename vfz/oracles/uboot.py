@@ -75,7 +75,7 @@ ROM = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
 QEMU = "qemu-system-i386"
 MEM_MB = 512
 BOOT_TIMEOUT = 60.0
-CBSIZE = 500                  # U-Boot's line buffer is 512 bytes (measured: longer lines are cut)
+SCRIPT_MAX = 200000           # bytes of commands in one `run s`
 ENV_ADDR = 0x01000000         # RAM where `env import` text is read to
 ENV_BLOCKS = 2048             # transfer disk blocks 0..2047: env text (1 MiB)
 DATA_ADDR = 0x02000000        # RAM where files are loaded / contents are put
@@ -111,6 +111,7 @@ class Board:
         self.boots = 0
         self.swaps = 0
         self.log = b""            # console output of the current request (for raw)
+        self.paused = False
 
     # ------------------------------------------------------------ process
     def _paths(self):
@@ -145,14 +146,19 @@ class Board:
                 pressed = True
             self._read_some(deadline, "boot")
         self.buf = b""
-        self.cmd("blkcache configure 0 0", 10.0)
-        # the transfer disk is the current device for virtio read/write from now
-        # on; FAT commands name virtio 0 themselves
-        for out, rc in self.cmds(["virtio scan", "virtio dev 1"], 10.0):
+        # block cache off; the transfer disk is the current device for virtio
+        # read/write from now on (FAT commands name virtio 0 themselves)
+        self.seq += 1
+        group = [(self.seq, b'echo "@@V""FZ%d" 0' % self.seq)]
+        for c in (b"blkcache configure 0 0", b"virtio scan", b"virtio dev 1"):
+            self.seq += 1
+            group.append((self.seq, c + b'; echo "@@V""FZ%d" $?' % self.seq))
+        for out, rc in self._script(group, None, time.monotonic() + BOOT_TIMEOUT)[1:]:
             if rc:
                 raise self._trap(f"setup failed: {out[-200:]!r}")
 
     def kill(self):
+        self.resume()
         p, self.proc = self.proc, None
         if p is not None:
             try:
@@ -174,6 +180,21 @@ class Board:
         self.size = None
 
     close = kill
+
+    def pause(self):
+        """SIGSTOP QEMU between requests: U-Boot polls its console, and a
+        waiting board would take a host CPU for nothing."""
+        if self.alive() and not self.paused:
+            os.kill(self.proc.pid, signal.SIGSTOP)
+            self.paused = True
+
+    def resume(self):
+        if self.paused and self.proc is not None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        self.paused = False
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -208,41 +229,65 @@ class Board:
         Raises Trap when U-Boot crashes, resets or does not answer."""
         return self.cmds([line], timeout)[0]
 
-    def cmds(self, lines, timeout):
-        """Run commands, as many on one input line as fit (CBSIZE);
-        -> [(output bytes, exit code)] in order. A command whose line the
-        shell refused ("syntax error" after a variable's expansion) has
-        exit code -1."""
+    def cmds(self, lines, timeout, env=None):
+        """Run commands -> [(output bytes, exit code)] in order.
+
+        One round trip for all of them: the commands (each followed by its
+        marker echo) become the variable "s", written with env (variables
+        the commands use: names) to the transfer disk as `env import -t`
+        text, and the typed line is `virtio read ...; env import ... && run
+        s`. A line holding "@@M" prints its marker itself ("@@M RC" stands
+        for the marker echo with exit code RC: glue verdicts in if/then/else);
+        other lines get "; <marker> $?". A command the shell refused ("syntax error" after a variable's
+        expansion) or that never ran has exit code -1. A script never holds
+        both a "${" and a \' (see word()): such commands go in two scripts."""
         lines = [x.encode("latin-1") if isinstance(x, str) else x for x in lines]
         deadline = time.monotonic() + timeout
         res = []
         i = 0
         while i < len(lines):
-            group, size = [], 1
+            self.seq += 1
+            group = [(self.seq, b'echo "@@V""FZ%d" 0' % self.seq)]    # start marker
+            size = 0
             while i < len(lines):
-                self.seq += 1
-                part = lines[i] + b'; echo "@@V""FZ%d" $?' % self.seq
+                mark = b'echo "@@V""FZ%d"' % (self.seq + 1)
+                part = lines[i].replace(b"@@M", mark) if b"@@M" in lines[i] \
+                    else lines[i] + b"; " + mark + b" $?"
                 mixed = any(b"${" in p for _, p in group) and b"\\'" in part or \
                     any(b"\\'" in p for _, p in group) and b"${" in part
-                if group and (size + len(part) + 2 > CBSIZE or mixed):
-                    self.seq -= 1
+                if len(group) > 1 and (size + len(part) > SCRIPT_MAX or mixed):
                     break
-                if len(part) + 1 > CBSIZE:
-                    raise ValueError(f"command of {len(lines[i])} bytes (U-Boot takes {CBSIZE})")
+                self.seq += 1
                 group.append((self.seq, part))
                 size += len(part) + 2
                 i += 1
-            res += self._line(group, deadline)
+            res += self._script(group, env or {}, deadline)[1:]
+            env = None
         return res
 
-    def _line(self, group, deadline):
-        self.buf = b""
-        self._send(b"; ".join(p for _, p in group) + b"\n")
+    def _script(self, group, env, deadline):
+        """env None: the group is typed on the console (boot: no transfer yet)."""
+        if env is None:
+            self.buf = b""
+            self._send(b"; ".join(p for _, p in group) + b"\n")
+        else:
+            env = dict(env)
+            env["s"] = b"; ".join(p for _, p in group)
+            text = b"".join(b"%s=%s\n" % (k.encode(), v.replace(b"\\", b"\\\\"))
+                            for k, v in env.items()) + b"\0"
+            if len(text) > ENV_BLOCKS * 512:
+                raise ValueError("script does not fit the transfer area")
+            _, xfer = self._paths()
+            with open(xfer, "r+b") as f:
+                f.write(text)
+            self.buf = b""
+            self._send(b"virtio read %#x 0 %#x && env import -t %#x %#x && run s\n"
+                       % (ENV_ADDR, (len(text) + 511) // 512, ENV_ADDR, len(text)))
         last = group[-1][0]
-        what = group[0][1][:60].decode("latin-1")
+        what = group[-1][1][:60].decode("latin-1")
         while True:
             marks = [m for m in MARK.finditer(self.buf)]
-            if marks and int(marks[-1].group(1)) == last:
+            if marks and int(marks[-1].group(1)) == last or self.buf.endswith(b"\n=> "):
                 break
             t = TRAP.search(self.buf)
             if t:
@@ -259,13 +304,13 @@ class Board:
             if self.buf.endswith(b"\n> "):
                 raise self._trap("the shell waits for more input (quoting)")
             self._read_some(deadline, what)
-        end = marks[-1].end()
-        while b"=> " not in self.buf[end:]:     # the prompt: the next line is not early
+        while not self.buf.endswith(b"\n=> "):    # the prompt: the next line is not early
             self._read_some(deadline, "prompt")
-        nl = self.buf.find(b"\n")               # drop the echoed input
-        pos = nl + 1 if nl >= 0 else 0
-        out = []
         by_n = {int(m.group(1)): m for m in marks}
+        if group[0][0] not in by_n:
+            raise self._trap(f"the script did not start: {self.buf[-300:]!r}")
+        out = []
+        pos = 0
         for n, _ in group:
             m = by_n.get(n)
             if m is None:
@@ -285,6 +330,7 @@ class Board:
         size = os.path.getsize(image)
         if size < 512 or size % 512:
             raise ValueError(f"image size {size} is not a positive multiple of 512")
+        self.resume()
         if not self.alive() or self.size != size:
             self.boot(size)
         else:
@@ -302,21 +348,17 @@ class Board:
         with open(slot, "rb") as src, open(image, "r+b") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
 
-    def set_names_map(self, env, timeout):
-        """env: {name: value bytes}, written to the transfer disk as
-        `env import -t` text and imported."""
-        text = b"".join(b"%s=%s\n" % (k.encode(), v.replace(b"\\", b"\\\\")) for k, v in env.items())
-        text += b"\0"
-        if len(text) > ENV_BLOCKS * 512:
-            raise ValueError("names do not fit the transfer area")
+    def put_file(self, data):
+        """data to the transfer disk's data area (put_cmd loads it to DATA_ADDR)."""
+        if len(data) > DATA_MAX - DATA_ADDR:
+            raise ValueError("contents larger than the RAM window")
         _, xfer = self._paths()
         with open(xfer, "r+b") as f:
-            f.write(text)
-        blocks = (len(text) + 511) // 512
-        out, rc = self.cmd(b"virtio read %#x 0 %#x; env import -t %#x %#x"
-                           % (ENV_ADDR, blocks, ENV_ADDR, len(text)), timeout)
-        if rc:
-            raise Trap(f"env import failed: {out[-200:]!r}")
+            f.seek(ENV_BLOCKS * 512)
+            f.write(data)
+
+    def put_cmd(self, length):
+        return b"virtio read %#x %#x %#x" % (DATA_ADDR, ENV_BLOCKS, max(1, (length + 511) // 512))
 
     def put_data(self, data, timeout):
         """data at DATA_ADDR, through the transfer disk."""
@@ -334,20 +376,26 @@ class Board:
         if rc:
             raise Trap(f"virtio read failed: {out[-200:]!r}")
 
-    def get_data(self, offset, length, timeout):
-        """length bytes of RAM at DATA_ADDR + offset (offset a multiple of 512)
-        -> bytes, through the transfer disk."""
-        if not length:
-            return b""
-        blocks = (length + 511) // 512
-        out, rc = self.cmd(b"virtio write %#x %#x %#x"
-                           % (DATA_ADDR + offset, ENV_BLOCKS + offset // 512, blocks), timeout)
-        if rc:
-            raise Trap(f"virtio write failed: {out[-200:]!r}")
+    def get_cmd(self, offset, length):
+        """The command that copies length bytes of RAM at DATA_ADDR + offset
+        (a multiple of 512) to the transfer disk (read_xfer then reads them)."""
+        return b"virtio write %#x %#x %#x" % (DATA_ADDR + offset, ENV_BLOCKS + offset // 512,
+                                              max(1, (length + 511) // 512))
+
+    def read_xfer(self, offset, length):
         _, xfer = self._paths()
         with open(xfer, "rb") as f:
             f.seek(ENV_BLOCKS * 512 + offset)
             return f.read(length)
+
+    def get_data(self, offset, length, timeout):
+        """length bytes of RAM at DATA_ADDR + offset, through the transfer disk."""
+        if not length:
+            return b""
+        out, rc = self.cmd(self.get_cmd(offset, length), timeout)
+        if rc:
+            raise Trap(f"virtio write failed: {out[-200:]!r}")
+        return self.read_xfer(offset, length)
 
 
 # ---------------------------------------------------------------- names on the command line
@@ -365,18 +413,20 @@ def word(path, var):
     inside a variable's value, or a \' next to a "${var}", is a syntax
     error (the line is parsed again after the expansion), while 'literal'
     and \' work on a line without variables. So: a path without "'" goes
-    in one variable; a path with "'" must be printable ASCII and goes
+    in one variable (printable ASCII under 160 bytes literally, in '...'); a path with "'" must be printable ASCII and goes
     literally; anything else (a "'" with other bytes, CR/LF/NUL, a line
     too long) is Unnameable."""
     if any(b in (0, 10, 13) for b in path):
         raise Unnameable("a CR, LF or NUL byte")
     printable = all(0x20 <= b < 0x7f for b in path)
-    if printable and b"'" not in path:
+    if printable and b"'" not in path and len(path) < 160:
         return b"'%s'" % path, {}
     if b"'" not in path:
         return b'"${%s}"' % var.encode(), {var: path}
     if any(b < 0x20 or b >= 0x7f for b in path):
         raise Unnameable("a quote with bytes the shell cannot take")
+    if len(path) > 400:
+        raise Unnameable("a quote in a path too long for one command line")
     return b"\\'".join(b"'%s'" % run if run else b"" for run in path.split(b"'")), {}
 
 
@@ -395,6 +445,7 @@ class Session:
     def __init__(self, board, deadline):
         self.board = board
         self.deadline = deadline
+        self.env = {}                 # variables the next runs() imports
 
     def left(self):
         t = self.deadline - time.monotonic()
@@ -413,15 +464,18 @@ class Session:
                 env.update(e)
             except Unnameable as x:
                 out.append(x)
-        if env:
-            self.board.set_names_map(env, self.left())
+        self.env.update(env)
         return out
 
     def run(self, line):
-        return self.board.cmd(line, self.left())
+        return self.runs([line])[0]
 
     def runs(self, lines):
-        return self.board.cmds(lines, self.left()) if lines else []
+        """Commands in one round trip, with the names words() prepared."""
+        if not lines:
+            return []
+        env, self.env = self.env, {}
+        return self.board.cmds(lines, self.left(), env)
 
 
 FILE_LINE = re.compile(rb"^ (\s*\d+)   (.*)$")
@@ -480,6 +534,7 @@ class UbootReader(Reader):
                 self.board.kill()
                 r.error = f"uboot reader: {type(e).__name__}: {e}"
                 r.listing = None
+            self.board.pause()
         r.raw = self.board.log.decode("latin-1")[-20000:]
         r.seconds = t.seconds
         return r
@@ -488,7 +543,7 @@ class UbootReader(Reader):
         deadline = time.monotonic() + timeout
         self.board.load(image)
         s = Session(self.board, deadline)
-        s.run(b"virtio scan")
+        scan = [b"virtio scan"]           # re-scan with the first level's listing
         entries, files = [], []
         level = [b""]
         ndirs = 0
@@ -506,7 +561,9 @@ class UbootReader(Reader):
                     todo.append(d)
                     cmds.append(b"fatls %s %s" % (DEV, w))
             nxt = []
-            for d, (out, rc) in zip(todo, s.runs(cmds)):
+            res = s.runs(scan + cmds)[len(scan):]
+            scan = []
+            for d, (out, rc) in zip(todo, res):
                 shown = d.decode("latin-1") or "/"
                 if rc != 0:
                     msg = out.decode("latin-1").strip()[-200:]
@@ -549,6 +606,7 @@ class UbootReader(Reader):
                 batch.append((path, size, off))
                 off += need
                 i += 1
+            total = off
             words = s.words([p for p, _, _ in batch])
             loaded, cmds, todo = [], [], []
             for (path, size, off), w in zip(batch, words):
@@ -561,9 +619,19 @@ class UbootReader(Reader):
                     r.complaints.append(f"{text}: {size} bytes, more than the RAM window")
                     out_entries.append(listing.entry(text, "file", size=size, unread="too large"))
                     continue
-                cmds.append(b"fatload %s %#x %s" % (DEV, DATA_ADDR + off, w))
+                # at most the listed size: a file never spills into the next slot
+                cmds.append(b"fatload %s %#x %s" % (DEV, DATA_ADDR + off, w)
+                            + (b" %#x" % size if size else b""))
                 todo.append((text, size, off))
-            for (text, size, off), (out, rc) in zip(todo, s.runs(cmds)):
+            if not cmds:
+                continue
+            # and the whole window to the transfer disk, in the same round trip
+            cmds.append(self.board.get_cmd(0, total))
+            res = s.runs(cmds)
+            (wout, wrc), res = res[-1], res[:-1]
+            if wrc != 0:
+                raise Trap(f"virtio write failed: {wout[-200:]!r}")
+            for (text, size, off), (out, rc) in zip(todo, res):
                 got = None
                 for line in out.split(b"\n"):
                     m = READ_LINE.match(line)
@@ -578,7 +646,7 @@ class UbootReader(Reader):
                 loaded.append((text, size, off, got))
             if loaded:
                 end = max(off + got for _, _, off, got in loaded)
-                blob = self.board.get_data(0, end, s.left())
+                blob = self.board.read_xfer(0, end)
                 for text, size, off, got in loaded:
                     e = listing.entry(text, "file", blob[off:off + got])
                     e["read"] = got
@@ -654,44 +722,37 @@ class UbootWriter(Writer):
     def apply(self, image, ops, timeout=60.0):
         w = WriteResult(self.name)
         self.board.log = b""
-        raw = []
+        notes = []
         with Timer() as t:
             try:
                 if not os.path.isfile(image):
                     w.error = f"no such image: {image}"
                 else:
-                    deadline = time.monotonic() + timeout
                     self.board.load(image)
-                    s = Session(self.board, deadline)
-                    s.run(b"virtio scan")
-                    for op in ops:
-                        res, note = self._op(s, op)
-                        w.results.append(res)
-                        raw.append(f"# line {op.line}: {op} -> {res}" + (f" [{note}]" if note else ""))
+                    s = Session(self.board, time.monotonic() + timeout)
+                    w.results, notes = self._apply(s, ops)
                     self.board.save(image)
             except Trap as e:
                 w.error = f"trap: {e}"
             except Exception as e:
                 self.board.kill()
                 w.error = f"uboot writer: {type(e).__name__}: {e}"
-        w.raw = "\n".join(raw) + "\n" + self.board.log.decode("latin-1")[-20000:]
+            self.board.pause()
+        w.raw = "".join(f"# line {o.line}: {o} -> {r}" + (f" [{n}]" if n else "") + "\n"
+                        for o, r, n in zip(ops, w.results, notes))
+        w.raw += self.board.log.decode("latin-1")[-20000:]
         w.seconds = t.seconds
         return w
 
-    def _probe(self, s, word):
-        """-> (exists, is_dir, size) by U-Boot's own lookups."""
-        (o1, rc1), (o2, rc2), (o3, rc3) = s.runs([b"size %s %s" % (DEV, word), b"printenv filesize",
-                                                  b"fatls %s %s" % (DEV, word)])
-        if rc1 != 0:
-            return False, False, None
-        m = re.search(rb"filesize=([0-9a-fA-F]+)", o2)
-        return True, rc3 == 0, int(m.group(1), 16) if m else None
+    # glue verdicts inside the scripts ("@@M CODE"): codes above any exit code
+    CODES = {201: "EEXIST", 202: "EISDIR", 203: "ENOTDIR"}
 
-    def _op(self, s, op):
+    @staticmethod
+    def _static(op):
+        """(result, note) decided without U-Boot, or None."""
         if op.kind == "rename":
             return "ENOSYS", "no FAT rename in U-Boot 2023.01"
-        path = op.args[0]
-        comps = [c for c in path.split("/") if c]
+        comps = [c for c in op.args[0].split("/") if c]
         last = comps[-1] if comps else ""
         if last in (".", ".."):
             return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
@@ -700,60 +761,127 @@ class UbootWriter(Writer):
             return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
                     "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
         try:
-            b = enc(path)
-            [w] = s.words([b])
-            if isinstance(w, Unnameable):
-                raise w
+            enc(op.args[0])
         except Unnameable as x:
             return "EILSEQ", str(x)
-        if op.kind == "mkdir":
-            return self._run(s, b"fatmkdir %s %s" % (DEV, w))
-        if op.kind == "create":
-            exists, _, _ = self._probe(s, w)
-            if exists:
-                return "EEXIST", "size: exists (glue)"
-            size, seed = op.args[1], op.args[2]
-            s.board.put_data(opscript.content(seed, size), s.left())
-            return self._run(s, b"fatwrite %s %#x %s %#x" % (DEV, DATA_ADDR, w, size))
-        if op.kind == "write":
-            off, size, seed = op.args[1], op.args[2], op.args[3]
-            exists, is_dir, cur = self._probe(s, w)
-            if not exists:
-                return "ENOENT", "size: missing (glue)"
-            if is_dir:
-                return "EISDIR", "fatls: a directory (glue)"
-            if cur is None:
-                return "EIO", "size printed no filesize"
-            if size == 0:
-                return "ok", "nothing to write"
-            data = opscript.content(seed, size)
-            if off > cur:
-                data, off = bytes(off - cur) + data, cur
-            if off + len(data) < cur:
-                # fatwrite sets the size to OFFSET + BYTES: keep the old tail
-                (out, rc), = s.runs([b"fatload %s %#x %s" % (DEV, DATA_ADDR, w)])
-                if rc != 0:
-                    return errno_of(out), out.decode("latin-1").strip()[-200:]
-                old = s.board.get_data(0, cur, s.left())
-                data = data + old[off + len(data):]
-            s.board.put_data(data, s.left())
-            if off == 0:
-                return self._run(s, b"fatwrite %s %#x %s %#x" % (DEV, DATA_ADDR, w, len(data)))
-            return self._run(s, b"fatwrite %s %#x %s %#x %#x" % (DEV, DATA_ADDR, w, len(data), off))
-        if op.kind in ("unlink", "rmdir"):
-            exists, is_dir, _ = self._probe(s, w)
-            if exists and op.kind == "unlink" and is_dir:
-                return "EISDIR", "fatls: a directory (glue)"
-            if exists and op.kind == "rmdir" and not is_dir:
-                return "ENOTDIR", "fatls: not a directory (glue)"
-            return self._run(s, b"fatrm %s %s" % (DEV, w))
-        return "ENOSYS", f"unknown op {op.kind}"
+        return None
 
-    def _run(self, s, line):
-        (out, rc), = s.runs([line])
-        if rc == 0:
-            return "ok", ""
-        return errno_of(out), out.decode("latin-1").strip()[-200:]
+    def _apply(self, s, ops):
+        """Runs of ops in one script each: mkdir, create, unlink and rmdir
+        decide in the script itself (if size/fatls ...; then @@M CODE; else
+        ...); a write needs the file's size first, so its probe ends a
+        script and its fatwrite opens the next."""
+        n = len(ops)
+        res, notes = [None] * n, [""] * n
+        head = [b"virtio scan"]          # commands of the next script before its ops
+        head_owner = [None]
+        data = b""                       # contents for the next script's RAM window
+        i = 0
+        while i < n or head:
+            batch = []
+            while i < n:
+                st = self._static(ops[i])
+                if st:
+                    res[i], notes[i] = st
+                    i += 1
+                    continue
+                batch.append(i)
+                i += 1
+                if ops[batch[-1]].kind == "write":
+                    break
+            paths = [enc(ops[k].args[0]) for k in batch]
+            words = s.words(paths)
+            lines, owners = list(head), list(head_owner)
+            probe = None
+            for k, wd in zip(batch, words):
+                op = ops[k]
+                if isinstance(wd, Unnameable):
+                    res[k], notes[k] = "EILSEQ", str(wd)
+                    continue
+                if op.kind == "mkdir":
+                    lines.append(b"fatmkdir %s %s" % (DEV, wd))
+                elif op.kind == "create":
+                    size, seed = op.args[1], op.args[2]
+                    at = len(data)
+                    data += opscript.content(seed, size) + bytes(-size % 512)
+                    lines.append(b"if size %s %s; then @@M 201; else fatwrite %s %#x %s %#x; @@M $?; fi"
+                                 % (DEV, wd, DEV, DATA_ADDR + at, wd, size))
+                elif op.kind == "unlink":
+                    lines.append(b"if fatls %s %s; then @@M 202; else fatrm %s %s; @@M $?; fi"
+                                 % (DEV, wd, DEV, wd))
+                elif op.kind == "rmdir":
+                    lines.append(b"if size %s %s; then if fatls %s %s; then fatrm %s %s; @@M $?; "
+                                 b"else @@M 203; fi; else fatrm %s %s; @@M $?; fi"
+                                 % (DEV, wd, DEV, wd, DEV, wd, DEV, wd))
+                elif op.kind == "write":
+                    probe = (k, wd)
+                    lines += [b"size %s %s" % (DEV, wd), b"printenv filesize",
+                              b"fatls %s %s" % (DEV, wd)]
+                    owners += [None, None]
+                else:
+                    res[k], notes[k] = "ENOSYS", f"unknown op {op.kind}"
+                    continue
+                owners.append(k)
+            if data:
+                self.board.put_file(data)
+                lines.insert(0, self.board.put_cmd(len(data)))
+                owners.insert(0, None)
+            head, head_owner, data = [], [], b""
+            out = s.runs(lines)
+            for k, (text, rc) in zip(owners, out):
+                if k is None:
+                    if rc and text and b"virtio read" in text:
+                        raise Trap(f"virtio read failed: {text[-200:]!r}")
+                    continue
+                if ops[k].kind == "write" and probe and k == probe[0]:
+                    continue
+                if rc in self.CODES:
+                    res[k], notes[k] = self.CODES[rc], "glue: " + {201: "size: exists",
+                                                                   202: "fatls: a directory",
+                                                                   203: "fatls: not a directory"}[rc]
+                elif rc == 0:
+                    res[k] = "ok"
+                else:
+                    res[k], notes[k] = errno_of(text), text.decode("latin-1").strip()[-200:]
+            if probe:
+                k, wd = probe
+                (o1, rc1), (o2, _), (o3, rc3) = out[-3:]
+                act = self._write_action(s, ops[k], wd, rc1, o2, rc3)
+                if isinstance(act[0], str):
+                    res[k], notes[k] = act
+                else:
+                    payload, line = act
+                    data = payload + bytes(-len(payload) % 512)
+                    head, head_owner = [line], [k]
+        return [r or "EIO" for r in res], notes
+
+    def _write_action(self, s, op, wd, rc_size, printenv, rc_ls):
+        """-> (result, note) when decided, or (contents, fatwrite line) to run
+        next (contents at DATA_ADDR)."""
+        off, size, seed = op.args[1], op.args[2], op.args[3]
+        if rc_size != 0:
+            return "ENOENT", "glue: size: missing"
+        if rc_ls == 0:
+            return "EISDIR", "glue: fatls: a directory"
+        m = re.search(rb"filesize=([0-9a-fA-F]+)", printenv)
+        if not m:
+            return "EIO", "size printed no filesize"
+        cur = int(m.group(1), 16)
+        if size == 0:
+            return "ok", "nothing to write"
+        data = opscript.content(seed, size)
+        if off > cur:
+            data, off = bytes(off - cur) + data, cur
+        if off + len(data) < cur:
+            # fatwrite sets the size to OFFSET + BYTES: keep the old tail
+            (out, rc), = s.runs([b"fatload %s %#x %s" % (DEV, DATA_ADDR, wd)])
+            if rc != 0:
+                return errno_of(out), out.decode("latin-1").strip()[-200:]
+            old = s.board.get_data(0, cur, s.left())
+            data = data + old[off + len(data):]
+        if off == 0:
+            return data, b"fatwrite %s %#x %s %#x" % (DEV, DATA_ADDR, wd, len(data))
+        return data, b"fatwrite %s %#x %s %#x %#x" % (DEV, DATA_ADDR, wd, len(data), off)
 
     def close(self):
         self.board.kill()
