@@ -1,30 +1,11 @@
 """fsck.fat (dosfstools 4.2) as a checker: the reader, its verdict rule and named exceptions.
 
-
-`fsck.fat -n IMAGE` never writes. Its exit code is not enough (a wrong LFN
-checksum is reported with exit 0, "Not auto-correcting this."), so the
-output is parsed into structured complaints {"kind", "path", "message",
-"action"}: a line in column 0 that starts with "/" names the entry (two
-paths joined by "and" for shared clusters), the indented lines under it
-say what is wrong and what -a would do. Kinds:
-
-  bad-short-name   "Bad short file name (...)"     (a v1 dummy is one)
-  many-bad-entries "Has a large number of bad entries. (B/N)" (a directory)
-  dots-missing     "Expected a valid '.' entry in the first slot, found free entry."
-  duplicate        "Duplicate directory entry ..."
-  cross-link       "... share clusters."
-  size-mismatch    "File size is N bytes, cluster chain length is M bytes."
-  lfn-checksum     'Wrong checksum for long file name "NAME".'
-  orphan-lfn       'Orphaned long file name part "..."'
-  lfn-other        other long-file-name messages
-  reclaimed        "Reclaimed N unused clusters"
-  free-count / dirty / boot / fat   boot-sector and FAT-level messages
-  other            anything not recognised (kept verbatim)
-
-ReadResult.complaints holds "kind path: message" strings; extra["complaints"]
-the dicts. listing is None: fsck.fat is a checker, not a reader.
-
-Repair probe (repair=True, the default): copy the image, run `fsck.fat -a`
+`fsck.fat -n IMAGE` never writes; its output is parsed into structured
+complaints (parse.py: the kinds). The verdict compares their counts with
+what fsck.fat must say about the image (expect.py: the model's rule, or
+exactly, FsckSim's scan of the image, sim.py). When it complains, the repair
+probe (repair.py, repair=True) runs `fsck.fat -a` on a copy and records what
+the repair destroyed.
 """
 import os
 import shlex
