@@ -287,7 +287,7 @@ class FatfsTest(unittest.TestCase):
         self.assertEqual(fatfs.fatfs_fold("Éa. "), fatfs.fatfs_fold("éA"))
         self.assertNotEqual(fatfs.fatfs_fold("\u00b5"), fatfs.fatfs_fold("\u039c"))   # not folded
 
-    def test_6_explain_del(self):
+    def test_6_explain_del_and_twins(self):
         text = 'mkdir "/ca\\u007f"\ncreate "/ca\\u007f/x" 10 1\ncreate "/ok" 1 1\n'
         img = self.img("del.img")
         mkfs(img, "16")
@@ -300,6 +300,18 @@ class FatfsTest(unittest.TestCase):
         self.assertEqual([e["path"] for e in d.missing], ["/ca\x7f/x"])
         ev = {"diff": d, "rr": r, "entries": m.entries()}
         self.assertEqual(fatfs.FatfsReader.explain(ev), fatfs.DEL_UNOPENABLE)
+        # names Linux keeps apart in a nodual image and FatFs folds to one
+        text = 'mkdir "/É"\nmkdir "/é"\ncreate "/é/x" 5 1\ncreate "/É/y" 6 2\ncreate "/ñ" 3 3\ncreate "/Ñ" 4 4\n'
+        img3 = self.img("twins.img")
+        mkfs(img3, "16")
+        core_apply(img3, text, ["--names", "nodual", "--dummy", "v1"])
+        m = model.Model("kernel", "nodual")
+        m.apply(opscript.parse(text))
+        r3 = self.reader.read(img3)
+        d3 = verdict.listing_diff(m.entries(), r3.listing)
+        self.assertTrue(d3)
+        self.assertEqual(fatfs.FatfsReader.explain({"diff": d3, "rr": r3, "entries": m.entries()}),
+                         fatfs.CASE_TWINS)
         # the same names in a dual image: the reader opens them by their alias
         img2 = self.img("del-dual.img")
         mkfs(img2, "16")

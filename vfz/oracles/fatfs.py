@@ -265,14 +265,6 @@ def explain_read(ev):
     d = _get(ev, "diff")
     rr = _get(ev, "rr")
     names = set()
-    for c in (rr.complaints if rr is not None else ()):
-        # "f_readdir PATH: FR_X" / "f_open/f_read PATH: FR_X" (server.js)
-        head, _, fr = c.rpartition(": ")
-        if fr != "FR_INVALID_NAME" or "\x7f" not in head:
-            return None
-        names.add(DEL_UNOPENABLE)
-    if d is None or d.ambiguous or d.ambiguous_counts:
-        return None
     twins = set()
     groups = {}
     for e in _get(ev, "entries") or ():
@@ -281,19 +273,31 @@ def explain_read(ev):
     for g in groups.values():
         if len(g) > 1:
             twins.update(g)
-    for e in d.missing + [a for a, _ in d.changed]:
-        p = e["path"]
-        comps = p.split("/")
-        if any("\x7f" in c for c in comps[1:]):
+
+    def under_twin(path):
+        comps = path.split("/")
+        return any("/".join(comps[:i + 1]) in twins for i in range(1, len(comps)))
+    for c in (rr.complaints if rr is not None else ()):
+        # server.js: "f_readdir PATH: FR_X", "f_open/f_read PATH: FR_X",
+        # "PATH: read N bytes, directory entry says M"
+        head, _, fr = c.rpartition(": ")
+        if fr == "FR_INVALID_NAME" and "\x7f" in head:
             names.add(DEL_UNOPENABLE)
-        elif any("/".join(comps[:i + 1]) in twins for i in range(1, len(comps))):
+        elif " bytes, directory entry says " in c and under_twin(c.partition(": read ")[0]):
             names.add(CASE_TWINS)
         else:
             return None
-    for e in d.extra:
-        if e["path"] not in twins:
+    if d is None or d.ambiguous or d.ambiguous_counts:
+        return None
+    for sign, e in [("-", e) for e in d.missing + [a for a, _ in d.changed]] + [("+", e) for e in d.extra]:
+        comps = e["path"].split("/")
+        if sign == "-" and any("\x7f" in c for c in comps[1:]):
+            names.add(DEL_UNOPENABLE)
+        elif under_twin(e["path"]):
+            # a twin, or under one: FatFs opened the other twin for it
+            names.add(CASE_TWINS)
+        else:
             return None
-        names.add(CASE_TWINS)
     if not names:
         return None
     return DEL_UNOPENABLE if DEL_UNOPENABLE in names else CASE_TWINS
