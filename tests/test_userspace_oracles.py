@@ -338,8 +338,8 @@ class SleuthkitTests(Images):
         res = sleuthkit.SleuthkitReader().read(self.img["dual"])
         self.assertIsNone(res.error, res.raw[-500:])
         self.assertEqual(listing.diff(self.ls["dual"], res.listing), "")
+        self.assertIsNone(sleuthkit.SleuthkitReader.explain({"result": res, "image": self.img["dual"]}))
         self.assertEqual(res.extra["rejected"], [])
-        self.assertIsNone(sleuthkit.SleuthkitReader.explain({"result": res}))
 
     def test_dummies_rejected_as_predicted(self):
         for mode in ("v1", "v3"):
@@ -347,12 +347,13 @@ class SleuthkitTests(Images):
                 res = sleuthkit.SleuthkitReader().read(self.img[mode])
                 self.assertIsNone(res.error)
                 self.assertNotEqual(listing.diff(self.ls[mode], res.listing), "")
+                self.assertEqual(sleuthkit.SleuthkitReader.explain({"result": res, "image": self.img[mode]}),
+                                 sleuthkit.INVALID_83)
                 # every rejected short entry is a dummy (those below a rejected
                 # directory are never reached)
                 dummies = {e["short"] for e in self.ls[mode] if e.get("dummy")}
                 self.assertTrue(res.extra["rejected"])
                 self.assertLessEqual({x["short"] for x in res.extra["rejected"]}, dummies)
-                self.assertEqual(sleuthkit.SleuthkitReader.explain({"result": res}), sleuthkit.INVALID_83)
 
     def test_deleted_entries_are_evidence(self):
         img = self.copy("dual", "del")

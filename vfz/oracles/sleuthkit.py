@@ -1,8 +1,9 @@
 """The Sleuth Kit 4.11 (Debian 12): what a forensic examiner sees.
 
 `fls -r -p IMAGE` lists every name, allocated and deleted ("r/r * 583:\tD/f"
-for a deleted file), with its metadata address; `icat IMAGE ADDR` gives the
-contents of each allocated file. Allocated entries make the canonical
+for a deleted file), with its metadata address; one `tsk_recover -a` writes
+the contents of every allocated file to a temporary tree (`icat IMAGE ADDR`
+for the files it skips: empty ones, and paths fls lists twice). Allocated entries make the canonical
 listing; deleted ones are evidence in extra["deleted"] ([{"path", "type",
 "addr"}]): unlink and rename must leave exactly the expected deleted slots.
 TSK's virtual files ($MBR, $FAT1, $FAT2, $OrphanFiles and what lies under
@@ -18,12 +19,14 @@ before it stay pending and are given to the next valid short entry of the
 directory (fatxxfs_dent_parse_buf never checks the LFN checksum: "@@@ Check
 the checksum"). On a nodual image sleuthkit therefore loses most long-named
 entries and shows others under a neighbour's long name. simulate() predicts
-that view from the image's bytes; classify() names the exception only when
+that view from the image's bytes; explain() names the exception only when
 sleuthkit's listing is exactly the prediction.
 """
 import os
 import re
 import shutil
+import tempfile
+from collections import Counter
 
 from vfz import listing
 from vfz.fatimg import Fat
@@ -150,9 +153,9 @@ def simulate(image):
 
 
 class SleuthkitReader(Reader):
-    def __init__(self, name="sleuthkit", fls="fls", icat="icat", **cfg):
+    def __init__(self, name="sleuthkit", fls="fls", icat="icat", recover="tsk_recover", **cfg):
         self.name = name
-        self.fls, self.icat = fls, icat
+        self.fls, self.icat, self.recover = fls, icat, recover
 
     def available(self):
         return shutil.which(self.fls) is not None, f"{self.fls} not installed (package sleuthkit)"
@@ -178,43 +181,62 @@ class SleuthkitReader(Reader):
             r.error = f"fls: {p.error or f'exit {p.rc}'}: {p.errtext.strip()[-200:]}"
             return
         entries, deleted = [], []
-        for path, kind, addr, dead in parse_fls(p.text):
-            if path.endswith(" (Volume Label Entry)") and path.count("/") == 1:
-                r.extra["label"] = path[1:-len(" (Volume Label Entry)")]   # TSK's convention
-                continue
-            if dead:
-                deleted.append({"path": path, "type": kind, "addr": addr})
-                continue
-            if kind == "dir":
-                entries.append(listing.entry(path, "dir"))
-                continue
-            c = run([self.icat, "-f", "fat", image, str(addr)], timeout=timeout)
-            if c.error or c.rc != 0:
-                r.raw += c.raw()
-                r.complaints.append(f"icat {addr} ({path}): {c.error or f'exit {c.rc}'}")
-                entries.append(listing.entry(path, "file", size=None))
-                continue
-            entries.append(listing.entry(path, "file", c.out))
+        items = parse_fls(p.text)
+        counts = Counter(path for path, _, _, dead in items if not dead)
+        tmp = tempfile.mkdtemp(prefix="vfz-tsk-")
+        try:
+            # one tsk_recover for the contents of every allocated file (it
+            # skips empty files); icat for what it did not write and for
+            # paths fls lists twice (one host file cannot hold both)
+            rec = run([self.recover, "-a", "-f", "fat", image, tmp], timeout=timeout, env=ENV)
+            r.raw += rec.raw()
+            for path, kind, addr, dead in items:
+                if path.endswith(" (Volume Label Entry)") and path.count("/") == 1:
+                    r.extra["label"] = path[1:-len(" (Volume Label Entry)")]   # TSK's convention
+                    continue
+                if dead:
+                    deleted.append({"path": path, "type": kind, "addr": addr})
+                    continue
+                if kind == "dir":
+                    entries.append(listing.entry(path, "dir"))
+                    continue
+                host = os.path.join(tmp, path.lstrip("/"))
+                if counts[path] == 1 and os.path.isfile(host):
+                    with open(host, "rb") as f:
+                        entries.append(listing.entry(path, "file", f.read()))
+                    continue
+                c = run([self.icat, "-f", "fat", image, str(addr)], timeout=timeout)
+                if c.error or c.rc != 0:
+                    r.raw += c.raw()
+                    r.complaints.append(f"icat {addr} ({path}): {c.error or f'exit {c.rc}'}")
+                    entries.append(listing.entry(path, "file", size=None))
+                    continue
+                entries.append(listing.entry(path, "file", c.out))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         r.listing = sorted(entries, key=lambda e: e["path"])
         r.extra["deleted"] = deleted
-        try:
-            predicted, rejected = simulate(image)
-            r.extra["predicted"] = predicted
-            r.extra["rejected"] = rejected
-        except Exception as e:         # a hostile image: no prediction, no exception
-            r.extra["predicted_error"] = f"{type(e).__name__}: {e}"
 
     @staticmethod
     def explain(ev):
-        """ev: the divergence's evidence (its ReadResult as ev.rr, or a dict
-        {"result": ReadResult}). INVALID_83 when the image holds short
-        entries TSK rejects and sleuthkit's (path, type) list is exactly
-        simulate()'s prediction."""
-        r = ev.get("result") if isinstance(ev, dict) else getattr(ev, "rr", None)
-        if r is None or r.listing is None or not r.extra.get("rejected"):
+        """ev: the divergence's evidence (vfz.evidence.Evidence: its
+        ReadResult ev.rr and the image ev.image; or a dict with "result"
+        and "image"). INVALID_83 when the image holds short entries TSK
+        rejects and sleuthkit's (path, type) list is exactly simulate()'s
+        prediction (made here, only for a divergence)."""
+        if isinstance(ev, dict):
+            r, image = ev.get("result"), ev.get("image")
+        else:
+            r, image = getattr(ev, "rr", None), getattr(ev, "image", None)
+        if r is None or r.listing is None or not image:
             return None
+        try:
+            predicted, rejected = simulate(image)
+        except Exception:          # a hostile image: no prediction, no exception
+            return None
+        r.extra["rejected"] = rejected
         got = sorted((e["path"], e["type"]) for e in r.listing)
-        return INVALID_83 if got == r.extra.get("predicted") else None
+        return INVALID_83 if rejected and got == predicted else None
 
     @staticmethod
     def name_exception(expected_leaf, actual_leaf):
@@ -225,7 +247,7 @@ class SleuthkitReader(Reader):
         return None
 
 
-ENTRIES = [Entry("sleuthkit", "sleuthkit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
+ENTRIES = [Entry("sleuthkit", "sleuthkit", label="The Sleuth Kit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
                  needs=("sleuthkit",), cost="process")]
 
 EXCEPTIONS = [
@@ -238,8 +260,9 @@ EXCEPTIONS = [
                    "name with its contents. The dummies break the 8.3 rules (the patch's "
                    "design); attaching an LFN set whose checksum does not match is TSK's bug "
                    "(the FAT specification makes such a set an orphan)",
-                   "the image holds short entries TSK rejects (extra['rejected']) and sleuthkit's "
-                   "(path, type) list equals simulate(image) exactly (SleuthkitReader.explain)"),
+                   "the image holds short entries TSK rejects and sleuthkit's (path, type) list "
+                   "equals simulate(image) exactly (SleuthkitReader.explain, which records the "
+                   "rejected entries in the ReadResult's extra['rejected'])"),
     NamedException(SHORT_ASCII, "sleuthkit", "reader",
                    "TSK prints a bare 8.3 name through fatfs_cleanup_ascii: every byte outside "
                    "printable ASCII becomes '^' ('CAFÉ.TXT' -> 'CAF^.TXT')",
