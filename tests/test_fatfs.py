@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from collections import Counter
 
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -300,6 +301,18 @@ class FatfsTest(unittest.TestCase):
         self.assertEqual([e["path"] for e in d.missing], ["/ca\x7f/x"])
         ev = {"diff": d, "rr": r, "entries": m.entries()}
         self.assertEqual(fatfs.FatfsReader.explain(ev), fatfs.DEL_UNOPENABLE)
+        # a file under such a name, whose size is all the listing can say:
+        # the verdict is the complaint alone (no listing difference)
+        img1 = self.img("del-file.img")
+        mkfs(img1, "16")
+        core_apply(img1, 'create "/\\u007f" 0 0\n', ["--names", "dual"])
+        m1 = model.Model("kernel", "dual")
+        m1.apply(opscript.parse('create "/\\u007f" 0 0\n'))
+        r1 = self.reader.read(img1)
+        vd = verdict.verdict_for(r1, m1.entries(), "fatfs", None, Counter(), "core-dual")
+        self.assertEqual((vd.verdict, vd.diff), ("complains", None))
+        self.assertEqual(fatfs.FatfsReader.explain({"diff": vd.diff, "rr": r1, "entries": m1.entries()}),
+                         fatfs.DEL_UNOPENABLE)
         # names Linux keeps apart in a nodual image and FatFs folds to one
         text = 'mkdir "/É"\nmkdir "/é"\ncreate "/é/x" 5 1\ncreate "/É/y" 6 2\ncreate "/ñ" 3 3\ncreate "/Ñ" 4 4\n'
         img3 = self.img("twins.img")

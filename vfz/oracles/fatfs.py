@@ -287,7 +287,9 @@ def explain_read(ev):
             names.add(CASE_TWINS)
         else:
             return None
-    if d is None or d.ambiguous or d.ambiguous_counts:
+    if d is None:                       # the listing matched (contents unknown): complaints only
+        return min(names) if names else None
+    if d.ambiguous or d.ambiguous_counts:
         return None
     for sign, e in [("-", e) for e in d.missing + [a for a, _ in d.changed]] + [("+", e) for e in d.extra]:
         comps = e["path"].split("/")
