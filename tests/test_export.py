@@ -164,7 +164,7 @@ class ExportTests(unittest.TestCase):
                 if impl == "kernel" and side == "writer":
                     with open(os.path.join(d, "run.sh"), encoding="utf-8") as f:
                         sh = f.read()
-                    for cmd in ("mount -t vfat -o loop,", "kstep 1 ok mkdir", "dd if=", "mv -T", "rm ",
+                    for cmd in ("mount -t vfat -o loop,", "kstep 1 ok mkdir", "dd if=", "rename($ARGV[0], $ARGV[1])", "rm ",
                                 "rmdir "):
                         self.assertIn(cmd, sh)
 

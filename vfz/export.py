@@ -62,6 +62,7 @@ IMPLS = {
     "kernel": "vfz.export_kernel",
     "7z": "vfz.export_sevenzip",
     "grub": "vfz.export_grub",
+    "fusefat": "vfz.export_fusefat",
     # "fatfs": "vfz.export_fatfs",     # a Node script driving js-fatfs: not written yet
     # "uboot": "vfz.export_uboot",     # a U-Boot command list (sandbox): not written yet
 }

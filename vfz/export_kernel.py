@@ -1,7 +1,7 @@
 """Reproducer scripts for Linux's vfat (vfz.export): a loop mount of the
 image (as root) with the options the kernel oracle uses
-(codepage=437,iocharset=ascii,utf8,shortname=mixed), then mkdir / dd / mv
-/ rm / rmdir for the ops (writer side), and a listing made with find,
+(codepage=437,iocharset=ascii,utf8,shortname=mixed), then mkdir / dd / perl's
+rename(2) / rm / rmdir for the ops (writer side), and a listing made with find,
 stat and sha256sum (both sides). Each command's exit status is checked
 against the result Linux is expected to give; a failure where success
 is expected is a symptom, and so is a success where an errno is expected
@@ -15,13 +15,13 @@ from vfz.export import q, op_data
 
 PACKAGES = ["mount", "coreutils", "findutils"]
 NEEDS = [("mount", "mount"), ("umount", "mount"), ("find", "findutils"), ("sha256sum", "coreutils"),
-         ("dd", "coreutils")]
+         ("dd", "coreutils"), ("perl", "perl-base")]
 SIDES = ("reader", "writer")
 SHA = True
 LISTING = True
 TOOL = "Linux vfat"
 STEPS = ("mounts it with `mount -o loop` (root needed) and, for a writer bug, applies the "
-         "operations with mkdir, dd, mv -T, rm and rmdir, checking each exit status; then lists "
+         "operations with mkdir, dd, rename(2) (perl), rm and rmdir, checking each exit status; then lists "
          "the mounted tree with find, stat and sha256sum")
 EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, `f PATH SIZE "
             "SHA256` for a file.")
@@ -30,6 +30,36 @@ OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
 
 def shown(case, path):
     return path
+
+
+KSTEP = r"""
+kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume
+    n=$1; want=$2; shift 2
+    echo "op $n: $*"
+    "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    indent < "$OUT/op$n.txt"
+    echo "    exit $rc (Linux is expected to give: $want)"
+    if [ $rc -ne 0 ] && [ "$want" = ok ]; then
+        bug "op $n: $1 failed where Linux succeeds: $(tail -n 1 "$OUT/op$n.txt")"
+    elif [ $rc -eq 0 ] && [ "$want" != ok ]; then
+        bug "op $n: $1 succeeded where Linux gives $want"
+    fi
+}
+"""
+
+LIST_MOUNT = r"""
+echo "== listing of the mounted volume"
+( cd "$M" && find . -mindepth 1 ) | sed 's/^\.//' | while IFS= read -r p; do
+    if [ -d "$M$p" ]; then
+        echo "d $p"
+    elif [ -f "$M$p" ]; then
+        echo "f $p $(stat -c %s "$M$p") $(sha256sum < "$M$p" | cut -d' ' -f1)"
+    else
+        echo "? $p (cannot stat: $(stat -c %s "$M$p" 2>&1 | tail -n 1))"
+    fi
+done > "$OUT/seen.unsorted"
+"""
 
 
 def body(case, data):
@@ -41,40 +71,18 @@ mkdir -p "$M"
 mount -t vfat -o loop,""" + OPTIONS + r""" "$IMG" "$M" 2> "$OUT/mount.err" \
     || cannot "mount failed: $(cat "$OUT/mount.err")"
 trap 'umount "$M" 2>/dev/null' EXIT
-kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume
-    n=$1; want=$2; shift 2
-    echo "op $n: $*"
-    "$@" > "$OUT/op$n.txt" 2>&1
-    rc=$?
-    indent < "$OUT/op$n.txt"
-    echo "    exit $rc (Linux is expected to give: $want)"
-    if [ $rc -ne 0 ] && [ "$want" = ok ]; then
-        bug "op $n: $1 failed: $(tail -n 1 "$OUT/op$n.txt")"
-    elif [ $rc -eq 0 ] && [ "$want" != ok ]; then
-        bug "op $n: $1 succeeded where $want is expected"
-    fi
-}
-"""]
+""", KSTEP]
     if case.side == "writer":
-        out.append(_ops(case, data))
-    out.append(r"""
-echo "== listing of the mounted volume"
-( cd "$M" && find . -mindepth 1 ) | sed 's/^\.//' | while IFS= read -r p; do
-    if [ -d "$M$p" ]; then
-        echo "d $p"
-    elif [ -f "$M$p" ]; then
-        echo "f $p $(stat -c %s "$M$p") $(sha256sum < "$M$p" | cut -d' ' -f1)"
-    else
-        echo "? $p (cannot stat: $(stat -c %s "$M$p" 2>&1 | tail -n 1))"
-    fi
-done > "$OUT/seen.unsorted"
-umount "$M" && trap - EXIT
+        out.append(ops(case, data))
+    out.append(LIST_MOUNT)
+    out.append(r"""umount "$M" && trap - EXIT
 cp "$IMG" "$OUT/after.img"
 """)
     return "".join(out)
 
 
-def _ops(case, data):
+def ops(case, data):
+    """kstep lines for the ops, on the volume mounted at $M."""
     lines = ['echo "== the operations"\n']
     for i, op in enumerate(case.ops):
         n = i + 1
@@ -100,7 +108,9 @@ def _ops(case, data):
         elif k == "rmdir":
             cmd = f"rmdir {p}"
         elif k == "rename":
-            cmd = f'mv -T {p} "$M"{q(op.args[1])}'
+            # rename(2) itself (mv would copy, or report a later stat of the source)
+            cmd = (f'perl -e \'rename($ARGV[0], $ARGV[1]) or die "rename: $!\\n"\' '
+                   f'{p} "$M"{q(op.args[1])}')
         else:
             continue
         lines.append(f"kstep {n} {want} {cmd}\n")
