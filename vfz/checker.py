@@ -10,6 +10,7 @@ exception's name, one finding whatever the op and the names; any other
 gets a signature from its structure (role, oracle, verdict, kind, op,
 name class).
 """
+import functools
 import os
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ import threading
 import time
 from collections import Counter
 
-from vfz import diff, findings, model, oracles, verdict
+from vfz import diff, findings, model, oracles, proc, verdict
 from vfz.errors import UsageError
 from vfz.evidence import Evidence
 
@@ -128,6 +129,17 @@ def fat_bits(fs):
     return diff.parse_fs(FS_SPECS.get(fs, fs))[0]
 
 
+@functools.lru_cache(maxsize=None)
+def no_sync_supported(vfat=None):
+    """Does this `vfat apply` take --no-sync (skip the fsync of the image)?"""
+    from vfz.oracles.core import vfat_binary
+    b = vfat_binary(vfat)
+    if not os.access(b, os.X_OK):
+        return False
+    p = proc.run([b, "apply", "--no-sync"], timeout=20)
+    return "unknown option" not in p.errtext
+
+
 class Divergence:
     def __init__(self, fields, writer, detail):
         self.fields = fields
@@ -165,14 +177,33 @@ def _first_bad(ops, m, wr, wcls):
     return None
 
 
+FORMATTERS = ("mkfs.fat", "vfat")
+
+
+def vfat_mkfs(image, fat, size, cluster, vfat=None):
+    """The pristine volume made by `vfat mkfs` of the build under test
+    (formatter "vfat"), so that its mkfs is checked by every reader too."""
+    from vfz.oracles.core import vfat_binary
+    from vfz.proc import run
+    argv = [vfat_binary(vfat), "mkfs", image, "--size", str(size), "--fat", str(fat)]
+    if cluster:
+        argv += ["--cluster", str(cluster)]
+    p = run(argv, timeout=60)
+    if p.rc != 0:
+        raise UsageError(f"vfat mkfs failed: {(p.errtext or p.text or p.error or '').strip()[-200:]}")
+
+
 class Checker:
     """Writers x readers on op-scripts, oracles loaded once."""
 
     def __init__(self, readers=None, writers=None, vfat=None, timeout=60.0, notes=None,
-                 explicit_readers=False, explicit_writers=False, cfg=None):
+                 explicit_readers=False, explicit_writers=False, cfg=None, formatter="mkfs.fat"):
         self.notes = notes if notes is not None else []
         self.timeout = timeout
         self.vfat = vfat
+        if formatter not in FORMATTERS:
+            raise UsageError(f"unknown formatter {formatter!r} (known: {', '.join(FORMATTERS)})")
+        self.formatter = formatter      # who makes the pristine volumes
         self.tmp = tempfile.mkdtemp(prefix="vfz-campaign-")
         self.pristine = {}
         self.templates = {}
@@ -184,12 +215,19 @@ class Checker:
         self.stage_s = Counter()
         self.stage_n = Counter()
         self.own_s = Counter()
+        self.cpu_s = Counter()   # CPU seconds of the call: its tools' (and VM's) + the glue's
         self._lock = threading.Lock()
         cfg = dict(cfg or {})
         if vfat:
-            for w in oracles.WRITERS:
+            # the build under test writes, and its `vfat ls` is the core reader
+            for w in list(oracles.WRITERS) + list(oracles.READERS):
                 if oracles.entry(w).family == "core":
                     cfg.setdefault(w, {})["vfat"] = vfat
+        if no_sync_supported(vfat):        # scratch images: no fsync of each one
+            for w in oracles.WRITERS:
+                if oracles.entry(w).family == "core":
+                    kw = cfg.setdefault(w, {})
+                    kw["extra_args"] = list(kw.get("extra_args", ())) + ["--no-sync"]
         self.readers = []
         for n in readers or DEFAULT_READERS:
             if n not in oracles.READERS:
@@ -228,22 +266,29 @@ class Checker:
             if fs not in self.pristine:
                 fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
                 p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
-                diff.mkfs(p, fat, size, cl)
+                if self.formatter == "vfat":
+                    vfat_mkfs(p, fat, size, cl, self.vfat)
+                else:
+                    diff.mkfs(p, fat, size, cl)
                 self.templates[p] = ImageTemplate(p)
                 self.pristine[fs] = p
             return self.pristine[fs]
 
-    def timed(self, stage, seconds, own=None, n=1):
-        """Account seconds of wall time to a stage (and an oracle's own time)."""
+    def timed(self, stage, seconds, own=None, n=1, cpu=None):
+        """Account seconds of wall time to a stage (and an oracle's own time:
+        wall seconds in its call, CPU seconds of its processes and glue)."""
         with self._lock:
             self.stage_s[stage] += seconds
             self.stage_n[stage] += n
             if own is not None:
                 self.own_s[stage] += own
+            if cpu is not None:
+                self.cpu_s[stage] += cpu
 
     def _write(self, w, wn, base, img, ops):
         """write_copy, the copy made from the pristine volume's template."""
         t0 = time.monotonic()
+        c0 = proc.thread_cpu() + time.thread_time()
         tpl = self.templates.get(base)
         if tpl is None:
             wr = write_copy(w, wn, base, img, ops)
@@ -253,7 +298,8 @@ class Checker:
                 wr = w.apply(img, ops, diff.WRITE_TIMEOUT)
             except Exception as e:
                 wr = oracles.WriteResult(wn, error=f"{type(e).__name__}: {e}")
-        self.timed(f"write {wn}", time.monotonic() - t0, wr.seconds)
+        self.timed(f"write {wn}", time.monotonic() - t0, wr.seconds,
+                   cpu=proc.thread_cpu() + time.thread_time() - c0)
         with self._lock:
             self.applies[wn] += 1
         return wr
@@ -285,6 +331,7 @@ class Checker:
                                    wn, m.msg))
                 continue
             self._check_writer(res, wops, fs, wn, w, m, base, wdir, readers)
+        self._check_twins(res, ops)
         return res
 
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
@@ -362,12 +409,14 @@ class Checker:
                 continue
             rcls = type(r)
             t0 = time.monotonic()
+            c0 = proc.thread_cpu() + time.thread_time()
             try:
                 rr = r.read(img, self.timeout)
             except Exception as ex:
                 rr = oracles.ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
             t1 = time.monotonic()
-            self.timed(f"read {rn}", t1 - t0, rr.seconds)
+            self.timed(f"read {rn}", t1 - t0, rr.seconds,
+                       cpu=proc.thread_cpu() + time.thread_time() - c0)
             with self._lock:
                 self.images_checked[rn] += 1
             try:
@@ -426,3 +475,64 @@ class Checker:
         for kind, p in rcls.complaint_kinds(ev):
             yield Divergence(dict(base, kind=kind, op=op_for_path(ev.ops, p), cls=name_class(p)),
                              ev.writer, ev.detail)
+
+    # ------------------------------------------------------------ twins
+    def _check_twins(self, res, ops):
+        """A writer that reimplements another (Entry.twin: the core and the
+        kernel it follows) must write the same bytes under the same script:
+        short entries (dual aliases, dummies of one seed), NT case byte,
+        attributes, first clusters and LFN slot counts, per path, from the
+        core's listing of both images. Masked only where the kernel draws
+        randomness: its hex-tail aliases (jiffies) and dummies of another
+        seed. One divergence per differing field."""
+        ws = dict(self.writers)
+        for wn, w in self.writers:
+            tn = oracles.entry(wn).twin
+            if not tn or tn not in ws or wn not in res.images or tn not in res.images:
+                continue
+            if res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"):
+                continue                       # results differ already: a finding of its own
+            same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
+            a, b = twin_listing(res.images[wn]), twin_listing(res.images[tn])
+            if a is None or b is None:
+                continue
+            for field, path, mine, theirs in twin_differences(a, b, same_seed):
+                det = (f"{wn} and its twin {tn} wrote {path} differently: {field} "
+                       f"{mine!r} vs {theirs!r}")
+                res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
+                                    "kind": f"twin-{field}", "op": op_for_path(ops, path),
+                                    "cls": name_class(path)}, wn, det))
+
+
+TWIN_FIELDS = ("type", "short", "nt", "attr", "cluster", "lfn")
+
+
+def twin_listing(image):
+    r = oracles.get_reader("core").read(image)
+    return None if r.error or r.listing is None else {e["path"]: e for e in r.listing}
+
+
+def _hex_tail(short_hex):
+    """Linux's fallback alias XXnnnn~D (hex digits from jiffies)."""
+    try:
+        b = bytes.fromhex(short_hex)
+    except (TypeError, ValueError):
+        return False
+    return len(b) == 11 and b[6:7] == b"~" and all(chr(c) in "0123456789ABCDEF" for c in b[2:6])
+
+
+def twin_differences(a, b, same_seed):
+    """[(field, path, mine, theirs)] between two core listings by path."""
+    out = []
+    for p in sorted(set(a) | set(b)):
+        x, y = a.get(p), b.get(p)
+        if x is None or y is None:
+            continue                 # a tree difference: the readers' finding
+        for f in TWIN_FIELDS:
+            u, v = x.get(f), y.get(f)
+            if f == "short" and (_hex_tail(v or "") or
+                                 (not same_seed and x.get("dummy") and y.get("dummy"))):
+                continue
+            if u != v:
+                out.append((f, p, u, v))
+    return out

@@ -226,6 +226,9 @@ class Entry:
     shorts: str = "alias"            # its short entries: "alias" (Linux rules), "own" (its own
                                      # aliases), "v1" / "v3" (the patch's dummies)
     unique: bool = False             # its dummies are unique within a directory
+    twin: str = None                 # the writer whose bytes this one's must equal under the
+                                     # same script (short entries, NT byte, attributes,
+                                     # clusters, LFN counts): the kernel it reimplements
     seeded: bool = False             # takes the run's seed (dummies, fallback aliases)
     supports: frozenset = OPS | {"write-offset"}   # op kinds (and features) its writer does
     needs: tuple = ()                # Debian packages (and "npm:NAME") it needs installed

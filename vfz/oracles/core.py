@@ -119,9 +119,11 @@ class CoreWriter(Writer):
 _W = "vfz.oracles.core:CoreWriter"
 ENTRIES = [
     Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False),
-    Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",)),
-    Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",)),
+    Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",),
+          twin="kernel"),
+    Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",),
+          twin="kernel-nodual"),
     Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,
-          default=("writer",)),
+          default=("writer",), twin="kernel-nodual-v3"),
     Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True),
 ]
