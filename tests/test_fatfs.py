@@ -333,7 +333,7 @@ class FatfsTest(unittest.TestCase):
         self.assertEqual(r2.complaints, [])
         self.assertEqual(listing.normalize(r2.listing), listing.normalize(self.core.read(img2).listing))
 
-    def test_7_hash_alias(self):
+    def test_7_own_aliases(self):
         text = "".join(f'create "/longfilename{i}.txt" {i} {i}\n' for i in range(1, 8)) + \
             'unlink "/LONGFI~5.TXT"\nunlink "/LONGFI~6.TXT"\n'
         ops = opscript.parse(text)
@@ -347,8 +347,13 @@ class FatfsTest(unittest.TestCase):
         alt = {e["path"]: e["short83"] for e in self.reader.read(img).listing}
         self.assertEqual(alt["/longfilename4.txt"], "LONGFI~4.TXT")
         self.assertRegex(alt["/longfilename6.txt"], r"^LON~[0-9A-F]{4}\.TXT$")
-        self.assertEqual(fatfs.FatfsWriter.known_failure({"bad": 8, "ops": ops}), (8, fatfs.HASH_ALIAS))
-        self.assertIsNone(fatfs.FatfsWriter.known_failure({"bad": 7, "ops": ops}))
+        self.assertEqual(fatfs.FatfsWriter.known_failure({"bad": 8, "ops": ops}), (8, fatfs.OWN_ALIASES))
+        self.assertIsNone(fatfs.FatfsWriter.known_failure({"bad": 0, "ops": ops}))
+        # a leading dot: FatFs's alias has an empty base
+        img2 = self.img("dot.img")
+        mkfs(img2, "16")
+        self.assertEqual(self.writer.apply(img2, opscript.parse('create "/.bashrc" 1 1\n')).results, ["ok"])
+        self.assertEqual(self.reader.read(img2).listing[0]["short83"], "~1.BAS")
 
 
 if __name__ == "__main__":

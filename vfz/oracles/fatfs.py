@@ -340,14 +340,15 @@ class FatfsReader(Reader):
         self.server.close()
 
 
-HASH_ALIAS = "fatfs-hash-alias"
-_NUMBERED = re.compile(r"[^~.]{1,6}~[6-9](\.[^.]{1,3})?")
+OWN_ALIASES = "fatfs-own-aliases"
+_NUMBERED = re.compile(r"[^~.]{0,7}~[0-9A-Fa-f]{1,7}(\.[^.]{1,3})?")
 
 
-def spells_late_alias(op):
-    """Does op name a path component that is a numbered 8.3 alias past the
-    fifth (BASE~6 .. BASE~9)? Linux numbers aliases ~1 to ~9; FatFs
-    (gen_numname) ~1 to ~5, then BAS~XXXX with a CRC of the long name."""
+def spells_alias(op):
+    """Does op name a path component shaped as a numbered 8.3 alias
+    (BASE~N[.EXT])? FatFs's aliases (gen_numname) are not Linux's: ~1 to ~5
+    only, then BAS~XXXX with a CRC of the long name; and a name with a
+    leading dot has an empty base ('.bashrc' -> ~1.BAS, Linux BASHRC~1)."""
     for kind, a in zip(opscript.OPS[op.kind], op.args):
         if kind == "s" and any(_NUMBERED.fullmatch(c) for c in a.split("/")):
             return True
@@ -355,12 +356,13 @@ def spells_late_alias(op):
 
 
 def known_failure(ev):
-    """The writer's first divergence is an op that spells a ~6..~9 alias
-    (HASH_ALIAS): FatFs gave that entry a hash tail, so the name finds
-    nothing (or is free); the readers check the script cut before it."""
+    """The writer's first divergence is an op that spells a numbered alias
+    (OWN_ALIASES): the model looked it up among Linux's aliases, FatFs
+    among its own, so the name finds another entry, nothing, or is free;
+    the readers check the script cut before it."""
     bad, ops = _get(ev, "bad"), _get(ev, "ops") or []
-    if bad is not None and bad < len(ops) and spells_late_alias(ops[bad]):
-        return bad, HASH_ALIAS
+    if bad is not None and bad < len(ops) and spells_alias(ops[bad]):
+        return bad, OWN_ALIASES
     return None
 
 
@@ -539,13 +541,14 @@ ENTRIES = [
 
 EXCEPTIONS = [
     NamedException(
-        HASH_ALIAS, "fatfs", "writer",
-        "FatFs numbers the aliases of colliding long names ~1 to ~5 only; from the sixth it writes "
-        "a CRC of the long name (longfilename6.txt -> LON~D306.TXT, measured), where Linux (and "
-        "the model's dual aliases) go on to ~6 .. ~9; so an op that spells LONGFI~6.TXT finds "
-        "nothing on FatFs",
-        "the first differing op spells a BASE~6 .. BASE~9 component (known_failure; the readers "
-        "check the script cut before it)"),
+        OWN_ALIASES, "fatfs", "writer",
+        "FatFs makes its own aliases: colliding long names are numbered ~1 to ~5 only, then get a "
+        "CRC of the long name (longfilename6.txt -> LON~D306.TXT, measured), where Linux (and the "
+        "model's dual aliases) go on to ~6 .. ~9; a name with a leading dot keeps an empty base "
+        "('.bashrc' -> ~1.BAS, '.git' -> ~1.GIT; Linux BASHRC~1, GIT~1); so an op that spells "
+        "LONGFI~6.TXT or BASHRC~1 finds nothing on FatFs",
+        "the first differing op spells a component shaped BASE~N[.EXT] (known_failure; the "
+        "readers check the script cut before it)"),
     NamedException(
         DEL_UNOPENABLE, "fatfs", "reader",
         "FatFs lists a long name holding DEL (U+007F, which Linux accepts) but cannot open it: "
