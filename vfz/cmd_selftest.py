@@ -164,7 +164,8 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None):
     row = {"fault": fault, "found": False, "seconds": None, "ops": None, "oracle": None,
            "signature": None, "scripts": 0}
     readers = ref.reader_names
-    ck = checker.Checker(readers, ref.writer_names, vfat=vfat, timeout=30.0, notes=notes)
+    ck = checker.Checker(readers, ref.writer_names, vfat=vfat, timeout=30.0, notes=notes,
+                         formatter=ref.formatter)
     ff = FaultFuzzer(fuzz_bin, args.budget) if fuzz_bin else None
     try:
         t0 = time.monotonic()

@@ -22,7 +22,9 @@ right operand (Linux style writes `a - b`, `*p`, `-1`), so pointer
 declarators, dereferences and unary minus are left alone. Every site of
 every file is listed in source order; --seed shuffles each file's sites
 (random.Random(seed), printed), and the files are taken in turn until N
-mutants compiled. A mutant that does not compile is skipped (counted).
+mutants compiled. A mutant that does not compile is skipped (counted),
+and so is one that breaks a rule GCC 14 enforces (an integer passed for
+a pointer: -Werror=int-conversion and kin; GCC 12 only warns).
 
 Each mutant is built as only the vfat CLI by vfz.cmd_selftest.build_fault
 from a copy of the source tree (build-mutants/TAG/tree/ from git HEAD, one
@@ -435,10 +437,29 @@ def build(tree):
     return vfat, err
 
 
+STRICT = ["-Werror=int-conversion", "-Werror=incompatible-pointer-types", "-Werror=int-to-pointer-cast",
+          "-Werror=implicit-function-declaration", "-Werror=return-type"]
+
+
+def strict_error(tree, m):
+    """The first error of the mutated file under the C rules GCC 14
+    enforces by default (an integer passed for a pointer and the like:
+    constraint violations GCC 12 only warns about), or None. Such a
+    mutant does not compile, it is not a plausible bug."""
+    p = subprocess.run(["cc", "-std=c11", "-fsyntax-only", *STRICT,
+                        "-I", os.path.join(tree.root, "core", "include"),
+                        "-I", os.path.join(tree.root, "core", "src"),
+                        os.path.join(tree.root, "core", "src", m.file)],
+                       capture_output=True, text=True, errors="replace")
+    if p.returncode == 0:
+        return None
+    return next((ln.strip() for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:200])
+
+
 def stripped(vfat, out):
     """A copy of vfat without symbols and debug info (column numbers move
     when a token grows) -> out."""
-    p = subprocess.run(["strip", "-o", out, vfat], capture_output=True, text=True)
+    p = subprocess.run(["strip", "-o", out, vfat], capture_output=True, text=True, errors="replace")
     if p.returncode != 0:
         raise RuntimeError(f"strip failed: {p.stderr.strip()}")
     return out
@@ -450,13 +471,14 @@ def unit_suites(tree):
     names = sorted(f[:-2] for f in os.listdir(os.path.join(tree.root, "tests"))
                    if f.startswith("unit_") and f.endswith(".c"))
     p = subprocess.run(["cmake", "--build", bdir, "-j2", "--target", *names], capture_output=True,
-                       text=True, timeout=900)
+                       text=True, errors="replace", timeout=900)
     if p.returncode != 0:
         return False, "unit suites do not build: " + next(
             (ln.strip() for ln in (p.stdout + p.stderr).splitlines() if "error" in ln), "?")[:160]
     for n in names:
         try:
-            q = subprocess.run([os.path.join(bdir, n)], capture_output=True, text=True, timeout=120)
+            q = subprocess.run([os.path.join(bdir, n)], capture_output=True, text=True, errors="replace",
+                               timeout=120)
         except subprocess.TimeoutExpired:
             return False, f"{n}: timeout"
         if q.returncode != 0:
@@ -481,11 +503,14 @@ def add_arguments(p):
     p.add_argument("--mutants-tag", default=FAULT_NAME, metavar="TAG",
                    help="with --mutants: work in build-mutants/TAG/ and build-fault-TAG/ (default "
                         f"{FAULT_NAME}; two runs at once need two tags)")
+    p.add_argument("--formatters", help="with --mutants: who makes the pristine volumes, the budget "
+                                        "shared in turn: mkfs.fat (default), vfat (the mutant's own "
+                                        "`vfat mkfs`), or both: mkfs.fat,vfat")
     p.add_argument("--unit", action="store_true",
                    help="with --mutants: run the C unit suites on each survivor")
 
 
-def confirm(h, vfat, base, readers, writers):
+def confirm(h, vfat, base, readers, writers, formatter="mkfs.fat"):
     """A kill seen by the hunt, checked once more on fresh checkers (no
     state shared with the long-lived reference checker): the minimised
     script must show the signature on the mutant and not on the
@@ -495,7 +520,8 @@ def confirm(h, vfat, base, readers, writers):
     rdr = [h["oracle"]] if "role=reader" in (h["signature"] or "") else []
     seen = []
     for v in (vfat, base):
-        ck = checker.Checker(readers, writers, vfat=v, timeout=30.0, notes=[])
+        ck = checker.Checker(readers, writers, vfat=v, timeout=30.0, notes=[],
+                             **({"formatter": formatter} if formatter != "mkfs.fat" else {}))
         try:
             res = ck.check(ops, h["fs"], writers=[h["writer"]], readers=rdr)
             seen.append(any(findings.sig_text(d.fields) == h["signature"] for d in res.divs.values()))
@@ -564,16 +590,25 @@ def run(args):
     notes = []
     readers = args.oracles.split(",") if args.oracles else cmd_selftest.FAST_READERS
     writers = args.writers.split(",") if args.writers else checker.DEFAULT_WRITERS
+    formatters = [f.strip() for f in (args.formatters or "mkfs.fat").split(",") if f.strip()]
+    refcks = []
     try:
         # the reference writers are the unmutated tree's, so a change made
-        # to core/src by someone else during the run is never a detection
-        refck = checker.Checker(readers, writers, vfat=base_copy, timeout=30.0, notes=notes)
+        # to core/src by someone else during the run is never a detection;
+        # one reference checker per formatter of the pristine volumes
+        for fmt in formatters:
+            refcks.append(checker.Checker(readers, writers, vfat=base_copy, timeout=30.0, notes=notes,
+                                          **({"formatter": fmt} if fmt != "mkfs.fat" else {})))
     except errors.UsageError as e:
         print(f"vfatfuzz selftest: {e}", file=sys.stderr)
+        for ck in refcks:
+            ck.close()
         return 2
+    refck = refcks[0]
     for n in notes:
         print(f"note: {n[:300]}")
-    print(f"readers {','.join(refck.reader_names)}; writers {','.join(refck.writer_names)}", flush=True)
+    print(f"readers {','.join(refck.reader_names)}; writers {','.join(refck.writer_names)}; "
+          f"volumes by {' then '.join(formatters)} ({args.budget / len(formatters):g} s each)", flush=True)
     counted = skipped = 0
     want = len(rerun) if rerun is not None else args.mutants
     try:
@@ -588,52 +623,95 @@ def run(args):
             if rerun is None and m.id in failed:
                 continue
             row = dict(m.to_dict(), diff=m.diff(tree.text(m.file)), seed=args.seed, budget=args.budget,
-                       git=tree.head, readers=refck.reader_names)
-            tree.mutate(m)
-            t = time.monotonic()
+                       git=tree.head, readers=refck.reader_names, formatters=formatters)
             try:
-                vfat, err = build(tree)
-            finally:
-                tree.restore(m)
-            row["build_s"] = round(time.monotonic() - t, 1)
-            if err:
-                skipped += 1
-                row.update(status="nocompile", note=err[:200])
+                tree.mutate(m)
+                t = time.monotonic()
+                try:
+                    err = strict_error(tree, m)
+                    vfat = None
+                    if not err:
+                        vfat, err = build(tree)
+                finally:
+                    tree.restore(m)
+                row["build_s"] = round(time.monotonic() - t, 1)
+                if err:
+                    skipped += 1
+                    row.update(status="nocompile", note=err[:200])
+                    _append(out, row)
+                    continue
+                counted += 1
+                if filecmp.cmp(stripped(vfat, os.path.join(work, "vfat-mut.stripped")), base_strip,
+                               shallow=False):
+                    row.update(status="equivalent", why="same machine code as the unmutated build (TCE)")
+                else:
+                    h, fmt = hunt(m, vfat, refcks, args, notes)
+                    row.update({k: h.get(k) for k in ("seconds", "ops", "oracle", "signature", "scripts",
+                                                      "writer", "fs", "ops_orig", "script")})
+                    row["status"] = "killed" if h["found"] else "survived"
+                    if h["found"]:
+                        row["formatter"] = fmt
+                    if h["found"] and h.get("script") and "role=reader" in (h.get("signature") or ""):
+                        # a writer's result or crash is the mutant's own; a
+                        # reader's verdict is checked again on fresh checkers
+                        ok, why = confirm(h, vfat, base_copy, refck.reader_names, refck.writer_names, fmt)
+                        if not ok:
+                            row.update(status="unconfirmed", note=why)
+                    if not h["found"] and args.unit:
+                        tree.mutate(m)
+                        try:
+                            row["unit_ok"], row["unit"] = unit_suites(tree)
+                        finally:
+                            tree.restore(m)
                 _append(out, row)
-                continue
-            counted += 1
-            if filecmp.cmp(stripped(vfat, os.path.join(work, "vfat-mut.stripped")), base_strip,
-                           shallow=False):
-                row.update(status="equivalent", why="same machine code as the unmutated build (TCE)")
-            else:
-                h = cmd_selftest.hunt(m.id, vfat, refck, args, notes)
-                row.update({k: h.get(k) for k in ("seconds", "ops", "oracle", "signature", "scripts",
-                                                  "writer", "fs", "ops_orig", "script")})
-                row["status"] = "killed" if h["found"] else "survived"
-                if h["found"] and h.get("script"):
-                    ok, why = confirm(h, vfat, base_copy, refck.reader_names, refck.writer_names)
-                    if not ok:
-                        row.update(status="unconfirmed", note=why)
-                if not h["found"] and args.unit:
-                    tree.mutate(m)
-                    try:
-                        row["unit_ok"], row["unit"] = unit_suites(tree)
-                    finally:
-                        tree.restore(m)
-            _append(out, row)
-            print(f"[{counted}/{want}] {m.id} {m.describe()}: {row['status']}"
-                  + (f" after {row['seconds']} s by {row['oracle']} ({row['ops']} ops): {row['signature']}"
-                     if row["status"] == "killed" else "")
-                  + (f" (unit: {row['unit']})" if "unit" in row else ""), flush=True)
+                print(f"[{counted}/{want}] {m.id} {m.describe()}: {row['status']}"
+                      + (f" after {row['seconds']} s by {row['oracle']} ({row['ops']} ops): {row['signature']}"
+                         if row["status"] == "killed" else "")
+                      + (f" (unit: {row['unit']})" if "unit" in row else ""), flush=True)
+            except Exception as e:       # a harness failure on one mutant is recorded, the run goes on
+                row.update(status="error", note=f"{type(e).__name__}: {e}"[:300])
+                _append(out, row)
+                print(f"{m.id}: error: {row['note']}", flush=True)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
     finally:
-        refck.close()
+        for ck in refcks:
+            ck.close()
     rows = [r for r in load_rows(out) if r.get("seed") == args.seed]
     print()
     print(score_table(rows))
     print(f"{skipped} mutants did not compile (skipped)")
     return 0
+
+
+def hunt(m, vfat, refcks, args, notes):
+    """cmd_selftest.hunt once per reference checker (formatter of the
+    pristine volumes), the budget shared equally -> (row, formatter); the
+    seconds of a kill count from the start of the first share."""
+    import argparse
+    from vfz import cmd_selftest
+    share = argparse.Namespace(**dict(vars(args), budget=args.budget / len(refcks)))
+    spent, scripts, h = 0.0, 0, None
+    for ck in refcks:
+        t = time.monotonic()
+        try:
+            h = cmd_selftest.hunt(m.id, vfat, ck, share, notes)
+        except errors.UsageError as e:
+            if getattr(ck, "formatter", None) != "vfat" or "vfat mkfs failed" not in str(e):
+                raise
+            for fs in campaign.DEFAULT_FS:      # the unmutated build formats them all
+                ck.pristine_image(fs)
+            return ({"found": True, "seconds": round(spent + time.monotonic() - t, 1), "ops": 0,
+                     "oracle": "vfat mkfs", "scripts": scripts, "script": "", "writer": None, "fs": None,
+                     "signature": "role=writer oracle=core verdict=failed kind=" + str(e)[:100]}, "vfat")
+        scripts += h.get("scripts") or 0
+        if h["found"]:
+            h["seconds"] = round(h["seconds"] + spent, 1)
+            h["scripts"] = scripts
+            return h, getattr(ck, "formatter", "mkfs.fat")
+        spent += time.monotonic() - t
+    h["scripts"] = scripts
+    return h, None
 
 
 def _append(path, row):
@@ -651,7 +729,7 @@ def latest(rows):
 
 
 def score_table(rows, budget=None):
-    rows = [r for r in latest(rows) if r["status"] != "nocompile"]
+    rows = [r for r in latest(rows) if r["status"] not in ("nocompile", "error")]
     per = OrderedDict()
     for r in rows:
         per.setdefault(r["file"], Counter())[r["status"]] += 1
