@@ -22,9 +22,9 @@ persistent process per oracle instance, JSON lines over stdin/stdout;
 js-fatfs's diskio callbacks read the image file sector by sector straight
 into the WebAssembly memory, FatFs's writes stay in an overlay in memory
 and are committed after an op-script (a copy of the image, the sectors
-written, rename: atomic). A WebAssembly trap or a
-JavaScript exception is answered as an error and ends the process; a
-request that does not answer within the timeout kills it. Either way the
+written, rename: atomic). A WebAssembly trap or a JavaScript exception is
+answered as an error and ends the process; a request that does not
+answer within the timeout kills it. Either way the
 image's answer is an error (a finding: FatFs crashed or hung on it) and
 the next image gets a fresh process.
 
@@ -80,6 +80,26 @@ EXCEPTIONS and the profile for where FatFs differs by design):
     ENOTDIR, decided by the walk)
 The FR_ name behind each answer is kept in the WriteResult's raw text (a
 replacing rename: the three calls, "FR_EXIST,FR_OK,FR_OK").
+
+Where FatFs differs from Linux by design, each measured (the model
+profile PROFILE predicts the writer; EXCEPTIONS names the rest):
+  * names (create_name): trailing spaces dropped like dots ('b ' is 'b');
+    DEL refused; 255 units counted before the dots are dropped and
+    FR_INVALID_NAME (EINVAL) for too long; a name of dots only EINVAL
+    (knobs name_err, store; exception fatfs-name-rules);
+  * lookups fold every letter ff_wtoupper knows, 848 of the 1173 case
+    pairs Python knows (casefold.json, re-measured by the test): 'é'
+    finds 'É' (knob lookup; fatfs-unicode-case);
+  * a rename to a respelling of the same entry applies it (knob
+    case_rename; fatfs-case-rename); a rename onto another entry is
+    refused by f_rename and done by the glue (knob replace;
+    fatfs-rename-no-replace);
+  * aliases: ~1..~5, then a CRC tail; a leading dot leaves the base empty
+    (~1.BAS) (the writer's known_failure; fatfs-own-aliases);
+  * reading: a long name with DEL is listed but cannot be opened
+    (fatfs-del-unopenable), and two names Linux keeps apart that FatFs
+    folds to one open the same entry (fatfs-case-twins: nodual images
+    only, where no alias clash stops Linux); the reader's explain hook.
 """
 import json
 import os
