@@ -430,6 +430,24 @@ def word(path, var):
     return b"\\'".join(b"'%s'" % run if run else b"" for run in path.split(b"'")), {}
 
 
+def uboot_norm(leaf):
+    """The leaf U-Boot's writer works on (fs/fat/fat_write.c split_filename:
+    leading blanks and trailing dots and blanks dropped, "." and ".." kept;
+    "FAT spec v1.03 requires leading and trailing spaces as well as trailing
+    periods to be ignored"). fatwrite, fatmkdir and fatrm look the leaf up
+    and store it in this form; the components before it are matched as
+    given (fat_itr_resolve)."""
+    s = leaf.lstrip(" ")
+    if s in (".", ".."):
+        return s
+    return s.rstrip(" .")
+
+
+def norm_path(path):
+    par, _, leaf = path.rstrip("/").rpartition("/")
+    return par + "/" + uboot_norm(leaf)
+
+
 def enc(path):
     """A canonical path (str) as the bytes U-Boot compares with its names
     (one byte per character: Latin-1); Unnameable beyond U+00FF."""
@@ -446,6 +464,7 @@ class Session:
         self.board = board
         self.deadline = deadline
         self.env = {}                 # variables the next runs() imports
+        self.nvar = 0
 
     def left(self):
         t = self.deadline - time.monotonic()
@@ -457,9 +476,12 @@ class Session:
         """-> one shell word per path (bytes), or the Unnameable for it;
         the variables all of them need are imported in one go."""
         out, env = [], {}
-        for i, p in enumerate(paths):
+        for p in paths:
+            # names unique in the session: a word built for one script may
+            # run in the next (a write's fatwrite), whose import adds others
+            self.nvar += 1
             try:
-                w, e = word(p, f"p{i}")
+                w, e = word(p, f"p{self.nvar}")
                 out.append(w)
                 env.update(e)
             except Unnameable as x:
@@ -789,12 +811,26 @@ class UbootWriter(Writer):
                 i += 1
                 if ops[batch[-1]].kind == "write":
                     break
+            # the probes look the leaf up as fatwrite/fatmkdir/fatrm will:
+            # normalised (uboot_norm); the command gets the path as given
             paths = [enc(ops[k].args[0]) for k in batch]
-            words = s.words(paths)
+            probes = [enc(norm_path(ops[k].args[0])) for k in batch]
+            words = s.words(paths + probes)
+            words, pwords = words[:len(paths)], words[len(paths):]
             lines, owners = list(head), list(head_owner)
             probe = None
-            for k, wd in zip(batch, words):
+            for k, wd, pw in zip(batch, words, pwords):
                 op = ops[k]
+                if isinstance(pw, Unnameable):
+                    wd = pw
+                elif uboot_norm([c for c in op.args[0].split("/") if c][-1]) in ("", ".", ".."):
+                    # nothing to look up: U-Boot refuses the leaf itself
+                    lines.append(b"fatwrite %s %#x %s 0x1" % (DEV, DATA_ADDR, wd)
+                                 if op.kind in ("create", "write") else
+                                 b"fatmkdir %s %s" % (DEV, wd) if op.kind == "mkdir" else
+                                 b"fatrm %s %s" % (DEV, wd))
+                    owners.append(k)
+                    continue
                 if isinstance(wd, Unnameable):
                     res[k], notes[k] = "EILSEQ", str(wd)
                     continue
@@ -805,18 +841,18 @@ class UbootWriter(Writer):
                     at = len(data)
                     data += opscript.content(seed, size) + bytes(-size % 512)
                     lines.append(b"if size %s %s; then @@M 201; else fatwrite %s %#x %s %#x; @@M $?; fi"
-                                 % (DEV, wd, DEV, DATA_ADDR + at, wd, size))
+                                 % (DEV, pw, DEV, DATA_ADDR + at, wd, size))
                 elif op.kind == "unlink":
                     lines.append(b"if fatls %s %s; then @@M 202; else fatrm %s %s; @@M $?; fi"
-                                 % (DEV, wd, DEV, wd))
+                                 % (DEV, pw, DEV, wd))
                 elif op.kind == "rmdir":
                     lines.append(b"if size %s %s; then if fatls %s %s; then fatrm %s %s; @@M $?; "
                                  b"else @@M 203; fi; else fatrm %s %s; @@M $?; fi"
-                                 % (DEV, wd, DEV, wd, DEV, wd, DEV, wd))
+                                 % (DEV, pw, DEV, pw, DEV, wd, DEV, wd))
                 elif op.kind == "write":
-                    probe = (k, wd)
-                    lines += [b"size %s %s" % (DEV, wd), b"printenv filesize",
-                              b"fatls %s %s" % (DEV, wd)]
+                    probe = (k, wd, pw)
+                    lines += [b"size %s %s" % (DEV, pw), b"printenv filesize",
+                              b"fatls %s %s" % (DEV, pw)]
                     owners += [None, None]
                 else:
                     res[k], notes[k] = "ENOSYS", f"unknown op {op.kind}"
@@ -844,9 +880,9 @@ class UbootWriter(Writer):
                 else:
                     res[k], notes[k] = errno_of(text), text.decode("latin-1").strip()[-200:]
             if probe:
-                k, wd = probe
+                k, wd, pw = probe
                 (o1, rc1), (o2, _), (o3, rc3) = out[-3:]
-                act = self._write_action(s, ops[k], wd, rc1, o2, rc3)
+                act = self._write_action(s, ops[k], wd, pw, rc1, o2, rc3)
                 if isinstance(act[0], str):
                     res[k], notes[k] = act
                 else:
@@ -855,7 +891,7 @@ class UbootWriter(Writer):
                     head, head_owner = [line], [k]
         return [r or "EIO" for r in res], notes
 
-    def _write_action(self, s, op, wd, rc_size, printenv, rc_ls):
+    def _write_action(self, s, op, wd, pw, rc_size, printenv, rc_ls):
         """-> (result, note) when decided, or (contents, fatwrite line) to run
         next (contents at DATA_ADDR)."""
         off, size, seed = op.args[1], op.args[2], op.args[3]
@@ -874,7 +910,7 @@ class UbootWriter(Writer):
             data, off = bytes(off - cur) + data, cur
         if off + len(data) < cur:
             # fatwrite sets the size to OFFSET + BYTES: keep the old tail
-            (out, rc), = s.runs([b"fatload %s %#x %s" % (DEV, DATA_ADDR, wd)])
+            (out, rc), = s.runs([b"fatload %s %#x %s" % (DEV, DATA_ADDR, pw)])
             if rc != 0:
                 return errno_of(out), out.decode("latin-1").strip()[-200:]
             old = s.board.get_data(0, cur, s.left())
@@ -946,26 +982,101 @@ def _name_exception(expected_leaf, actual_leaf):
 
 UbootReader.name_exception = staticmethod(_name_exception)
 
+LITERAL_WALK = "uboot-literal-walk"
+NAME_FIRST = "uboot-name-check-first"
+ALIAS_E5 = "uboot-alias-e5"
+
+
+def _unsendable(op):
+    return any(isinstance(a, str) and (any(ord(c) > 0xFF for c in a) or
+                                       ("'" in a and any(ord(c) > 0x7E for c in a)))
+               for a in op.args)
+
+
+def _literal_walk(op):
+    """A component before the leaf that U-Boot matches as given where Linux
+    (and U-Boot's own leaf rule) would not: leading/trailing blanks or
+    trailing dots."""
+    comps = [c for c in op.args[0].split("/") if c][:-1]
+    return any(c not in (".", "..") and uboot_norm(c) != c for c in comps)
+
+
+def _result_exception(op, expected, actual):
+    if actual == "EILSEQ" and expected != "ok" and _unsendable(op):
+        return SHELL_BYTES
+    if actual == "EINVAL" and expected in ("ENOENT", "ENOTDIR") and op.kind in ("create", "mkdir") \
+            and _uboot_name_err([c for c in op.args[0].split("/") if c][-1]) == "EINVAL":
+        return NAME_FIRST
+    return None
+
+
+def _known_failure(ev):
+    """-> (op index, name) of a known U-Boot failure behind the divergence:
+      uboot-literal-walk: the first differing op names a component before
+        its leaf with blanks or trailing dots, and U-Boot did not find it
+        (ENOENT/ENOTDIR) where the model did, or the reverse;
+      uboot-alias-e5 (a bug): an op U-Boot answered ok created a leaf whose
+        alias U-Boot starts with byte 0xE5 ('å...'), and the core's listing
+        of the image lacks that entry (the slot reads as deleted)."""
+    ops, wr = ev.ops, ev.wr
+    if wr is None or wr.error:
+        return None
+    bad = ev.bad
+    if bad is not None and bad < len(wr.results):
+        a = wr.results[bad]
+        e = ev.results[bad] if ev.results and bad < len(ev.results) else None
+        if _literal_walk(ops[bad]) and {a, e} & {"ENOENT", "ENOTDIR"} and a != e:
+            return bad, LITERAL_WALK
+    end = bad if bad is not None else len(ops)
+    cand = [i for i, op in enumerate(ops[:end])
+            if op.kind in ("create", "mkdir") and i < len(wr.results) and wr.results[i] == "ok"
+            and uboot_norm([c for c in op.args[0].split("/") if c][-1]).startswith("\u00e5")]
+    if cand and ev.image:
+        from vfz.evidence import core_listing
+        shown = {e["path"] for e in core_listing(ev.image) or ()}
+        for i in cand:
+            path = norm_path(ops[i].args[0])
+            if path not in shown:
+                return i, ALIAS_E5
+    return None
+
+
+UbootWriter.result_exception = staticmethod(_result_exception)
+UbootWriter.known_failure = staticmethod(_known_failure)
+
 
 # ---------------------------------------------------------------- model profile
 def _uboot_name_err(leaf):
-    """A new name: what the writer glue refuses (EILSEQ: a character beyond
-    U+00FF, or a "'" with non-ASCII characters -- U-Boot's shell cannot be
-    given it, see word()), else Linux's rules (U-Boot's own refusals, <>:"/\\|?*
-    and units below 0x20, are a subset)."""
-    from vfz.model.names import check_new_name
+    """A new name (U-Boot's fat_write.c, measured): EILSEQ where the glue
+    cannot hand the name over (a character beyond U+00FF, or a "'" with
+    non-ASCII characters, see word()); nothing left after uboot_norm: the
+    command fails without an errno ("Unable to write file": EIO, where Linux
+    says ENOENT for dots, EINVAL for blanks); normalize_longname refuses "."
+    and "..", 256 bytes or more, units below 0x20 and <>:"/\\|?* (EINVAL).
+    A trailing blank is not refused (U-Boot drops it; Linux: EINVAL)."""
     if any(ord(c) > 0xFF for c in leaf) or ("'" in leaf and any(ord(c) > 0x7E for c in leaf)):
         return "EILSEQ"
-    return check_new_name(leaf)
+    n = uboot_norm(leaf)
+    if not n:
+        return "EIO"
+    if n in (".", "..") or len(n) >= 256:
+        return "EINVAL"
+    if any(ord(c) < 0x20 or c in '<>:"/\\|?*' for c in n):
+        return "EINVAL"
+    return None
+
+
+def _fold(leaf):
+    return _latin1_lower(uboot_norm(leaf).encode("latin-1", "replace"))
 
 
 def _uboot_lookup(d, leaf):
-    """U-Boot's lookup folds Latin-1 too (strncasecmp with its Latin-1
-    tolower): 'é' finds 'É'."""
-    from vfz.model.names import strip_dots
-    key = _latin1_lower(strip_dots(leaf).encode("latin-1", "replace"))
+    """The entry U-Boot's writer finds for leaf where Linux's rule finds
+    none: the normalised leaf (uboot_norm), case folded with U-Boot's
+    Latin-1 tolower (strncasecmp): " x" and "x " find "x", "é" finds "É"."""
+    key = _fold(leaf)
     for k in d.kids.values():
-        if _latin1_lower(strip_dots(k.name).encode("latin-1", "replace")) == key:
+        if _fold(k.name) == key:
             return k
     return None
 
@@ -973,6 +1084,7 @@ def _uboot_lookup(d, leaf):
 PROFILE = {
     "name_err": _uboot_name_err,
     "lookup": _uboot_lookup,
+    "store": uboot_norm,
     # U-Boot gives every name LFN slots and a ~N alias (even "dir" -> DIR~1):
     # the fixed root fills by its own count, not modelled
     "unbounded_root": True,
@@ -1017,6 +1129,28 @@ EXCEPTIONS = [
                    "Long-name readers are unaffected; a DOS reader shows other characters. "
                    "U-Boot is wrong by the specification (not compared: listings hold long names)",
                    "short entry bytes >= 0x80 equal to the long name's Latin-1 bytes"),
+    NamedException(LITERAL_WALK, "uboot", "writer",
+                   "U-Boot matches the directories of a path as given (fat_itr_resolve: "
+                   "strncasecmp on the whole component) but drops leading blanks and trailing "
+                   "dots and blanks from the leaf it writes (split_filename): '/d./f' finds no "
+                   "'d' (Linux ignores trailing dots), '/ d/f' finds no 'd'. By design "
+                   "(U-Boot's lookup is literal); the script is cut before the op",
+                   "the first differing op has a component before its leaf that uboot_norm "
+                   "changes, and one side answered ENOENT/ENOTDIR (UbootWriter.known_failure)"),
+    NamedException(NAME_FIRST, "uboot", "writer",
+                   "U-Boot checks the new leaf (normalize_longname) before it walks the parent: "
+                   "a refused name under a missing parent is EINVAL where Linux says ENOENT "
+                   "(or ENOTDIR). Both refuse; the order differs",
+                   "expected ENOENT/ENOTDIR, got EINVAL, and the profile refuses the leaf "
+                   "(UbootWriter.result_exception)"),
+    NamedException(ALIAS_E5, "uboot", "writer",
+                   "U-Boot 2023.01 builds the 8.3 alias from the raw Latin-1 bytes and does not "
+                   "turn a first byte 0xE5 into 0x05: a file named 'åland' gets alias E5 'LAND~1' "
+                   "and reads as a deleted entry to every FAT reader (U-Boot's own included); "
+                   "fsck.fat -n: 'Orphaned long file name part', its cluster leaks. U-Boot is "
+                   "wrong: fatgen103, DIR_Name[0] 0xE5 means free, 0x05 stands for 0xE5",
+                   "an op answered ok made a leaf starting with U+00E5 and the core's listing of "
+                   "the image lacks it (UbootWriter.known_failure)", bug="uboot-alias-e5"),
     NamedException(ZERO_DATE, "uboot", "writer",
                    "U-Boot 2023.01 (qemu-x86 build) writes creation, access and modification "
                    "dates 0x0000 (1980-00-00: month 0, day 0) on every entry fatwrite/fatmkdir "
