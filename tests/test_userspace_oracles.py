@@ -287,6 +287,15 @@ class FusefatWriterTests(Images):
         self.assertIn("lost-clusters", vfat("check", img2, check=False).stdout)
         self.assertEqual(fusefat.FusefatWriter.known_failure(Evidence(ops2, writer="fusefat", wr=wr2)),
                          (2, fusefat.RENAME_REFUSED))
+        # a case-only rename of a file frees its clusters (the entry still points at them)
+        img3 = os.path.join(self.tmp, "cr.img")
+        vfat("mkfs", img3, "--size", "8M")
+        ops3 = opscript.parse('create "/abc" 3000 1\nrename "/abc" "/aBc"\n')
+        wr3 = fusefat.FusefatWriter().apply(img3, ops3)
+        self.assertEqual(wr3.results, ["ok", "ok"])
+        self.assertIn("chain-free: /aBc: cluster", vfat("check", img3, check=False).stdout)
+        self.assertEqual(fusefat.FusefatWriter.known_failure(Evidence(ops3, writer="fusefat", wr=wr3)),
+                         (1, fusefat.CASE_RENAME))
         # rmdir of a non-empty directory: EPERM (Linux ENOTEMPTY)
         wr = fusefat.FusefatWriter().apply(img, opscript.parse('mkdir "/C"\nmkdir "/C/s"\nrmdir "/C"\n'))
         self.assertEqual(wr.results, ["ok", "ok", "EPERM"])

@@ -23,6 +23,8 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
   * every new name gets LFN slots and a short entry '~N' (N a counter of the
     mount: '~1', '~12'), even a valid 8.3 name: its own alias scheme
   * a rename to a name it refuses (EPERM) deletes the source first: data loss
+  * a case-only rename of a file frees its clusters (data loss); of a
+    directory answers EPERM
   * rmdir of a non-empty directory (and rename onto one) answers EPERM
     (Linux ENOTEMPTY); a write at the end of a file or past its clusters
     answers EPERM
@@ -63,6 +65,7 @@ TRAILING = "fusefat-trailing-kept"
 LABEL_AS_FILE = "fusefat-label-as-file"
 WRITE_EPERM = "fusefat-write-eperm"
 RENAME_REFUSED = "fusefat-rename-refused-loses-source"
+CASE_RENAME = "fusefat-case-rename"
 
 
 def _mounted(d):
@@ -375,6 +378,8 @@ class FusefatWriter(Writer):
             return RMDIR_NONEMPTY
         if op.kind == "write" and expected == "ok" and actual == "EPERM":
             return WRITE_EPERM
+        if op.kind == "rename" and expected == "ok" and actual == "EPERM" and _case_only(op):
+            return CASE_RENAME
         if op.kind in ("create", "mkdir", "rename") and actual == "EPERM":
             leaf = _new_leaf(op)
             if fusefat_name_err(leaf) == "EPERM":
@@ -458,6 +463,9 @@ def first_known_failure(ops, results):
             if m.results[-1] == "ok":
                 return i, WRITE_EPERM
             continue
+        if op.kind == "rename" and got == "ok" and _case_only(op) and _names(m, op.args[0]) \
+                and _names(m, op.args[0]) != _new_leaf(op):
+            return i, CASE_RENAME
         if op.kind == "rename" and got == "ok" and _nonempty_dir(m, op.args[0]):
             return i, RENAME_DIR_EMPTIES
         if op.kind == "rename" and got == "EPERM" and fusefat_name_err(_new_leaf(op)) == "EPERM" \
@@ -469,6 +477,21 @@ def first_known_failure(ops, results):
                 return i, TRAILING
         m.apply([op])
     return None
+
+
+def _case_only(op):
+    """Is a rename's target a respelling of its source's leaf in the same
+    directory (ASCII case, as fusefat and Linux fold names)?"""
+    a = [c for c in op.args[0].split("/") if c]
+    b = [c for c in op.args[1].split("/") if c]
+    return len(a) == len(b) and bool(a) and a[:-1] == b[:-1] and a[-1] != b[-1] \
+        and a[-1].lower() == b[-1].lower()
+
+
+def _names(m, path):
+    """The stored name of the entry path names in model m, or None."""
+    node, err = m._walk([c for c in path.split("/") if c])
+    return None if err or node is None or node is m.root else node.name
 
 
 def _nonempty_dir(m, path):
@@ -545,6 +568,17 @@ EXCEPTIONS = [
                    "a rename answered EPERM whose new leaf fusefat_name_err refuses and whose "
                    "source exists in the model's tree (FusefatWriter.known_failure: one finding; "
                    "the readers check the script cut before that op)"),
+    NamedException(CASE_RENAME, "fusefat", "writer",
+                   "a rename to a respelling of the entry's own name ('abc' -> 'ABC'): for a "
+                   "file fusefat answers ok, shows the new spelling and frees the file's "
+                   "clusters in the FAT while the entry still points at them (vfat-check "
+                   "'chain-free'; the next allocation overwrites the data: data loss); for a "
+                   "directory it answers EPERM. Linux 6.1 answers ok and keeps the old spelling "
+                   "(vfs_rename sees one inode); Windows respells it. Freeing the clusters is "
+                   "fusefat's bug (it deletes the 'target', which is the source itself)",
+                   "a rename answered ok whose target differs from the stored name of its source "
+                   "only in ASCII case (known_failure: one finding, readers check the cut "
+                   "script); a directory's answered EPERM (result_exception)"),
     NamedException(WRITE_EPERM, "fusefat", "writer",
                    "a pwrite that starts exactly at the end of the file, or past the clusters "
                    "the file has, answers EPERM (measured on 8 MiB FAT12, 2048-byte clusters, "
