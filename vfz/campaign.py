@@ -141,6 +141,7 @@ class Campaign:
         self.phase = "starting"
         self.loop_t0 = None
         self.loop_s = 0.0
+        self.loop_cpu = None
         self.fuzzer = None
         self.checker = None       # lane 0's (the probe's)
         self.checkers = []        # every lane's
@@ -286,8 +287,9 @@ class Campaign:
         finally:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)   # finish the clean-up
-            self.loop_s = time.monotonic() - self.loop_t0 if self.loop_t0 else 0.0
             self.stop_lanes()
+            self.loop_s = time.monotonic() - self.loop_t0 if self.loop_t0 else 0.0
+            self.loop_cpu = pace.tree_cpu() - self.loop_cpu0 if self.loop_t0 else None
             self.phase = "finishing"
             if self.fuzzer:
                 self.fuzzer.stop()
@@ -382,6 +384,7 @@ class Campaign:
 
     def loop(self):
         self.loop_t0 = time.monotonic()
+        self.loop_cpu0 = pace.tree_cpu()
         self.inflight = collections.deque()
         last_save = time.monotonic()
         while time.monotonic() < self.deadline:
@@ -567,7 +570,9 @@ class Campaign:
         stage_s.update(self.main_s)
         stage_n.update(self.main_n)
         prep = pace.report(stage_s, stage_n, self.total("own_s"),
-                           {n: imgs[n] for n in ck.reader_names}, self.loop_s)
+                           {n: imgs[n] for n in ck.reader_names}, self.loop_s,
+                           cpu_s=self.total("cpu_s"),
+                           used_cpu=(self.loop_cpu if self.loop_cpu is not None else None))
         prep["lanes"] = len(self.lanes)
         mn = self.minimiser
         if mn:

@@ -8,8 +8,37 @@ gets a Proc with rc (None on timeout), stdout/stderr bytes and a reason.
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
+
+# CPU seconds of the processes that worked for each thread (tools run here,
+# reaped with wait4; a VM's share added by its owner): the campaign's own-time
+# accounting (vfz.checker) reads the delta around each oracle call
+_tls = threading.local()
+
+
+def thread_cpu():
+    """CPU seconds (user + sys) of the child processes run by this thread so far."""
+    return getattr(_tls, "cpu", 0.0)
+
+
+def add_cpu(seconds):
+    _tls.cpu = thread_cpu() + seconds
+
+
+class _Popen(subprocess.Popen):
+    """Popen that keeps the child's rusage (os.wait4 instead of waitpid)."""
+    rusage = None
+
+    def _try_wait(self, wait_flags):
+        try:
+            pid, sts, ru = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return self.pid, 0
+        if pid == self.pid:
+            self.rusage = ru
+        return pid, sts
 
 
 @dataclass
@@ -54,7 +83,7 @@ def run(argv, timeout=30.0, env=None, input=None, cwd=None):
         full_env = dict(os.environ)
         full_env.update(env)
     try:
-        child = subprocess.Popen(p.argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        child = _Popen(p.argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  env=full_env, cwd=cwd, start_new_session=True)
     except OSError as e:
@@ -77,6 +106,8 @@ def run(argv, timeout=30.0, env=None, input=None, cwd=None):
         _kill_group(child)
         child.wait()
         raise
+    if child.rusage is not None:
+        add_cpu(child.rusage.ru_utime + child.rusage.ru_stime)
     if p.rc is not None and p.rc < 0:
         try:
             sig = signal.Signals(-p.rc).name

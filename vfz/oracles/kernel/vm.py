@@ -18,6 +18,8 @@ import tempfile
 import threading
 import time
 
+from vfz.proc import add_cpu
+
 QEMU = "qemu-system-x86_64"
 BLOCK = 4096
 ZERO_BLOCK = bytes(BLOCK)
@@ -338,6 +340,7 @@ class VM:
         (timeout, death) kills the VM and raises VMError."""
         with self.lock:
             self.ensure()
+            cpu0 = self.cpu_seconds()
             try:
                 if modules is not None and modules[0] != self.loaded:
                     self._switch(modules, timeout)
@@ -350,6 +353,22 @@ class VM:
                 err = VMError(f"{e}{crash_summary(tail)}")
                 err.partial = getattr(e, "partial", [])
                 raise err
+            finally:
+                # the guest's CPU for this request, to the calling thread
+                # (vfz.proc.thread_cpu: the campaign's own-time accounting)
+                if cpu0 is not None:
+                    cpu1 = self.cpu_seconds()
+                    if cpu1 is not None:
+                        add_cpu(max(0.0, cpu1 - cpu0))
+
+    def cpu_seconds(self):
+        """QEMU's CPU seconds so far (user + sys), None when it is not running."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+            return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+        except (AttributeError, OSError, ValueError, IndexError):
+            return None
 
     def _switch(self, modules, timeout):
         key, mods = modules
