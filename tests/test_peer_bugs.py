@@ -37,6 +37,8 @@ CASES = os.path.join(REPO, "corpus", "peer-bugs")
 REPORTS = os.path.join(REPO, "reports", "bugs")
 BUGS_MD = os.path.join(REPO, "reports", "bugs.md")
 ALWAYS = {"dosfsck", "mtools"}
+# the FatFs reproducer installs js-fatfs with npm ci unless given one: the fatfs oracle's
+JS_FATFS = os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules")
 
 
 def cases():
@@ -94,7 +96,8 @@ class PeerBugTests(unittest.TestCase):
             with self.subTest(case=n):
                 r = subprocess.run(["sh", os.path.join(REPORTS, n, "run.sh"), os.path.join(self.tmp, n)],
                                    capture_output=True, text=True, errors="replace", timeout=600,
-                                   env=dict(os.environ, LC_ALL="C.UTF-8"))
+                                   env=dict(os.environ, LC_ALL="C.UTF-8",
+                                            **({"VFZ_JS_FATFS": JS_FATFS} if os.path.isdir(JS_FATFS) else {})))
                 out = r.stdout + r.stderr
                 last = out.strip().split("\n")[-1]
                 if r.returncode == 2 and s["impl"] not in ALWAYS:

@@ -63,7 +63,7 @@ IMPLS = {
     "7z": "vfz.export_sevenzip",
     "grub": "vfz.export_grub",
     "fusefat": "vfz.export_fusefat",
-    # "fatfs": "vfz.export_fatfs",     # a Node script driving js-fatfs: not written yet
+    "fatfs": "vfz.export_fatfs",       # a Node script: the fatfs oracle's server, js-fatfs
     # "uboot": "vfz.export_uboot",     # a U-Boot command list (sandbox): not written yet
 }
 RESULT = {0: "REPRODUCED", 1: "NOT REPRODUCED", 2: "CANNOT RUN"}
@@ -463,15 +463,16 @@ def export(case, dirname, run=True, timeout=300):
     if case.side not in impl.SIDES:
         raise ExportError(f"the {case.impl} exporter reproduces {' and '.join(impl.SIDES)} bugs, "
                           f"not {case.side} bugs")
+    for sub in ("data", "fatfs"):       # files of an earlier export
+        if os.path.isdir(os.path.join(dirname, sub)):
+            shutil.rmtree(os.path.join(dirname, sub))
     os.makedirs(os.path.join(dirname, "data"), exist_ok=True)
-    for n in os.listdir(os.path.join(dirname, "data")):
-        os.unlink(os.path.join(dirname, "data", n))
     data = Data()
     text = script(case, impl, data)
     _write(dirname, "run.sh", text.encode("utf-8", "surrogatepass"), mode=0o755)
     for name, blob in data.files.items():
         _write(dirname, name, blob)
-    if not data.files:
+    if not any(n.startswith("data/") for n in data.files):
         os.rmdir(os.path.join(dirname, "data"))
     with open(case.image, "rb") as f:
         _write(dirname, "image.img.xz", lzma.compress(f.read(), preset=9))
@@ -501,6 +502,7 @@ def export(case, dirname, run=True, timeout=300):
 
 def _write(dirname, name, blob, mode=0o644):
     p = os.path.join(dirname, name)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
     with open(p + ".tmp", "wb") as f:
         f.write(blob)
     os.chmod(p + ".tmp", mode)
