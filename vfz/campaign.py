@@ -672,6 +672,7 @@ def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
             images[f"after-{w}.img"] = p
         info = {"signature": d.sig, "fields": d.fields, "summary": summary_line(d, mops, fs),
                 "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
+                "writer_seeds": {n: w.seed for n, w in checker.writers if getattr(w, "seed", None) is not None},
                 "ops_orig": len(orig_ops), "ops_min": len(mops), "detail": d.detail[:4000],
                 "verdicts": res.verdicts, "details": {w: {o: t[:4000] for o, t in v.items()}
                                                       for w, v in res.details.items()},
