@@ -28,6 +28,7 @@ sys.path.insert(0, REPO)
 from vfz import listing, model, opscript  # noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 from vfz.evidence import Evidence  # noqa: E402
+from vfz.verdict import ListingDiff  # noqa: E402
 from vfz.oracles import fatcat, fatsort, fsck_repair, fusefat, get_reader, sleuthkit  # noqa: E402
 
 VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
@@ -319,6 +320,25 @@ class FatcatTests(Images):
                 self.assertIn(fatcat.LFN_BYTES, used)
                 self.assertIn("/café.txt", {e["path"] for e in res.listing})
 
+    @unittest.skipUnless(have("fusefat", "fusermount") and os.path.exists("/dev/fuse"), "fusefat not installed")
+    def test_reads_past_the_end_marker(self):
+        """fusefat deletes the last entries of a directory with 0x00; fatcat
+        lists them again (fatcat-reads-past-end-marker, explained from the image)."""
+        img = os.path.join(self.tmp, "end.img")
+        vfat("mkfs", img, "--size", "8M")
+        ops = opscript.parse('create "/a" 1 1\ncreate "/abcdefghijklmnopqrstuvwxyz" 2 2\n'
+                             'unlink "/abcdefghijklmnopqrstuvwxyz"\n')
+        self.assertEqual(fusefat.FusefatWriter().apply(img, ops).results, ["ok"] * 3)
+        exp = vfat_ls(img)
+        self.assertEqual([e["path"] for e in exp], ["/a"])
+        res = fatcat.FatcatReader().read(img)
+        d = ListingDiff(extra=[e for e in res.listing if e["path"] != "/a"])
+        self.assertEqual([e["path"] for e in d.extra], ["/abcdefghijklmnopqrstuvwxyz"])
+        ev = Evidence(ops, writer="fusefat", reader="fatcat", rr=res, verdict="differs", diff=d, image=img)
+        self.assertEqual(fatcat.FatcatReader.explain(ev), fatcat.PAST_END)
+        self.assertIsNone(fatcat.FatcatReader.explain(Evidence(ops, rr=res, verdict="differs", diff=d,
+                                                               image=self.img["dual"])))
+
     def test_checker_finds_orphans_and_fat_mismatch(self):
         img = self.copy("dual", "orphan")
         f = Fat(readb(img))
@@ -363,6 +383,20 @@ class SleuthkitTests(Images):
                 dummies = {e["short"] for e in self.ls[mode] if e.get("dummy")}
                 self.assertTrue(res.extra["rejected"])
                 self.assertLessEqual({x["short"] for x in res.extra["rejected"]}, dummies)
+
+    def test_long_names_lose_their_last_slot(self):
+        img = os.path.join(self.tmp, "long.img")
+        vfat("mkfs", img, "--size", "16M", "--fat", "16")
+        ops = os.path.join(self.tmp, "long.txt")
+        with open(ops, "w") as f:
+            f.write(f'create "/{"a" * 240}" 1 1\ncreate "/{"b" * 250}" 1 1\ncreate "/{"c" * 100}" 1 1\n')
+        vfat("apply", img, ops, "--names", "dual")
+        res = sleuthkit.SleuthkitReader().read(img)
+        got = sorted(e["path"] for e in res.listing)
+        self.assertEqual(got, ["/" + "a" * 234, "/" + "b" * 247, "/" + "c" * 100])
+        h = sleuthkit.SleuthkitReader.name_exception
+        self.assertEqual(h("a" * 240, "a" * 234), sleuthkit.SLOT_CUT)
+        self.assertIsNone(h("a" * 240, "a" * 233))
 
     def test_deleted_entries_are_evidence(self):
         img = self.copy("dual", "del")

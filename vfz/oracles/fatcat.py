@@ -13,9 +13,9 @@ complaint per chain). fatcat's "! ..." messages on stderr are counted in
 extra["warnings"].
 
 How fatcat 1.1.0 spells names (named exceptions, see EXCEPTIONS):
-  * a long name is its UTF-16LE bytes with every 0x00 byte dropped: right
-    for U+0001-U+00FF (Latin-1), '日本語' (E5 65 2C 67 9E 8A) reads as
-    'åe,g\\x9e\\x8a'
+  * a long name is its UTF-16LE bytes with every 0x00 and 0xFF byte
+    dropped: right for U+0001-U+00FE (Latin-1 but 'ÿ'), '日本語' (E5 65 2C
+    67 9E 8A) reads as 'åe,g\\x9e\\x8a', 'Ωaœaÿ' as '©\\x03aS\\x01a'
   * a bare 8.3 name is shown as stored: upper case (the NT case byte is
     ignored), non-ASCII as its raw cp437 byte
   * every slot of every cluster of a directory is read, past a 0x00 end
@@ -34,6 +34,7 @@ from vfz.proc import run
 
 LFN_BYTES = "fatcat-lfn-bytes"
 RAW_83 = "fatcat-raw-83"
+PAST_END = "fatcat-reads-past-end-marker"
 
 _ITEM = re.compile(r'\{"EntryType":"(File|Directory)","EditDate":"[^"]*","Name":"(.*?)","8DOT3Name":"(.*?)",'
                    r'"Cluster":(\d+),(?:"Size":(\d+),"PrettySize":"[^"]*",)?"IsHidden":(?:true|false),'
@@ -52,9 +53,10 @@ def parse_list(text):
 
 
 def lfn_bytes_form(name):
-    """A long name as fatcat 1.1.0 prints it: UTF-16LE bytes, 0x00 bytes dropped, as Latin-1."""
+    """A long name as fatcat 1.1.0 prints it: UTF-16LE bytes, 0x00 and 0xFF
+    bytes dropped (it takes both for padding), as Latin-1."""
     b = name.encode("utf-16-le", "surrogatepass")
-    return bytes(x for x in b if x).decode("latin-1")
+    return bytes(x for x in b if x not in (0, 0xFF)).decode("latin-1")
 
 
 def raw_83_form(name):
@@ -63,6 +65,47 @@ def raw_83_form(name):
         return name.upper().encode("cp437").decode("latin-1")
     except UnicodeEncodeError:
         return None
+
+
+def past_end_names(image):
+    """Leaves fatcat 1.1.0 shows from slots after a 0x00 end marker, in
+    every directory reachable the usual way: it skips only all-zero slots,
+    so a slot deleted by writing 0x00 into its first byte (legal for the
+    last entries of a directory; fusefat does it) is listed again."""
+    from vfz.fatimg import Fat
+    with open(image, "rb") as f:
+        fat = Fat(f.read())
+    out, todo, seen = set(), [None], set()
+    while todo:
+        cl = todo.pop()
+        for off, name, attr, clus, size, lfn in fat.short_entries(cl):
+            if attr & 0x10 and name[:1] != b"." and clus >= 2 and clus not in seen:
+                seen.add(clus)
+                todo.append(clus)
+        ended, letters = False, []
+        for off in fat.dir_slots(cl):
+            e = bytes(fat.b[off:off + 32])
+            if e[0] == 0:
+                ended = True
+            if not ended or not any(e):
+                continue
+            if e[11] == 0x0F:
+                if e[0] & 0x40 and e[0] != 0xE5:
+                    letters = []
+                letters.insert(0, e[1:11] + e[14:26] + e[28:32])
+                continue
+            if letters:
+                raw = b"".join(letters)
+                units = [raw[i:i + 2] for i in range(0, len(raw), 2)]
+                if b"\0\0" in units:
+                    units = units[:units.index(b"\0\0")]
+                leaf = bytes(x for u in units for x in u if x not in (0, 0xFF)).decode("latin-1")
+            else:
+                base, ext = e[:8].decode("latin-1").strip(), e[8:11].decode("latin-1").strip()
+                leaf = base + ("." + ext if ext else "")
+            letters = []
+            out.add(leaf)
+    return out
 
 
 class FatcatReader(Reader):
@@ -156,6 +199,21 @@ class FatcatReader(Reader):
             r.complaints.append(f"orphan: {o}")
 
     @staticmethod
+    def explain(ev):
+        """PAST_END when fatcat shows only extra entries (nothing missing or
+        changed) and each is a name it decodes from slots after a
+        directory's 0x00 end marker (past_end_names on ev.image)."""
+        d, image = getattr(ev, "diff", None), getattr(ev, "image", None)
+        if d is None or not image or d.missing or d.changed or not d.extra:
+            return None
+        try:
+            names = past_end_names(image)
+        except Exception:
+            return None
+        leaves = {e["path"].rsplit("/", 1)[-1] for e in d.extra}
+        return PAST_END if leaves <= names else None
+
+    @staticmethod
     def name_exception(expected_leaf, actual_leaf):
         if actual_leaf == lfn_bytes_form(expected_leaf):
             return LFN_BYTES
@@ -172,10 +230,20 @@ ENTRIES = [Entry("fatcat", "fatcat", reader="vfz.oracles.fatcat:FatcatReader", n
 EXCEPTIONS = [
     NamedException(LFN_BYTES, "fatcat", "reader",
                    "fatcat 1.1.0 prints a long name as its UTF-16LE bytes with the 0x00 bytes "
-                   "dropped (no UTF-16 decoding; fixed upstream later with codecvt): names in "
-                   "U+0001-U+00FF read right, any other character as one or two unrelated "
-                   "bytes ('日' U+65E5 -> 'åe'). fatcat is wrong (LFN slots hold UTF-16)",
+                   "dropped, and its 0xFF bytes too (no UTF-16 decoding; fixed upstream later "
+                   "with codecvt): names in U+0001-U+00FE read right, any other character as "
+                   "zero to two unrelated bytes ('日' U+65E5 -> 'åe', 'ÿ' U+00FF -> nothing). "
+                   "fatcat is wrong (LFN slots hold UTF-16)",
                    "actual leaf == lfn_bytes_form(expected leaf)"),
+    NamedException(PAST_END, "fatcat", "reader",
+                   "fatcat reads every slot of a directory's clusters and skips only all-zero "
+                   "ones: entries after a 0x00 end marker -- which by the FAT specification are "
+                   "all free -- are listed, e.g. names fusefat deleted by writing 0x00 into "
+                   "their first byte (allowed for the last entries of a directory). fatcat is "
+                   "wrong (0x00 ends the directory)",
+                   "fatcat's listing has only extra entries and each leaf is a name decoded from "
+                   "slots after a 0x00 end marker of the image (past_end_names; "
+                   "FatcatReader.explain)"),
     NamedException(RAW_83, "fatcat", "reader",
                    "fatcat shows a bare 8.3 entry as stored: upper case, the NT case byte "
                    "(0x08 base, 0x10 extension lower case) ignored, non-ASCII as its raw cp437 "

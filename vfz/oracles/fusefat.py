@@ -63,6 +63,7 @@ NT_CASE = "fusefat-ignores-nt-case"
 NAMES = "fusefat-ascii-names"
 TRAILING = "fusefat-trailing-kept"
 LABEL_AS_FILE = "fusefat-label-as-file"
+RAW_83 = "fusefat-raw-83"
 WRITE_EPERM = "fusefat-write-eperm"
 RENAME_REFUSED = "fusefat-rename-refused-loses-source"
 CASE_RENAME = "fusefat-case-rename"
@@ -229,6 +230,18 @@ class Mount:
         return why
 
 
+def raw_83(name):
+    """A bare 8.3 name as fusefat shows it: its stored bytes (upper case,
+    cp437) taken as UTF-8 by the host (U+FFFD for what is not UTF-8); None
+    when the name has no cp437 form."""
+    from vfz.model.names import _cp437_upper
+    try:
+        b = "".join(c.upper() if c.isascii() else _cp437_upper(c) for c in name).encode("cp437")
+    except UnicodeEncodeError:
+        return None
+    return b.decode("utf-8", "replace")
+
+
 def root_label(image):
     """The volume label entry of the root directory as text (trailing spaces
     dropped), or None."""
@@ -312,11 +325,14 @@ class FusefatReader(Reader):
 
     @staticmethod
     def name_exception(expected_leaf, actual_leaf):
-        """A bare 8.3 name shows as stored (upper case): the NT case byte is ignored."""
+        """A bare 8.3 name shows as stored (upper case): the NT case byte is
+        ignored; a non-ASCII one as its raw cp437 bytes."""
         from vfz.model import short_only
         if actual_leaf == expected_leaf.upper() and actual_leaf != expected_leaf \
                 and short_only(expected_leaf, "winnt") and expected_leaf.isascii():
             return NT_CASE
+        if not expected_leaf.isascii() and actual_leaf == raw_83(expected_leaf):
+            return RAW_83
         return None
 
 
@@ -622,6 +638,13 @@ EXCEPTIONS = [
                    "the root holds a volume label entry and fusefat lists a root file of that "
                    "name, size 0: the reader drops it and records extra['exceptions'] = "
                    "['fusefat-label-as-file'] and extra['label_as_file']"),
+    NamedException(RAW_83, "fusefat", "reader",
+                   "fusefat hands a bare 8.3 name's bytes to the host as they are stored (cp437, "
+                   "upper case): a non-ASCII one is not UTF-8, shows with U+FFFD, and cannot be "
+                   "opened by that name (ENOENT: size and contents unknown). fusefat is wrong "
+                   "(it has no code page for short names)",
+                   "the expected leaf is non-ASCII and the shown one equals raw_83(expected) "
+                   "(mtools writes such names bare: mtools-translit)"),
     NamedException(NT_CASE, "fusefat", "reader",
                    "fusefat ignores the NT case byte (0x08 / 0x10): a bare 8.3 entry stored as "
                    "'LOWER' with the lower-case flag shows as 'LOWER' (Linux, Windows: 'lower')",

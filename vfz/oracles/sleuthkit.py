@@ -35,6 +35,7 @@ from vfz.proc import run
 
 INVALID_83 = "sleuthkit-invalid-83"
 SHORT_ASCII = "sleuthkit-short-ascii"
+SLOT_CUT = "sleuthkit-long-name-cut"
 ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
 _LINE = re.compile(r"^([-a-zA-Z])/([-a-zA-Z]) (\* )?(\d+)(?:\(realloc\))?:\t(.*)$")
 _VIRTUAL = ("$MBR", "$FAT1", "$FAT2", "$OrphanFiles")
@@ -240,7 +241,12 @@ class SleuthkitReader(Reader):
 
     @staticmethod
     def name_exception(expected_leaf, actual_leaf):
-        """A bare 8.3 name's non-ASCII bytes show as '^' (fatfs_cleanup_ascii)."""
+        """A bare 8.3 name's non-ASCII bytes show as '^' (fatfs_cleanup_ascii);
+        a long name cut after a whole number of LFN slots (SLOT_CUT)."""
+        units = len(actual_leaf.encode("utf-16-le", "surrogatepass")) // 2
+        if actual_leaf and expected_leaf.startswith(actual_leaf) and units % 13 == 0 \
+                and len(expected_leaf) > len(actual_leaf):
+            return SLOT_CUT
         if len(expected_leaf) == len(actual_leaf) and "^" in actual_leaf and all(
                 a == b or (a == "^" and ord(b) > 0x7E) for a, b in zip(actual_leaf, expected_leaf)):
             return SHORT_ASCII
@@ -263,6 +269,14 @@ EXCEPTIONS = [
                    "the image holds short entries TSK rejects and sleuthkit's (path, type) list "
                    "equals simulate(image) exactly (SleuthkitReader.explain, which records the "
                    "rejected entries in the ReadResult's extra['rejected'])"),
+    NamedException(SLOT_CUT, "sleuthkit", "reader",
+                   "TSK 4.11 drops the last LFN slot (the end of the name) of long names: ASCII "
+                   "names of 240-247 characters show 234 (18 slots), 248-255 show 247 (19 "
+                   "slots), a 200-character Greek name shows 195 (15 slots); measured on dual "
+                   "images (fatxxfs_dent_parse_buf's name buffer; the exact threshold depends on "
+                   "the UTF-8 length). TSK is wrong: the name is the whole LFN set",
+                   "the shown leaf is a proper prefix of the expected one ending on a 13-unit "
+                   "LFN slot boundary"),
     NamedException(SHORT_ASCII, "sleuthkit", "reader",
                    "TSK prints a bare 8.3 name through fatfs_cleanup_ascii: every byte outside "
                    "printable ASCII becomes '^' ('CAFÉ.TXT' -> 'CAF^.TXT')",
