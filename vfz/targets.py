@@ -100,7 +100,10 @@ def checker_for(args, target, notes):
     if target.info and target.info["fields"].get("role") == "reader" and \
             target.info["fields"]["oracle"] not in readers:
         readers.append(target.info["fields"]["oracle"])
-    return Checker(readers, writers, vfat=args.vfat, timeout=args.timeout, notes=notes)
+    # the writers' seeds the finding was made with (dummies, fallback aliases)
+    seeds = (target.info or {}).get("writer_seeds") or {}
+    cfg = {n: {"seed": s} for n, s in seeds.items() if n in writers}
+    return Checker(readers, writers, vfat=args.vfat, timeout=args.timeout, notes=notes, cfg=cfg)
 
 
 def fs_list(args, target):
