@@ -325,7 +325,19 @@ class FatfsTest(unittest.TestCase):
         self.assertTrue(d3)
         self.assertEqual(fatfs.FatfsReader.explain({"diff": d3, "rr": r3, "entries": m.entries()}),
                          fatfs.CASE_TWINS)
-        # the same names in a dual image: the reader opens them by their alias
+        # long twins from a dual writer (two aliases, no clash): the same
+        text = 'create "/élongname.txt" 1 1\ncreate "/Élongname.txt" 2 2\n'
+        img4 = self.img("twins-dual.img")
+        mkfs(img4, "16")
+        core_apply(img4, text, ["--names", "dual"])
+        m = model.Model("kernel", "dual")
+        self.assertEqual(m.apply(opscript.parse(text)), ["ok", "ok"])
+        r4 = self.reader.read(img4)
+        self.assertIn("/Élongname.txt: the name opens another entry (ÉLONGN~1.TXT)", r4.complaints)
+        d4 = verdict.listing_diff(m.entries(), r4.listing)
+        self.assertEqual(fatfs.FatfsReader.explain({"diff": d4, "rr": r4, "entries": m.entries()}),
+                         fatfs.CASE_TWINS)
+        # DEL names in a dual image: the reader opens them by their alias
         img2 = self.img("del-dual.img")
         mkfs(img2, "16")
         core_apply(img2, 'mkdir "/abcdefgh\\u007f"\ncreate "/abcdefgh\\u007f/x" 10 1\n', ["--names", "dual"])

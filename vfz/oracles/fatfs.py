@@ -35,7 +35,8 @@ f_open/f_read (sha256 in Node). Entries carry two extra keys kept for
 reports: short83 (FILINFO altname) and attr. A file whose long name FatFs
 cannot look up again (f_stat fails: e.g. a long name with trailing dots
 that another writer kept) is opened by its 8.3 name when that finds the
-same entry. Errors:
+same entry; a long name that finds another entry (two names FatFs folds
+to one) is read as found, with a complaint. Errors:
   * f_mount fails (FR_NO_FILESYSTEM, FR_DISK_ERR, ...): ReadResult.error
     "f_mount: FR_..." (the image is unreadable to FatFs);
   * an FR_ error while walking or reading (f_readdir, f_open, f_read) is
@@ -98,8 +99,11 @@ profile PROFILE predicts the writer; EXCEPTIONS names the rest):
     (~1.BAS) (the writer's known_failure; fatfs-own-aliases);
   * reading: a long name with DEL is listed but cannot be opened
     (fatfs-del-unopenable), and two names Linux keeps apart that FatFs
-    folds to one open the same entry (fatfs-case-twins: nodual images
-    only, where no alias clash stops Linux); the reader's explain hook.
+    folds to one open the same entry (fatfs-case-twins: 'élongname.txt'
+    beside 'Élongname.txt' from any Linux; 'é' beside 'É' from nodual
+    writers only, where no alias clash stops Linux); the reader's explain
+    hook. The reader opens by the long name as an application would, and
+    by the 8.3 name only when the long name finds nothing.
 """
 import json
 import os
@@ -304,6 +308,8 @@ def explain_read(ev):
         if fr == "FR_INVALID_NAME" and "\x7f" in head:
             names.add(DEL_UNOPENABLE)
         elif " bytes, directory entry says " in c and under_twin(c.partition(": read ")[0]):
+            names.add(CASE_TWINS)
+        elif ": the name opens another entry (" in c and under_twin(c.partition(": the name ")[0]):
             names.add(CASE_TWINS)
         else:
             return None
@@ -579,9 +585,10 @@ EXCEPTIONS = [
         "FR_INVALID_NAME (explain_read)"),
     NamedException(
         CASE_TWINS, "fatfs", "reader",
-        "FatFs compares long names with its Unicode upper-casing, Linux (iocharset=ascii) with "
-        "ASCII only: a nodual writer lets Linux make 'é' beside 'É' (no alias clash), and FatFs "
-        "opens the first of the two for both names",
+        "FatFs compares long names with its Unicode upper-casing (as the FAT long-name rules and "
+        "Windows do), Linux (iocharset=ascii) with ASCII only: Linux makes 'élongname.txt' beside "
+        "'Élongname.txt' (dual: two aliases, ÉLONGN~1 and ~2) and, in nodual mode, even 'é' beside "
+        "'É' (no alias clash any more), and FatFs opens the first of the two for both names",
         "every difference is one of two expected names of a directory equal under fatfs_fold "
         "(explain_read)"),
     NamedException(
