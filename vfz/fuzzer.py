@@ -57,6 +57,16 @@ def fs_from_options(opts):
     return None
 
 
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the campaign dies (a kill -9
+    of the campaign must not leave libFuzzer running for the budget)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Fuzzer:
     """fuzz_ops on J workers in the background, corpus in <workdir>/corpus,
     crashes in <workdir>/crashes; harvest() yields corpus entries not seen
@@ -101,7 +111,7 @@ class Fuzzer:
             argv.append(f"-dict={self.dict}")
         log = open(os.path.join(self.logs, f"worker{i}.log"), "ab")
         p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=_die_with_parent)
         log.close()
         return p
 
