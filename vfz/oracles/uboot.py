@@ -418,6 +418,10 @@ def word(path, var):
     too long) is Unnameable."""
     if any(b in (0, 10, 13) for b in path):
         raise Unnameable("a CR, LF or NUL byte")
+    if 0xFF in path:
+        raise Unnameable("a byte 0xFF (hush reads it as the end of input: syntax error)")
+    if b"\\" in path:
+        raise Unnameable("a '\\' (U-Boot splits paths at it, ISDIRDELIM)")
     printable = all(0x20 <= b < 0x7f for b in path)
     if printable and b"'" not in path and len(path) < 160:
         return b"'%s'" % path, {}
@@ -452,9 +456,12 @@ def enc(path):
     """A canonical path (str) as the bytes U-Boot compares with its names
     (one byte per character: Latin-1); Unnameable beyond U+00FF."""
     try:
-        return path.encode("latin-1")
+        b = path.encode("latin-1")
     except UnicodeEncodeError:
         raise Unnameable("a character beyond U+00FF (U-Boot holds one byte per UTF-16 unit)")
+    if 0xFF in b:
+        raise Unnameable("a U+00FF (byte 0xFF: hush reads it as the end of input)")
+    return b
 
 
 class Session:
@@ -578,7 +585,11 @@ class UbootReader(Reader):
             todo, cmds = [], []
             for d, w in zip(level, words):
                 if isinstance(w, Unnameable):
-                    r.complaints.append(f"{d.decode('latin-1')}: cannot be named to U-Boot's shell: {w}")
+                    # not U-Boot's FAT code: its shell cannot be given the name
+                    # (exception uboot-unaddressable, UbootReader.explain)
+                    for e in entries:
+                        if e["path"] == d.decode("latin-1"):
+                            e["unread"] = UNADDRESSABLE
                 else:
                     todo.append(d)
                     cmds.append(b"fatls %s %s" % (DEV, w))
@@ -634,8 +645,8 @@ class UbootReader(Reader):
             for (path, size, off), w in zip(batch, words):
                 text = path.decode("latin-1")
                 if isinstance(w, Unnameable):
-                    r.complaints.append(f"{text}: cannot be named to U-Boot's shell: {w}")
-                    out_entries.append(listing.entry(text, "file", size=size, unread=str(w)))
+                    out_entries.append(listing.entry(text, "file", size=size, unread=UNADDRESSABLE,
+                                                     why=str(w)))
                     continue
                 if size > window:
                     r.complaints.append(f"{text}: {size} bytes, more than the RAM window")
@@ -719,6 +730,8 @@ class UbootWriter(Writer):
       * create of an existing name EEXIST (fatwrite would overwrite it);
       * write to a missing file ENOENT, to a directory EISDIR; unlink of a
         directory EISDIR; rmdir of a file ENOTDIR (fatrm removes both);
+      * a '\\' in the path: U-Boot takes it for a separator; a new leaf
+        with one EINVAL, other paths ENOENT (Linux's answers);
       * rename: ENOSYS (no FAT rename in U-Boot 2023.01; the Entry does not
         support it, so the campaign does not send it);
       * a path U-Boot's shell cannot be given (a character beyond U+00FF:
@@ -782,6 +795,14 @@ class UbootWriter(Writer):
         if not comps:
             return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
                     "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
+        from vfz.model.names import trailing_slash
+        if op.kind == "create" and trailing_slash(op.args[0]):
+            return "EISDIR", "a trailing '/' (VFS; glue)"
+        if "\\" in op.args[0]:
+            # U-Boot splits paths at '\\' too (ISDIRDELIM): "/caca\\" would write
+            # "caca". Refused as Linux refuses it: a new leaf EINVAL, else ENOENT
+            leafy = op.kind in ("mkdir", "create") and "\\" not in "/".join(comps[:-1])
+            return ("EINVAL" if leafy else "ENOENT"), "a '\\' (a separator to U-Boot; glue)"
         try:
             enc(op.args[0])
         except Unnameable as x:
@@ -789,6 +810,7 @@ class UbootWriter(Writer):
         return None
 
     def _apply(self, s, ops):
+        from vfz.model.names import trailing_slash
         """Runs of ops in one script each: mkdir, create, unlink and rmdir
         decide in the script itself (if size/fatls ...; then @@M CODE; else
         ...); a write needs the file's size first, so its probe ends a
@@ -842,6 +864,9 @@ class UbootWriter(Writer):
                     data += opscript.content(seed, size) + bytes(-size % 512)
                     lines.append(b"if size %s %s; then @@M 201; else fatwrite %s %#x %s %#x; @@M $?; fi"
                                  % (DEV, pw, DEV, DATA_ADDR + at, wd, size))
+                elif op.kind == "unlink" and trailing_slash(op.args[0]):
+                    lines.append(b"if fatls %s %s; then @@M 202; else if size %s %s; then @@M 203; "
+                                 b"else fatrm %s %s; @@M $?; fi; fi" % (DEV, pw, DEV, pw, DEV, wd))
                 elif op.kind == "unlink":
                     lines.append(b"if fatls %s %s; then @@M 202; else fatrm %s %s; @@M $?; fi"
                                  % (DEV, pw, DEV, wd))
@@ -899,6 +924,9 @@ class UbootWriter(Writer):
             return "ENOENT", "glue: size: missing"
         if rc_ls == 0:
             return "EISDIR", "glue: fatls: a directory"
+        from vfz.model.names import trailing_slash
+        if trailing_slash(op.args[0]):
+            return "ENOTDIR", "glue: a file named with a trailing '/'"
         m = re.search(rb"filesize=([0-9a-fA-F]+)", printenv)
         if not m:
             return "EIO", "size printed no filesize"
@@ -983,12 +1011,15 @@ def _name_exception(expected_leaf, actual_leaf):
 UbootReader.name_exception = staticmethod(_name_exception)
 
 LITERAL_WALK = "uboot-literal-walk"
+UNADDRESSABLE = "uboot-unaddressable"
+WALK_ENOENT = "uboot-walk-enoent"
+FSINFO = "uboot-fsinfo-stale"
 NAME_FIRST = "uboot-name-check-first"
 ALIAS_E5 = "uboot-alias-e5"
 
 
 def _unsendable(op):
-    return any(isinstance(a, str) and (any(ord(c) > 0xFF for c in a) or
+    return any(isinstance(a, str) and (any(ord(c) >= 0xFF for c in a) or
                                        ("'" in a and any(ord(c) > 0x7E for c in a)))
                for a in op.args)
 
@@ -1004,6 +1035,8 @@ def _literal_walk(op):
 def _result_exception(op, expected, actual):
     if actual == "EILSEQ" and expected != "ok" and _unsendable(op):
         return SHELL_BYTES
+    if op.kind in ("write", "unlink", "rmdir") and expected == "ENOTDIR" and actual == "ENOENT":
+        return WALK_ENOENT
     if actual == "EINVAL" and expected in ("ENOENT", "ENOTDIR") and op.kind in ("create", "mkdir") \
             and _uboot_name_err([c for c in op.args[0].split("/") if c][-1]) == "EINVAL":
         return NAME_FIRST
@@ -1022,6 +1055,10 @@ def _known_failure(ev):
     if wr is None or wr.error:
         return None
     bad = ev.bad
+    # renames are unsupported (the Entry's supports): cut before the first
+    first = next((i for i, op in enumerate(ops) if op.kind == "rename"), None)
+    if first is not None and (bad is None or first <= bad):
+        return first, NO_RENAME
     if bad is not None and bad < len(wr.results):
         a = wr.results[bad]
         e = ev.results[bad] if ev.results and bad < len(ev.results) else None
@@ -1041,6 +1078,37 @@ def _known_failure(ev):
     return None
 
 
+def _reader_explain(ev):
+    """uboot-unaddressable: the reader's only differences are files it did
+    not load (no sha256) and entries missing under directories it did not
+    list, and its listing marks that many entries as unaddressable (names
+    whose U-Boot form holds '\\' or 0xFF: its shell cannot be given them)."""
+    d, r = getattr(ev, "diff", None), getattr(ev, "rr", None)
+    if d is None or r is None or r.listing is None or r.complaints or d.extra or d.ambiguous:
+        return None
+    marked = [e for e in r.listing if e.get("unread") == UNADDRESSABLE]
+    files = [e for e in marked if e["type"] == "file"]
+    dirs = [e for e in marked if e["type"] == "dir"]
+    for a, b in d.changed:
+        if "sha256" in b or {k: v for k, v in a.items() if k != "sha256"} != b:
+            return None
+    if len(d.changed) > len(files) or (d.missing and not dirs):
+        return None
+    return UNADDRESSABLE if (d.changed or d.missing) else None
+
+
+def _writer_explain(ev):
+    """uboot-fsinfo-stale: fsck.fat's only complaint on a FAT32 image U-Boot
+    wrote is the FSInfo free count."""
+    r = getattr(ev, "rr", None)
+    if r is None or ev.fat_bits != 32:
+        return None
+    kinds = {c.get("kind") for c in r.extra.get("complaints", ()) if isinstance(c, dict)}
+    return FSINFO if kinds == {"free-count"} else None
+
+
+UbootReader.explain = staticmethod(_reader_explain)
+UbootWriter.explain = staticmethod(_writer_explain)
 UbootWriter.result_exception = staticmethod(_result_exception)
 UbootWriter.known_failure = staticmethod(_known_failure)
 
@@ -1054,7 +1122,7 @@ def _uboot_name_err(leaf):
     says ENOENT for dots, EINVAL for blanks); normalize_longname refuses "."
     and "..", 256 bytes or more, units below 0x20 and <>:"/\\|?* (EINVAL).
     A trailing blank is not refused (U-Boot drops it; Linux: EINVAL)."""
-    if any(ord(c) > 0xFF for c in leaf) or ("'" in leaf and any(ord(c) > 0x7E for c in leaf)):
+    if any(ord(c) >= 0xFF for c in leaf) or ("'" in leaf and any(ord(c) > 0x7E for c in leaf)):
         return "EILSEQ"
     n = uboot_norm(leaf)
     if not n:
@@ -1151,6 +1219,25 @@ EXCEPTIONS = [
                    "wrong: fatgen103, DIR_Name[0] 0xE5 means free, 0x05 stands for 0xE5",
                    "an op answered ok made a leaf starting with U+00E5 and the core's listing of "
                    "the image lacks it (UbootWriter.known_failure)", bug="uboot-alias-e5"),
+    NamedException(UNADDRESSABLE, "uboot", "reader",
+                   "A name whose U-Boot form (one byte per UTF-16 unit) holds 0x5C ('한' U+D55C) "
+                   "or 0xFF cannot be handed to a command: U-Boot splits paths at '\\' too, and "
+                   "its hush reads 0xFF as the end of input. The reader lists such an entry "
+                   "(fatls) but cannot load the file or list the directory",
+                   "only sha256-less files and entries missing under unlisted directories differ, "
+                   "and the listing marks as many entries unread=uboot-unaddressable "
+                   "(UbootReader.explain)"),
+    NamedException(WALK_ENOENT, "uboot", "writer",
+                   "U-Boot's lookup answers ENOENT for a path that goes through a file "
+                   "(fat_itr_resolve: 'bad trailing path'), where Linux says ENOTDIR",
+                   "a lookup op (write, unlink, rmdir), expected ENOTDIR, got ENOENT"),
+    NamedException(FSINFO, "uboot", "writer",
+                   "U-Boot 2023.01 does not update the FAT32 FSInfo free-cluster count when it "
+                   "allocates or frees clusters; fsck.fat -n reports 'Free cluster summary "
+                   "wrong'. fatgen103 calls the count a hint that may be wrong (0xFFFFFFFF: "
+                   "unknown); Linux keeps it right. Harmless by the specification",
+                   "fsck.fat's only complaint kind on a FAT32 image of the uboot writer is "
+                   "free-count (UbootWriter.explain)"),
     NamedException(ZERO_DATE, "uboot", "writer",
                    "U-Boot 2023.01 (qemu-x86 build) writes creation, access and modification "
                    "dates 0x0000 (1980-00-00: month 0, day 0) on every entry fatwrite/fatmkdir "
