@@ -83,7 +83,7 @@ def main(argv=None):
                                              "per_min": round(60 * good / secs, 1)}
                 else:
                     rows["uboot reader"] = timed(lambda p: r.read(p, a.timeout), images)
-                    rows["uboot reader"]["boots"] = r.board.boots
+                    rows["uboot reader"]["boots"] = r.boards.boots()
 
                     def cold(p):
                         r.board.kill()

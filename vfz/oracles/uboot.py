@@ -398,6 +398,39 @@ class Board:
         return self.read_xfer(offset, length)
 
 
+class Boards:
+    """Boards by image size (each QEMU's slot has one size): a campaign
+    cycles FAT12, FAT16 and FAT32 volumes of three sizes, and a swap costs
+    ~0.01 s where a boot costs seconds. At most MAX_BOARDS, the least
+    recently used one killed; idle boards are SIGSTOPped (no CPU)."""
+    MAX_BOARDS = 3
+
+    def __init__(self, board=None):
+        self.fixed = board            # one given board (tests): always that one
+        self.by_size = {}
+
+    def get(self, image):
+        if self.fixed is not None:
+            return self.fixed
+        size = os.path.getsize(image)
+        b = self.by_size.pop(size, None)
+        if b is None:
+            b = Board()
+            if len(self.by_size) >= self.MAX_BOARDS:
+                old = next(iter(self.by_size))
+                self.by_size.pop(old).kill()
+        self.by_size[size] = b        # most recent last
+        return b
+
+    def boots(self):
+        return sum(b.boots for b in ([self.fixed] if self.fixed else self.by_size.values()))
+
+    def kill(self):
+        for b in [self.fixed] if self.fixed else list(self.by_size.values()):
+            b.kill()
+        self.by_size = {}
+
+
 # ---------------------------------------------------------------- names on the command line
 class Unnameable(Exception):
     """A path U-Boot's shell cannot be given (see word())."""
@@ -542,13 +575,18 @@ READ_LINE = re.compile(rb"^(\d+) bytes read")
 class UbootReader(Reader):
     def __init__(self, name="uboot", board=None, **cfg):
         self.name = name
-        self.board = board or Board()
+        self.boards = Boards(board)
+        self.board = board
 
     def available(self):
         return available()
 
     def read(self, image, timeout=60.0):
         r = ReadResult(self.name)
+        if os.path.isfile(image):
+            self.board = self.boards.get(image)
+        elif self.board is None:
+            self.board = Board()
         self.board.log = b""
         with Timer() as t:
             try:
@@ -687,7 +725,9 @@ class UbootReader(Reader):
         return out_entries
 
     def close(self):
-        self.board.kill()
+        self.boards.kill()
+        if self.board is not None:
+            self.board.kill()
 
 
 # ---------------------------------------------------------------- writer
@@ -749,13 +789,18 @@ class UbootWriter(Writer):
 
     def __init__(self, name="uboot", board=None, **cfg):
         self.name = name
-        self.board = board or Board()
+        self.boards = Boards(board)
+        self.board = board
 
     def available(self):
         return available()
 
     def apply(self, image, ops, timeout=60.0):
         w = WriteResult(self.name)
+        if os.path.isfile(image):
+            self.board = self.boards.get(image)
+        elif self.board is None:
+            self.board = Board()
         self.board.log = b""
         notes = []
         with Timer() as t:
@@ -948,7 +993,9 @@ class UbootWriter(Writer):
         return data, b"fatwrite %s %#x %s %#x %#x" % (DEV, DATA_ADDR, wd, len(data), off)
 
     def close(self):
-        self.board.kill()
+        self.boards.kill()
+        if self.board is not None:
+            self.board.kill()
 
 
 # ---------------------------------------------------------------- names U-Boot shows
