@@ -61,8 +61,10 @@ def lfn_bytes_form(name):
 
 def raw_83_form(name):
     """A bare 8.3 name as stored (upper case, cp437 bytes), as Latin-1; None if not cp437."""
+    from vfz.model.names import _cp437_upper
     try:
-        return name.upper().encode("cp437").decode("latin-1")
+        return "".join(c.upper() if c.isascii() else _cp437_upper(c) for c in name) \
+            .encode("cp437").decode("latin-1")
     except UnicodeEncodeError:
         return None
 

@@ -324,6 +324,21 @@ class FusefatReader(Reader):
         r.listing = sorted(out, key=lambda e: e["path"])
 
     @staticmethod
+    def explain(ev):
+        """RAW_83 when every difference is a file listed under its expected
+        path (its name mapped by name_exception) whose contents fusefat could
+        not read, and the leaf is a non-ASCII name stored bare (raw_83)."""
+        d = getattr(ev, "diff", None)
+        if d is None or d.missing or d.extra or not d.changed or getattr(d, "ambiguous", None):
+            return None
+        for exp, shown in d.changed:
+            leaf = exp["path"].rsplit("/", 1)[-1]
+            if shown.get("size") is not None or exp.get("type") != "file" or leaf.isascii() \
+                    or raw_83(leaf) is None:
+                return None
+        return RAW_83
+
+    @staticmethod
     def name_exception(expected_leaf, actual_leaf):
         """A bare 8.3 name shows as stored (upper case): the NT case byte is
         ignored; a non-ASCII one as its raw cp437 bytes."""
@@ -644,7 +659,8 @@ EXCEPTIONS = [
                    "opened by that name (ENOENT: size and contents unknown). fusefat is wrong "
                    "(it has no code page for short names)",
                    "the expected leaf is non-ASCII and the shown one equals raw_83(expected) "
-                   "(mtools writes such names bare: mtools-translit)"),
+                   "(mtools writes such names bare: mtools-translit); a diff made only of such "
+                   "files listed without contents (FusefatReader.explain)"),
     NamedException(NT_CASE, "fusefat", "reader",
                    "fusefat ignores the NT case byte (0x08 / 0x10): a bare 8.3 entry stored as "
                    "'LOWER' with the lower-case flag shows as 'LOWER' (Linux, Windows: 'lower')",
