@@ -1,0 +1,183 @@
+"""Scripts steered toward the states where bugs live, and a census of the
+states a script reached (issue 18, blind spot 2).
+
+The states (STATES), each recognised on the written image (vfz.fatimg, no
+C core code) and the script's per-op results:
+
+    near-full           under 15 % of the data clusters free at the end
+    alloc-wrap          a file or directory chain whose cluster numbers go
+                        down somewhere (next-fit allocation passed the end
+                        of the volume and wrapped to its start)
+    reuse-after-unlink  a chain holds a cluster that an unlinked or removed
+                        entry held (the removed chains are read on the image
+                        of the script cut before the unlink)
+    dir-to-root         a directory renamed from a subdirectory into the root
+    dir-from-root       a directory renamed from the root into a subdirectory
+    dir-multi-cluster   a directory (the FAT32 root included) of 2+ clusters
+    deep-tree           a path 8 or more directories deep
+    fat12-sector-edge   on FAT12, a used cluster whose 12-bit entry straddles
+                        two FAT sectors (odd/even packing across the edge)
+
+tour(fs, free, cluster) is one script that reaches all of them on a fresh
+volume of the given free bytes and cluster size: every name class in one
+directory (which then spans clusters), a 10-deep tree, directories moved
+up into the root and down out of it, two large files and a small one, the
+first large one unlinked and a third large one allocated across the end of
+the volume into its hole, files grown after the wrap, and dot-path renames.
+Data never exceed ~92 % of the free bytes: the model predicts no ENOSPC for
+data clusters, so a full volume would be a false divergence.
+"""
+import os
+
+from vfz import opscript
+from vfz.fatimg import Fat
+
+STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "dir-to-root", "dir-from-root",
+          "dir-multi-cluster", "deep-tree", "fat12-sector-edge"]
+
+# one or two names per class of DESIGN.md, written here for the tour
+TOUR_NAMES = ["README.TXT", "lower.md", "Mixed Case Name.text", "thirteen13chr", "x" * 26,
+              "N" * 200 + ".long", "Ünïcödé ñame.txt", "漢字かな交じり.txt", "😀 astral 𝔘.txt",
+              ".dotfile", "a..b.c", " lead space", "trail dots...", "plus+comma,semi;eq=[b]",
+              "bad*name?", "CON", "nul.txt", "Case.txt", "CASE.TXT", "σigma"]
+
+
+def tour(free, cluster):
+    """-> [Op] reaching every state of STATES on a fresh volume with `free`
+    data bytes in clusters of `cluster` bytes."""
+    lines = ['mkdir "/d"']
+    for i, n in enumerate(TOUR_NAMES):
+        lines.append(f'create "/d/{n}" {17 * i % 700} {i}')
+    for i in range(12):                 # 2 KiB clusters too: the directory spans clusters
+        lines.append(f'create "/d/a longer name, number {i:02} of the tour.txt" {40 * i} {i}')
+    deep = "/t1"
+    lines.append(f'mkdir "{deep}"')
+    for k in range(2, 11):
+        deep += f"/t{k}"
+        lines.append(f'mkdir "{deep}"')
+    lines.append(f'create "{deep}/leaf.bin" 1500 7')
+    # a subtree up into the root and back down (its '..' must follow)
+    lines += ['rename "/t1/t2/t3" "/t3"', 'create "/t3/after-move" 600 3',
+              'rename "/t3" "/d/t3"', 'rename "/d/t3/t4" "/t4"', 'rename "/t4" "/t1/t4"']
+    # near full, then allocation across the end of the volume into a hole
+    big = int(free * 0.40) // cluster * cluster
+    lines += [f'create "/big1" {big} 11', f'create "/big2" {big} 12', 'create "/small" 700 13',
+              'unlink "/big1"', f'create "/big3" {int(free * 0.45) // cluster * cluster} 14',
+              f'write "/small" 600 {3 * cluster} 15', 'mkdir "/late"',
+              'create "/late/f1" 100 16', f'create "/late/f2" {2 * cluster + 1} 17']
+    # dot paths in renames (EBUSY/EINVAL/ENOTEMPTY per Linux)
+    lines += ['rename "/d/." "/e"', 'rename "/late" "/late/.."', 'rename "/t1/.." "/x"']
+    return opscript.parse("\n".join(lines) + "\n")
+
+
+def volume_free(image):
+    """-> (free data bytes, cluster bytes) of an image."""
+    with open(image, "rb") as f:
+        fat = Fat(f.read())
+    free = sum(1 for c in range(2, fat.clusters + 2) if fat.get(c) == 0)
+    return free * fat.bps * fat.spc, fat.bps * fat.spc
+
+
+def _walk(fat):
+    """-> [(depth, is_dir, [clusters])] of every entry reachable from the root."""
+    out = []
+
+    def walk(cl, depth):
+        if depth > 64:
+            return
+        for _, name, attr, start, _, _ in fat.short_entries(cl):
+            if name in (b".          ", b"..         "):
+                continue
+            is_dir = bool(attr & 0x10)
+            out.append((depth, is_dir, fat.chain(start) if start >= 2 else []))
+            if is_dir and start >= 2:
+                walk(start, depth + 1)
+
+    walk(None, 1)
+    return out
+
+
+def _used(image):
+    with open(image, "rb") as f:
+        fat = Fat(f.read())
+    return fat, {c for _, _, ch in _walk(fat) for c in ch} | (
+        set(fat.chain(fat.root_cluster)) if fat.bits == 32 else set())
+
+
+def census(image, ops, results, cuts=None):
+    """-> set of STATES the script reached on its written image. results:
+    the writer's per-op results; cuts: {op index of an unlink/rmdir:
+    (image before it, image after it)} for reuse-after-unlink."""
+    reached = set()
+    fat, used = _used(image)
+    free = sum(1 for c in range(2, fat.clusters + 2) if fat.get(c) == 0)
+    if free < 0.15 * fat.clusters:
+        reached.add("near-full")
+    for depth, is_dir, ch in _walk(fat):
+        if any(b < a for a, b in zip(ch, ch[1:])):
+            reached.add("alloc-wrap")
+        if is_dir and len(ch) >= 2:
+            reached.add("dir-multi-cluster")
+        if depth >= 8:
+            reached.add("deep-tree")
+    if fat.bits == 32 and len(fat.chain(fat.root_cluster)) >= 2:
+        reached.add("dir-multi-cluster")
+    if fat.bits == 12 and any((c + c // 2) % fat.bps == fat.bps - 1 for c in used):
+        reached.add("fat12-sector-edge")
+    dirs = set()
+    for i, op in enumerate(ops):
+        if i >= len(results) or results[i] != "ok":
+            continue
+        if op.kind == "mkdir":
+            dirs.add(op.path.rstrip("/"))
+        elif op.kind == "rename" and op.args[0].rstrip("/") in dirs:
+            a, b = (os.path.dirname(p.rstrip("/")) for p in op.args[:2])
+            if a != "/" and b == "/":
+                reached.add("dir-to-root")
+            if a == "/" and b != "/":
+                reached.add("dir-from-root")
+            dirs.add(op.args[1].rstrip("/"))
+    for before, after in (cuts or {}).values():
+        freed = _used(before)[1] - _used(after)[1]
+        if freed & used:
+            reached.add("reuse-after-unlink")
+    return reached
+
+
+def written(vfat, ops, fs, workdir, cut_unlinks=3):
+    """Apply ops with the core (dual names) to a fresh mkfs.fat volume of fs
+    (vfz.checker.FS_SPECS) in workdir -> (image, results, cuts) for census."""
+    import json
+    import shutil
+    from vfz import checker, diff
+    from vfz.proc import run
+    fat, size, cl = diff.parse_fs(checker.FS_SPECS.get(fs, fs))
+    base = os.path.join(workdir, f"base-{fs}.img")
+    if not os.path.exists(base):
+        diff.mkfs(base, fat, size, cl)
+
+    def apply(prefix, name):
+        img = os.path.join(workdir, name)
+        shutil.copyfile(base, img)
+        script = img + ".ops"
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(opscript.dump(prefix))
+        p = run([vfat, "apply", img, script, "--names", "dual"], timeout=120)
+        res = []
+        for ln in p.text.split("\n"):
+            try:
+                o = json.loads(ln)
+            except ValueError:
+                continue
+            if isinstance(o, dict) and "result" in o:
+                res.append(o["result"])
+        return img, res
+
+    img, res = apply(ops, "all.img")
+    cuts = {}
+    for i, op in enumerate(ops):
+        if len(cuts) >= cut_unlinks:
+            break
+        if op.kind in ("unlink", "rmdir") and i < len(res) and res[i] == "ok":
+            cuts[i] = (apply(ops[:i], f"cut{i}a.img")[0], apply(ops[:i + 1], f"cut{i}b.img")[0])
+    return img, res, cuts
