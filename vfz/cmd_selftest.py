@@ -159,8 +159,9 @@ class FaultFuzzer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def hunt(fault, vfat, ref, args, notes, fuzz_bin=None):
-    """Search for the fault within the budget -> row dict."""
+def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
+    """Search for the fault within the budget -> row dict. first: [(ops,
+    fs)] checked before the generated scripts (vfz.steer's tour)."""
     row = {"fault": fault, "found": False, "seconds": None, "ops": None, "oracle": None,
            "signature": None, "scripts": 0}
     readers = ref.reader_names
@@ -179,11 +180,15 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None):
                            signature=findings.normalise(c[1], 100), ops=len(ops),
                            script=opscript.dump(ops), writer="core-dual", fs="fat16")
                 break
-            gseed, nops, fsb = scriptgen.iter_params(args.seed, i)
-            fs = fsl[i % len(fsl)]
-            ops = scriptgen.gen_script(ref_vfat(), gseed, min(nops, 12))
-            if i % 2:
-                ops = scriptgen.enrich(ops, random.Random(gseed))
+            if i < len(first):
+                ops, fs = first[i]
+            else:
+                j = i - len(first)
+                gseed, nops, fsb = scriptgen.iter_params(args.seed, j)
+                fs = fsl[j % len(fsl)]
+                ops = scriptgen.gen_script(ref_vfat(), gseed, min(nops, 12))
+                if j % 2:
+                    ops = scriptgen.enrich(ops, random.Random(gseed))
             i += 1
             res = ck.check(ops, fs)
             row["scripts"] += 1

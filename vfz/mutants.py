@@ -506,6 +506,14 @@ def add_arguments(p):
     p.add_argument("--formatters", help="with --mutants: who makes the pristine volumes, the budget "
                                         "shared in turn: mkfs.fat (default), vfat (the mutant's own "
                                         "`vfat mkfs`), or both: mkfs.fat,vfat")
+    p.add_argument("--shard", default="0/1", metavar="I/N",
+                   help="with --mutants: take only the I-th of every N mutants of the sequence and "
+                        "N/M of the count (N processes, each with its own --mutants-tag and output, "
+                        "share one run; the union is the sample of a single process)")
+    p.add_argument("--tour", action="store_true",
+                   help="with --mutants: each hunt starts with vfz.steer's tour (near-full volume, "
+                        "allocation wrapping into a freed hole, dirs to and from the root, a deep "
+                        "tree, every name class; FAT12 on the first formatter, FAT32 on the second)")
     p.add_argument("--unit", action="store_true",
                    help="with --mutants: run the C unit suites on each survivor")
 
@@ -560,6 +568,11 @@ def run(args):
         return 2
     work = os.path.join(WORK, args.mutants_tag)
     out = os.path.abspath(args.mutants_out or os.path.join(work, "results.jsonl"))
+    shard = re.fullmatch(r"(\d+)/(\d+)", args.shard or "")
+    if not shard or int(shard.group(1)) >= int(shard.group(2)):
+        print("vfatfuzz selftest: --shard: I/N with 0 <= I < N", file=sys.stderr)
+        return 2
+    shard_i, shard_n = int(shard.group(1)), int(shard.group(2))
     rerun = None
     if args.rerun:
         if not os.path.isfile(args.rerun):
@@ -609,12 +622,23 @@ def run(args):
         print(f"note: {n[:300]}")
     print(f"readers {','.join(refck.reader_names)}; writers {','.join(refck.writer_names)}; "
           f"volumes by {' then '.join(formatters)} ({args.budget / len(formatters):g} s each)", flush=True)
+    tours = None
+    if args.tour:
+        from vfz import steer
+        picks = [["fat12", "fat32"]] if len(refcks) == 1 else [["fat12"], ["fat32"]] + [["fat16"]] * 9
+        tours = []
+        for ck, fss in zip(refcks, picks):
+            tours.append([(steer.tour(*steer.volume_free(ck.pristine_image(fs))), fs) for fs in fss])
     counted = skipped = 0
     want = len(rerun) if rerun is not None else args.mutants
+    if shard_n > 1:
+        want = (want + shard_n - 1 - shard_i) // shard_n
     try:
-        for m in select(files, args.seed, {f: tree.text(f) for f in files}):
+        for k, m in enumerate(select(files, args.seed, {f: tree.text(f) for f in files})):
             if counted >= want:
                 break
+            if k % shard_n != shard_i:
+                continue
             if rerun is not None and m.key not in rerun:
                 continue
             if rerun is None and m.id in done:
@@ -645,7 +669,7 @@ def run(args):
                                shallow=False):
                     row.update(status="equivalent", why="same machine code as the unmutated build (TCE)")
                 else:
-                    h, fmt = hunt(m, vfat, refcks, args, notes)
+                    h, fmt = hunt(m, vfat, refcks, args, notes, tours)
                     row.update({k: h.get(k) for k in ("seconds", "ops", "oracle", "signature", "scripts",
                                                       "writer", "fs", "ops_orig", "script")})
                     row["status"] = "killed" if h["found"] else "survived"
@@ -684,7 +708,7 @@ def run(args):
     return 0
 
 
-def hunt(m, vfat, refcks, args, notes):
+def hunt(m, vfat, refcks, args, notes, tours=None):
     """cmd_selftest.hunt once per reference checker (formatter of the
     pristine volumes), the budget shared equally -> (row, formatter); the
     seconds of a kill count from the start of the first share."""
@@ -692,10 +716,10 @@ def hunt(m, vfat, refcks, args, notes):
     from vfz import cmd_selftest
     share = argparse.Namespace(**dict(vars(args), budget=args.budget / len(refcks)))
     spent, scripts, h = 0.0, 0, None
-    for ck in refcks:
+    for k, ck in enumerate(refcks):
         t = time.monotonic()
         try:
-            h = cmd_selftest.hunt(m.id, vfat, ck, share, notes)
+            h = cmd_selftest.hunt(m.id, vfat, ck, share, notes, first=tours[k] if tours else ())
         except errors.UsageError as e:
             if getattr(ck, "formatter", None) != "vfat" or "vfat mkfs failed" not in str(e):
                 raise
