@@ -1,0 +1,38 @@
+"""vfatfuzz hostile: mutated volumes to every reader; see vfz/hostile.py."""
+import sys
+
+from vfz import hostile
+
+HELP = "hostile volumes (structure-aware mutations) to every reader: crash, hang, trap, reads past the volume"
+
+
+def _list(s):
+    return [x for x in s.split(",") if x]
+
+
+def add_arguments(p):
+    p.add_argument("--minutes", type=float, default=10.0, help="wall-clock minutes (default 10)")
+    p.add_argument("--seed", type=int, default=None, help="run seed (default: from the clock, printed)")
+    p.add_argument("--oracles", type=_list, default=None,
+                   help="readers, comma-separated (default: every reader apart from the core, "
+                        "one per kernel family)")
+    p.add_argument("--workdir", default="work/hostile", help="findings/, seeds/, stats.json (default work/hostile)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per image and reader (default 30)")
+    p.add_argument("--min-seconds", type=float, default=120.0,
+                   help="seconds spent minimising one finding (default 120)")
+    p.add_argument("--seeds", action="append", metavar="DIR",
+                   help="more seed images (*.img, *.img.xz under DIR; repeatable)")
+    p.add_argument("--replay", metavar="FINDING", help="replay one finding directory and exit")
+
+
+def run(args):
+    if args.seed is None and not args.replay:
+        import time
+        args.seed = int(time.time()) % 100000
+    if args.minutes <= 0 or args.timeout <= 0:
+        sys.stderr.write("vfatfuzz hostile: error: --minutes and --timeout must be positive\n")
+        return 2
+
+    def log(s):
+        print(s, flush=True)
+    return hostile.main(args, log)

@@ -1,0 +1,434 @@
+"""The hostile-volume campaign (issue 19): mutated volumes to every reader.
+
+    vfatfuzz hostile [--minutes M] [--seed S] [--oracles LIST] [--workdir DIR]
+    vfatfuzz hostile --replay FINDING_DIR
+
+Image number i of a run is made from random.Random(f"{seed}:{i}") alone: a
+seed image (fuzz_image's whole-image corpus, corpus/fuzz_image/, plus a
+small pool the core writes: `vfat mkfs` + `vfat apply` of `vfat gen --seed
+N --ops K` scripts, N from the run's seed; plus any --seeds DIR of images,
+e.g. the ones the differential campaign wrote), then 1-4 structure-aware
+mutations (vfz.hostile_mutate); one image in four is a canary image.
+Every reader has its own thread walking i = 0, 1, 2, ... at its own pace
+until the deadline, so a slow reader (a VM) does not hold up the others and
+every reader's image i is the same volume.
+
+Each answer is classified (vfz.hostile_verdict: crash, hang, trap, canary);
+a refusal is not a finding. A new signature (reader + kind + normalised
+message) is confirmed by a second read, minimised (vfz.hostile_min) and
+written atomically to <workdir>/findings/<reader>-<kind>-<hash>/:
+    finding.json     everything needed to replay (reader, its cfg, timeout,
+                     signature, canary pattern, patches with field names)
+    seed.img.xz      the seed volume; hostile.img.xz the minimised volume;
+                     hostile-full.img.xz the volume as first found
+    diff.txt         the byte ranges the minimised volume changes, with the
+                     fields they hit and a hexdump of seed vs hostile bytes
+    output.txt       the reader's error and raw output
+    README.md        what happened, how to replay
+Replay: `vfatfuzz hostile --replay DIR` (exit 0 REPRODUCED, 1 NOT REPRODUCED).
+<workdir>/stats.json: per reader images, seconds, refusals, verdicts (the
+bench reads it: bench/bench_hostile.py).
+"""
+import glob
+import hashlib
+import json
+import lzma
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from vfz import REPO, oracles
+from vfz import hostile_mutate as hm
+from vfz import hostile_verdict as hv
+from vfz import hostile_min
+
+CANARY_SHARE = 0.25
+# readers of the implementations apart from the core, one per family (the
+# kernel's patched variants read as the stock one does)
+DEFAULT_SKIP = ("core", "vfat-check", "kernel-nodual", "kernel-nodual-v3", "kernel-no83")
+READER_CFG = {"dosfsck": {"repair": False}}   # the repair probe is a second tool run per image
+
+
+def default_readers():
+    return [n for n in oracles.names("reader") if n not in DEFAULT_SKIP]
+
+
+# ------------------------------------------------------------------ seeds
+def corpus_seeds():
+    out = {}
+    for f in sorted(glob.glob(os.path.join(REPO, "corpus", "fuzz_image", "*"))):
+        with open(f, "rb") as fh:
+            d = fh.read()
+        if len(d) > 16 + 2048 and not d[0] & 0x80:     # whole-image inputs (16-byte header)
+            out["corpus:" + os.path.basename(f)] = d[16:]
+    return out
+
+
+CORE_POOL = (("fat12", "1M", "12", "1024"), ("fat16", "4M", "16", "512"), ("fat32", "34M", "32", "512"))
+
+
+def core_seeds(seed, cache, vfat=None, log=print):
+    """A small pool the core writes: one volume per FAT type, each filled by
+    `vfat gen --seed N --ops 14` (N from the run's seed)."""
+    vfat = vfat or os.path.join(REPO, "build", "vfat")
+    out = {}
+    if not os.access(vfat, os.X_OK):
+        log(f"hostile: no core pool ({vfat} missing)")
+        return out
+    os.makedirs(cache, exist_ok=True)
+    for k, (tag, size, fat, cs) in enumerate(CORE_POOL):
+        n = seed * 10 + k
+        img = os.path.join(cache, f"core-{tag}-gen{n}.img")
+        if not os.path.exists(img):
+            tmp = img + ".tmp"
+            script = subprocess.run([vfat, "gen", "--seed", str(n), "--ops", "14"], capture_output=True)
+            sp = img + ".ops"
+            with open(sp, "wb") as f:
+                f.write(script.stdout)
+            subprocess.run([vfat, "mkfs", tmp, "--size", size, "--fat", fat, "--cluster", cs],
+                           capture_output=True)
+            a = subprocess.run([vfat, "apply", tmp, sp, "--no-sync"], capture_output=True)
+            if a.returncode != 0 or not os.path.exists(tmp):
+                log(f"hostile: core pool {tag}: vfat failed: {a.stderr.decode()[-200:]}")
+                continue
+            os.replace(tmp, img)
+        with open(img, "rb") as f:
+            out[f"core:{tag}-gen{n}"] = f.read()
+    return out
+
+
+def dir_seeds(d):
+    out = {}
+    for f in sorted(glob.glob(os.path.join(d, "**", "*.img*"), recursive=True)):
+        try:
+            data = lzma.decompress(open(f, "rb").read()) if f.endswith(".xz") else open(f, "rb").read()
+        except (OSError, lzma.LZMAError):
+            continue
+        if len(data) >= 2048 and data[510:512] == b"\x55\xaa":
+            out["dir:" + os.path.relpath(f, d)] = data
+    return out
+
+
+def layouts(seeds, log=print):
+    out = {}
+    for name, data in seeds.items():
+        try:
+            out[name] = hm.Layout(data)
+        except Exception as e:            # a seed the layout reader cannot walk
+            log(f"hostile: seed {name} skipped: {type(e).__name__}: {e}")
+    return out
+
+
+# ------------------------------------------------------------------ images
+def make(layouts_, seed, i):
+    """Image i of run seed -> dict(seed_name, patches, tail, kinds, canary, image)."""
+    rng = random.Random(f"{seed}:{i}")
+    names = sorted(layouts_)
+    name = rng.choice(names)
+    L = layouts_[name]
+    canary = hm.canary_pattern(rng) if rng.random() < CANARY_SHARE else None
+    for _ in range(8):
+        patches, tail, kinds = hm.mutate(L, rng, canary)
+        img = hm.apply(L.data, patches, tail)
+        if img != L.data:
+            break
+    if "canary" not in kinds:
+        canary = None
+    return {"seed_name": name, "patches": patches, "tail": tail, "kinds": kinds,
+            "canary": canary, "image": img, "index": i}
+
+
+# ------------------------------------------------------------------ campaign
+class Run:
+    def __init__(self, args, log=print):
+        self.args = args
+        self.log = log
+        self.lock = threading.Lock()
+        self.sigs = {}                 # signature -> finding dir
+        self.stats = {}
+        self.workdir = os.path.abspath(args.workdir)
+        os.makedirs(os.path.join(self.workdir, "findings"), exist_ok=True)
+        for f in glob.glob(os.path.join(self.workdir, "findings", "*", "finding.json")):
+            try:
+                j = json.load(open(f))
+                self.sigs[j["signature"]] = os.path.dirname(f)
+            except (OSError, ValueError, KeyError):
+                pass
+
+    def reader_loop(self, name, layouts_, deadline):
+        st = self.stats[name]
+        try:
+            reader = oracles.get_reader(name, **READER_CFG.get(name, {}))
+        except Exception as e:
+            st["error"] = f"cannot start: {type(e).__name__}: {e}"
+            return
+        ok, why = reader.available() if hasattr(reader, "available") else (True, "")
+        if not ok:
+            st["error"] = f"unavailable: {why}"
+            return
+        tmp = tempfile.mkdtemp(prefix=f"vfz-hostile-{name}-", dir=self.workdir)
+        path = os.path.join(tmp, "hostile.img")
+        i = 0
+        try:
+            while time.monotonic() < deadline:
+                h = make(layouts_, self.args.seed, i)
+                with open(path, "wb") as f:
+                    f.write(h["image"])
+                rr = reader.read(path, self.args.timeout)
+                vs = hv.classify(rr, h["image"], h["canary"], self.args.timeout)
+                with self.lock:
+                    st["images"] += 1
+                    st["seconds"] += rr.seconds
+                    st["refused"] += 1 if rr.error and not vs else 0
+                    for v in vs:
+                        st["verdicts"][v.kind] = st["verdicts"].get(v.kind, 0) + 1
+                for v in vs:
+                    self.found(name, reader, h, v, rr, path)
+                i += 1
+        finally:
+            try:
+                reader.close()
+            except Exception:
+                pass
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def found(self, name, reader, h, v, rr, path):
+        sig = v.signature(name)
+        with self.lock:
+            if sig in self.sigs:
+                st = self.stats[name]
+                st["duplicates"] = st.get("duplicates", 0) + 1
+                return
+            self.sigs[sig] = None          # claimed: other threads skip it
+        self.log(f"hostile: {name}: {v.kind}: {v.message} (image {h['index']}, seed {h['seed_name']}, "
+                 f"{'+'.join(h['kinds'])})")
+        seed_img = self.layouts[h["seed_name"]].data
+        check = hostile_min.Checker(reader, name, sig, h["canary"], self.args.timeout, path)
+        if not check(h["image"]):
+            self.log(f"hostile: {name}: {v.kind} did not happen again on a second read: recorded as flaky")
+            flaky = True
+            small = h["image"]
+        else:
+            flaky = False
+            small = hostile_min.minimise(seed_img, h, check, budget_s=self.args.min_seconds,
+                                         hang=v.kind == "hang")
+            rr = check.last or rr
+        d = write_finding(self.workdir, name, v, rr, h, seed_img, small, self.args, flaky)
+        with self.lock:
+            self.sigs[sig] = d
+        self.log(f"hostile: finding {d} ({len(hm.byte_ranges(seed_img, small))} byte ranges after minimising)")
+
+    def run(self):
+        a = self.args
+        self.log(f"hostile: seed {a.seed}, {a.minutes:g} min, timeout {a.timeout:g}s per image, "
+                 f"workdir {self.workdir}")
+        seeds = corpus_seeds()
+        seeds.update(core_seeds(a.seed, os.path.join(self.workdir, "seeds"), log=self.log))
+        for d in a.seeds or ():
+            seeds.update(dir_seeds(d))
+        self.layouts = layouts(seeds, self.log)
+        if not self.layouts:
+            self.log("hostile: error: no usable seed image")
+            return 2
+        self.log(f"hostile: {len(self.layouts)} seed images: {', '.join(sorted(self.layouts))}")
+        names = a.oracles or default_readers()
+        for n in names:
+            self.stats[n] = {"images": 0, "seconds": 0.0, "refused": 0, "verdicts": {}, "error": None}
+        t0 = time.monotonic()
+        deadline = t0 + a.minutes * 60
+        threads = [threading.Thread(target=self.reader_loop, args=(n, self.layouts, deadline), daemon=True)
+                   for n in names]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.monotonic() - t0
+        out = {"seed": a.seed, "minutes": a.minutes, "wall_s": wall, "timeout": a.timeout,
+               "readers": self.stats,
+               "findings": sorted(os.path.basename(d) for d in self.sigs.values() if d)}
+        with open(os.path.join(self.workdir, "stats.json"), "w") as f:
+            json.dump(out, f, indent=1)
+        for n, st in self.stats.items():
+            rate = st["images"] / wall * 60 if wall else 0
+            self.log(f"hostile: {n:10s} {st['images']:5d} images {rate:7.1f}/min  refused {st['refused']:5d}  "
+                     f"verdicts {st['verdicts'] or '-'}" + (f"  [{st['error']}]" if st["error"] else ""))
+        self.log(f"hostile: {len(out['findings'])} findings in {self.workdir}/findings")
+        return 0
+
+
+# ------------------------------------------------------------------ findings
+def _xz(path, data):
+    with open(path, "wb") as f:
+        f.write(lzma.compress(data, preset=6))
+
+
+def field_names(patches, off, n):
+    """The fields of the patches overlapping [off, off+n)."""
+    out = []
+    for p in patches:
+        if p.offset < off + n and off < p.offset + max(len(p.data), 1) and p.field not in out:
+            out.append(p.field)
+    return out or ["(tail)" if n and off >= 0 else "?"]
+
+
+def diff_text(seed, image, patches, limit=64):
+    lines = []
+    for off, n in hm.byte_ranges(seed, image):
+        names = field_names(patches, off, n)
+        lines.append(f"offset {off:#x} (sector {off // 512}), {n} bytes: {', '.join(names)}")
+        a, b = seed[off:off + min(n, limit)], image[off:off + min(n, limit)]
+        for k in range(0, len(b), 16):
+            lines.append(f"  {off + k:08x}  seed {a[k:k + 16].hex(' '):47s}  hostile {b[k:k + 16].hex(' ')}")
+        if n > limit:
+            lines.append(f"  ... {n - limit} more bytes")
+    return "\n".join(lines) + "\n"
+
+
+def sig_dir(reader, v):
+    return f"{reader}-{v.kind}-{hashlib.sha1(v.signature(reader).encode()).hexdigest()[:10]}"
+
+
+def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False):
+    root = os.path.join(workdir, "findings")
+    final = os.path.join(root, sig_dir(reader, v))
+    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=root)
+    patches = h["patches"]
+    info = {
+        "reader": reader, "kind": v.kind, "message": v.message, "signature": v.signature(reader),
+        "evidence": v.evidence[:4000], "flaky": flaky,
+        "run_seed": args.seed, "image_index": h["index"], "seed_image": h["seed_name"],
+        "mutators": h["kinds"], "timeout": args.timeout, "cfg": READER_CFG.get(reader, {}),
+        "canary": h["canary"].hex() if h["canary"] else None,
+        "patches": [{"offset": p.offset, "length": len(p.data), "field": p.field,
+                     "data": p.data[:64].hex()} for p in patches],
+        "ranges": [{"offset": o, "length": n, "fields": field_names(patches, o, n)}
+                   for o, n in hm.byte_ranges(seed_img, small)],
+        "error": rr.error,
+    }
+    with open(os.path.join(tmp, "finding.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    _xz(os.path.join(tmp, "seed.img.xz"), seed_img)
+    _xz(os.path.join(tmp, "hostile.img.xz"), small)
+    _xz(os.path.join(tmp, "hostile-full.img.xz"), h["image"])
+    diff = diff_text(seed_img, small, patches)
+    with open(os.path.join(tmp, "diff.txt"), "w") as f:
+        f.write(diff)
+    with open(os.path.join(tmp, "output.txt"), "w") as f:
+        f.write(f"[error] {rr.error}\n[complaints]\n" + "".join(f"{c}\n" for c in rr.complaints or ())
+                + "[raw]\n" + (rr.raw or "")[-30000:])
+    with open(os.path.join(tmp, "README.md"), "w") as f:
+        f.write(readme(info, diff))
+    if os.path.exists(final):          # an earlier run's finding of the same signature
+        shutil.rmtree(tmp)
+        return final
+    os.rename(tmp, final)
+    return final
+
+
+def readme(info, diff):
+    title = oracles.entry(info["reader"]).title if info["reader"] in oracles.entries() else info["reader"]
+    return (f"# {title}: {info['kind']} on a hostile volume\n\n"
+            f"Signature: `{info['signature']}`{' (flaky: did not happen on a second read)' if info['flaky'] else ''}\n\n"
+            f"Seed volume `{info['seed_image']}`, run seed {info['run_seed']}, image {info['image_index']}, "
+            f"mutators {', '.join(info['mutators'])}.\n\n"
+            f"Fields the minimised volume changes: "
+            f"{'; '.join(', '.join(r['fields']) for r in info['ranges']) or '(none)'}\n\n"
+            f"Evidence:\n\n```\n{info['evidence'][:1500]}\n```\n\n"
+            f"Bytes (seed vs hostile):\n\n```\n{diff[:6000]}```\n\n"
+            f"Replay: `scripts/vfatfuzz hostile --replay {{this directory}}` "
+            f"(exit 0 REPRODUCED, 1 NOT REPRODUCED).\n"
+            f"Unpack: `xz -dc hostile.img.xz > hostile.img`.\n")
+
+
+def load_finding(d):
+    with open(os.path.join(d, "finding.json")) as f:
+        info = json.load(f)
+    with open(os.path.join(d, "hostile.img.xz"), "rb") as f:
+        img = lzma.decompress(f.read())
+    return info, img
+
+
+def replay(d, log=print, timeout=None):
+    """-> 0 REPRODUCED (the same signature), 1 NOT REPRODUCED, 2 cannot run."""
+    try:
+        info, img = load_finding(d)
+    except (OSError, ValueError, KeyError, lzma.LZMAError) as e:
+        log(f"hostile: error: {d} is not a hostile finding: {e}")
+        return 2
+    reader = oracles.get_reader(info["reader"], **info.get("cfg", {}))
+    ok, why = reader.available() if hasattr(reader, "available") else (True, "")
+    if not ok:
+        log(f"CANNOT RUN: {info['reader']} unavailable: {why}")
+        return 2
+    t = timeout or info["timeout"]
+    tmp = tempfile.mkdtemp(prefix="vfz-hostile-replay-")
+    try:
+        path = os.path.join(tmp, "hostile.img")
+        with open(path, "wb") as f:
+            f.write(img)
+        rr = reader.read(path, t)
+        canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
+        vs = hv.classify(rr, img, canary, t)
+    finally:
+        reader.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    sigs = [v.signature(info["reader"]) for v in vs]
+    log(f"[error] {rr.error}")
+    for v in vs:
+        log(f"verdict {v.kind}: {v.message}")
+    if info["signature"] in sigs:
+        log(f"REPRODUCED: {info['signature']}")
+        return 0
+    log(f"NOT REPRODUCED: expected {info['signature']}, got {sigs or 'no verdict'}")
+    return 1
+
+
+# ------------------------------------------------------------------ export hook
+# The family -> the tool's own command on image.img, for a reproducer that
+# needs nothing but the implementation (VM and wasm readers replay through
+# vfatfuzz).
+TOOL_COMMANDS = {
+    "dosfsck": "fsck.fat -n image.img", "mtools": "MTOOLS_SKIP_CHECK=1 mdir -/ -a -i image.img ::/",
+    "7z": "7z x -y -tFAT -oout image.img", "grub": "grub-fstest image.img ls -l '(loop0)/'",
+    "sleuthkit": "fls -r image.img", "fatcat": "fatcat image.img -l /",
+}
+
+
+def is_hostile_finding(path):
+    return os.path.isfile(os.path.join(path, "finding.json")) and \
+        os.path.isfile(os.path.join(path, "hostile.img.xz"))
+
+
+def export_case(path):
+    """The exporter's hook (vfz/export.py): a hostile finding as a dict
+    {impl, reader, kind, signature, image (bytes), readme (text with the
+    hexdump of the mutated fields), command (the tool's own command on
+    image.img, or None: replay with vfatfuzz)}."""
+    info, img = load_finding(path)
+    with open(os.path.join(path, "diff.txt")) as f:
+        diff = f.read()
+    fam = oracles.entry(info["reader"]).family if info["reader"] in oracles.entries() else info["reader"]
+    return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
+            "image": img, "readme": readme(info, diff), "hexdump": diff,
+            "command": TOOL_COMMANDS.get(fam)}
+
+
+def main(args, log=print):
+    if args.replay:
+        return replay(args.replay, log)
+    if args.oracles:
+        known = oracles.names("reader")
+        bad = [n for n in args.oracles if n not in known]
+        if bad:
+            log(f"hostile: error: unknown reader(s) {', '.join(bad)} (readers: {', '.join(known)})")
+            return 2
+    return Run(args, log).run()
+
+
+if __name__ == "__main__":
+    sys.exit("use: scripts/vfatfuzz hostile")

@@ -1,0 +1,150 @@
+"""Verdicts of the hostile campaign: did a reader misbehave on a hostile volume?
+
+A reader that refuses a broken volume with an error message behaves
+correctly; only evidence of misbehaviour is a verdict:
+
+    crash   a tool died by a signal (SIGSEGV, SIGABRT: an assertion, SIGBUS,
+            SIGFPE, SIGILL), or a sanitizer report (AddressSanitizer,
+            UndefinedBehaviorSanitizer "runtime error:") in its output.
+            Evidence: vfz.proc's "[rc=... killed by SIGxxx]" in the
+            oracle's raw output or error, or the report's text.
+    hang    one call of the tool did not answer within the per-image time
+            limit and was killed: vfz.proc's "timeout after Ns" (a tool),
+            FatFs "FatFs hung", the kernel VM's request timeout, U-Boot
+            "no prompt within the time limit". The oracle restarts its
+            process or VM for the next image (checked by the test). A glue
+            walk that runs out of its budget (the kernel's "the walk spent
+            its budget", GRUB's per-directory deadline on a directory loop)
+            is not a hang: the tool answered every call.
+    trap    FatFs: a WebAssembly trap or JavaScript exception ("trap: ...");
+            U-Boot: an exception dump, a reset (banner again) ("trap: ...",
+            other than the missing prompt, which is a hang); the kernel: an
+            Oops, BUG, WARNING, general protection fault, KASAN/UBSAN report
+            or a Call Trace in its messages.
+    canary  a listed file's contents (sha256) equal the canary pattern: the
+            reader returned bytes that lie past the volume the boot sector
+            declares (see vfz.hostile_mutate.m_canary). Sound because the
+            pattern (random per image, "VFZ!" + 28 bytes) occurs only past
+            the declared end; only whole-canary contents are detected (a
+            file whose chain leaves the volume halfway is not).
+
+classify(rr, info) -> [Verdict]; a Verdict's signature (reader, kind,
+normalised message) is what findings are deduplicated by.
+"""
+import hashlib
+import re
+from dataclasses import dataclass
+
+from vfz import hostile_mutate as hm
+
+SIGNAL = re.compile(r"killed by (SIG(?:SEGV|ABRT|BUS|FPE|ILL|TRAP|SYS|XCPU))")
+SANITIZER = re.compile(r"(?:ERROR: AddressSanitizer: [\w-]+|runtime error: [^\n]{0,80}|"
+                       r"ERROR: LeakSanitizer)")
+ASAN_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\w+)")
+PROC_TIMEOUT = re.compile(r"\$ (\S+)[^\n]*\n\[rc=None timeout after ([\d.]+)s")
+KERNEL_TRAP = re.compile(r"(Oops|kernel BUG|BUG: [^\n]{0,60}|WARNING: [^\n]{0,80}|general protection fault|"
+                         r"UBSAN: [^\n]{0,60}|KASAN: [^\n]{0,60}|Call Trace)")
+HEX = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{6,}\b")
+NUM = re.compile(r"\d+")
+
+
+@dataclass
+class Verdict:
+    kind: str          # crash | hang | trap | canary
+    message: str       # what the evidence says, normalised for the signature
+    evidence: str      # the line(s) it was recognised from
+
+    def signature(self, reader):
+        return f"{reader}|{self.kind}|{self.message}"
+
+
+def norm(s, n=100):
+    """Addresses, numbers and paths out of a message: one bug, one signature."""
+    s = HEX.sub("X", s)
+    s = NUM.sub("N", s)
+    s = re.sub(r"/\S*/", "/", s)
+    return re.sub(r"\s+", " ", s).strip()[:n]
+
+
+def _text(rr):
+    return f"{rr.error or ''}\n{rr.raw or ''}"
+
+
+def crash(rr):
+    t = _text(rr)
+    m = SANITIZER.search(t)
+    if m:
+        frames = [f for f in ASAN_FRAME.findall(t[m.start():]) if not f.startswith(("__", "_start"))][:3]
+        return Verdict("crash", norm(m.group(0), 60) + (" in " + "<".join(frames) if frames else ""),
+                       t[m.start():m.start() + 2000])
+    m = SIGNAL.search(t)
+    if m:
+        # which command: the "$ argv" line before it (vfz.proc's raw)
+        cmd = t.rfind("$ ", 0, m.start())
+        prog = t[cmd + 2:].split(None, 1)[0].rsplit("/", 1)[-1] if cmd >= 0 else "?"
+        return Verdict("crash", f"{prog} {m.group(1)}", t[max(cmd, 0):m.end() + 200][:2000])
+    return None
+
+
+def hang(rr, timeout=None):
+    err = rr.error or ""
+    for m in PROC_TIMEOUT.finditer(rr.raw or ""):
+        # a call cut short by what was left of a walk's budget is the glue's
+        # limit, not the tool hanging: only a call given half the limit counts
+        if timeout is None or float(m.group(2)) >= timeout / 2:
+            return Verdict("hang", m.group(1).rsplit("/", 1)[-1] + " timeout", m.group(0))
+    for pat, what in ((r"FatFs hung", "FatFs request timeout"),
+                      (r"no prompt within the time limit", "U-Boot no prompt"),
+                      (r"kernel VM: .*(?:timeout|timed out|no answer)", "kernel VM request timeout")):
+        if re.search(pat, err):
+            return Verdict("hang", what, err[:500])
+    if re.match(r"timeout after", err) and "walk" not in err:
+        return Verdict("hang", "timeout", err[:500])
+    return None
+
+
+def trap(rr):
+    err = rr.error or ""
+    if "no prompt within the time limit" in err:
+        return None                       # a hang (above)
+    if re.search(r"(?:^|: )trap: ", err):
+        return Verdict("trap", norm(err.split("trap: ", 1)[1], 80), err[:2000])
+    hits = []
+    for c in list(rr.complaints or ()) + list((rr.extra or {}).get("kmsg", ()) or ()):
+        if isinstance(c, str):
+            m = KERNEL_TRAP.search(c)
+            if m and (rr.extra or {}).get("kmsg") is not None:
+                hits.append((m.group(1), c))
+    if hits:
+        return Verdict("trap", norm(hits[0][1], 80), "\n".join(c for _, c in hits)[:4000])
+    return None
+
+
+def canary_hits(rr, image, pattern):
+    """Listed files whose contents are all canary -> [path]; [] unless the
+    canary lies wholly past the volume this image declares."""
+    if pattern is None or not rr.listing:
+        return []
+    end = hm.declared_end(image)
+    if end is None or image.find(pattern[:8]) < end:
+        return []
+    out, cache = [], {}
+    for e in rr.listing:
+        size, sha = e.get("size"), e.get("sha256")
+        if e.get("type") != "file" or not size or not sha:
+            continue
+        if size not in cache:
+            cache[size] = hashlib.sha256(hm.canary_bytes(pattern, 0, size)).hexdigest()
+        if sha == cache[size]:
+            out.append(e["path"])
+    return out
+
+
+def classify(rr, image=None, pattern=None, timeout=None):
+    """Every verdict the answer gives evidence of (usually none)."""
+    out = [v for v in (crash(rr), hang(rr, timeout), trap(rr)) if v]
+    hits = canary_hits(rr, image, pattern) if image is not None else []
+    if hits:
+        out.append(Verdict("canary", "file contents read past the declared volume",
+                           "canary contents: " + ", ".join(hits[:5])))
+    return out
