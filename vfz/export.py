@@ -143,9 +143,27 @@ def build_case(impl, side, ops, fs, workdir, writer=None, seed=1, **kw):
         if wr.error:
             raise ExportError(f"writer {writer} failed: {wr.error}")
     results, entries = expected_of(side, writer, base, ops)
+    kw["extra"] = default_extra(impl, writer, kw.get("extra"))
     return Case(impl=impl, side=side, ops=ops, fs=fs, image=img, writer=writer,
                 entries=entries, results=results, label=volume_label(img),
                 seed=seed if side == "reader" else None, **kw)
+
+
+def default_extra(impl, writer, extra):
+    """The per-implementation knobs a case leaves out. dosfsck "complaints":
+    whether fsck.fat -n complaining is itself a symptom -- yes on an image
+    whose 8.3 entries are meant to be valid (Linux's aliases, a tool's
+    own), no on the seed patch's v1 dummies, which fsck.fat rightly calls
+    bad 8.3 names."""
+    extra = dict(extra or {})
+    if impl == "dosfsck" and "complaints" not in extra and writer:
+        try:
+            from vfz import oracles
+            shorts = oracles.entry(writer).shorts
+        except Exception:
+            shorts = "v1"
+        extra["complaints"] = shorts != "v1"
+    return extra
 
 
 def case_from_finding(path, workdir):
@@ -180,7 +198,8 @@ def case_from_finding(path, workdir):
     return Case(impl=impl, side=side, ops=ops, fs=fs, image=img, writer=writer if side == "reader" else None,
                 title=info.get("summary", ""), kind=f.get("kind", ""), signature=info["signature"],
                 reason=_exception_reason(f.get("kind", "")) or info.get("summary", ""),
-                entries=entries, results=results, label=volume_label(img))
+                entries=entries, results=results, label=volume_label(img),
+                extra=default_extra(impl, writer, None))
 
 
 def case_from_spec(dirname, workdir):

@@ -239,13 +239,18 @@ function list(image) {
 			const sp = shown + '/' + it.name;
 			let op = open + '/' + it.name;
 			const st = stat(op);
-			if ((st.fr !== F.FR_OK || st.attr !== it.attr || st.size !== it.size) && it.alt) {
-				// (f_stat's fname is the name asked for; altname, attr and
-				// size come from the entry found)
+			if (st.fr !== F.FR_OK && it.alt) {
+				// the long name cannot be looked up at all: the 8.3 name
+				// if it finds the same entry (f_stat's fname is the name
+				// asked for; altname, attr and size come from the entry)
 				const alt = open + '/' + it.alt;
 				const st2 = stat(alt);
 				if (st2.fr === F.FR_OK && st2.alt === it.alt && st2.attr === it.attr && st2.size === it.size)
 					op = alt;
+			} else if (st.fr === F.FR_OK && (st.alt !== it.alt || st.attr !== it.attr || st.size !== it.size)) {
+				// the long name finds another entry (names FatFs folds to
+				// one): what an application opening it gets, as it gets it
+				complaints.push(`${sp}: the name opens another entry (${st.alt || st.name})`);
 			}
 			const e = { path: sp, short83: it.alt, attr: it.attr };
 			if (it.attr & F.AM_DIR) {
