@@ -13,7 +13,6 @@ a script (or an image) without the bug must say NOT REPRODUCED (exit 1),
 so the script's verdict is not a constant. No VM: the kernel exporter
 needs a loop mount this host cannot do (its script is checked by sh -n).
 """
-import json
 import lzma
 import os
 import shutil

@@ -42,7 +42,6 @@ Which tool replays what: one module per implementation, vfz/export_<impl>.py
 An implementation vfatfuzz gains later (FatFs, U-Boot) plugs in by adding
 its module to IMPLS; until then `export` says which ones it has.
 """
-import hashlib
 import importlib
 import json
 import lzma
@@ -619,14 +618,6 @@ def _clip(lines, n=60):
     if len(lines) > n:
         return lines[:n] + [f"... ({len(lines) - n} more lines)"]
     return lines
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 16), b""):
-            h.update(b)
-    return h.hexdigest()
 
 
 def load_spec(path):
