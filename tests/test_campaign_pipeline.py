@@ -119,8 +119,18 @@ class PipelineTests(unittest.TestCase):
             os.kill(p.pid, signal.SIGKILL)
             p.wait()
             with open(log) as f:
-                said |= announced(f.read())
-            time.sleep(1.0)                 # fuzz_ops dies with its parent (PR_SET_PDEATHSIG)
+                now = announced(f.read())
+            said |= now
+            # what the killed run announced is on disk: filed or journalled
+            pend = os.path.join(wd, "pending")
+            on_disk = set(finding_names(wd)) | (
+                {n[:-5] for n in os.listdir(pend) if n.endswith(".json")} if os.path.isdir(pend) else set())
+            self.assertLessEqual(now, on_disk, f"round {rnd}: announced, then lost by kill -9")
+            # fuzz_ops dies with its campaign (PR_SET_PDEATHSIG), its fork-mode
+            # job with it; give a loaded machine a few seconds to reap them
+            t1 = time.monotonic()
+            while fuzzers_of(wd) and time.monotonic() - t1 < 10:
+                time.sleep(0.2)
             left = fuzzers_of(wd)
             try:
                 os.killpg(p.pid, signal.SIGKILL)  # the VM-less helpers of this run, if any

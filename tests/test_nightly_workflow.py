@@ -3,19 +3,23 @@
 GitHub from here, so its own shell steps run locally, as written:
 
   - every `scripts/vfatfuzz ...` command line in it parses with the real
-    command line (vfz.cli.build_parser), and every `cmake --preset` /
-    `--build --preset` it names exists in CMakePresets.json;
-  - its "Campaign" step runs under bash with the variables GitHub sets
-    (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, MINUTES, WORKDIR): the campaign
-    (default oracles, kernel included) writes what the cache steps save,
-    the outputs rc/new are well formed, the job summary has the table;
-  - its "Fail on a new finding" step, fed those outputs, fails exactly
-    when the campaign found something new or could not run; a second
-    campaign step on the same workdir reports only findings it had not
-    seen before.
+    command line (vfz.cli.build_parser), every `cmake --preset` /
+    `--build --preset` it names exists in CMakePresets.json, the matrix has
+    one job per shard (SHARDS), the shard job uploads only its workdir;
+  - the shard job's "Campaign" step runs under bash for two shards of one
+    seed with the variables GitHub sets (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY,
+    MINUTES, WORKDIR, SEED, SHARD, SHARDS), each in the layout the merge
+    job downloads (shards/shard-I): the campaign (default oracles, kernel
+    included) writes what the upload step saves, the outputs are well
+    formed, the job summary has the table;
+  - the merge job's "Merge shards" step merges them into campaign/ (the
+    union of their findings), its "Fail on a new finding" step, fed those
+    outputs, fails exactly when something new was found, a shard could not
+    run or the merge failed; merged again over the kept workdir, nothing
+    is new.
 
-Needs python3-yaml (setup installs it), the builds, QEMU for the kernel
-oracle. About 3 minutes (two 1-minute campaigns)."""
+Needs python3-yaml (setup installs it), the builds (fuzz_ops for the corpus
+merge), QEMU for the kernel oracle. About 3 minutes (two 1-minute shards)."""
 import os
 import re
 import shlex
@@ -40,13 +44,14 @@ def load_workflow():
         return yaml.safe_load(f)
 
 
-def steps(wf):
-    (job,) = wf["jobs"].values()
-    return job["steps"]
+def steps(wf, job=None):
+    if job:
+        return wf["jobs"][job]["steps"]
+    return [s for j in wf["jobs"].values() for s in j.get("steps", [])]
 
 
-def step(wf, name):
-    for s in steps(wf):
+def step(wf, name, job=None):
+    for s in steps(wf, job):
         if s.get("name") == name:
             return s
     raise AssertionError(f"workflow has no step named {name!r}")
@@ -61,7 +66,7 @@ def substitute(script, outputs):
     """${{ ... }} expressions as GitHub would expand them here."""
     def repl(m):
         expr = m.group(1).strip()
-        mo = re.fullmatch(r"steps\.campaign\.outputs\.(\w+)", expr)
+        mo = re.fullmatch(r"steps\.(?:campaign|merge)\.outputs\.(\w+)", expr)
         if mo:
             return outputs.get(mo.group(1), "")
         raise AssertionError(f"unexpected expression ${{{{ {expr} }}}} in a run step")
@@ -96,11 +101,12 @@ class NightlyWorkflow(unittest.TestCase):
         configure = {p["name"] for p in presets["configurePresets"]}
         build = {p["name"] for p in presets.get("buildPresets", [])}
         seen_cmds, seen_presets = set(), 0
-        env = {"MINUTES": "30", "WORKDIR": "campaign"}
+        env = {"MINUTES": "30", "WORKDIR": "campaign", "SEED": "1", "SHARD": "0", "SHARDS": "4"}
         for s in steps(self.wf):
             for ln in shell_lines(s.get("run", "")):
-                for var, val in env.items():
+                for var, val in sorted(env.items(), key=lambda kv: -len(kv[0])):   # $SHARDS before $SHARD
                     ln = ln.replace(f'"${var}"', val).replace(f"${var}", val)
+                ln = re.sub(r'"([^"\s$]*)"', r"\1", ln)      # "0/4" -> 0/4 (a word, once expanded)
                 for m in re.finditer(r"cmake (--build )?--preset (\S+)", ln):
                     seen_presets += 1
                     self.assertIn(m.group(2), build if m.group(1) else configure, ln)
@@ -115,71 +121,96 @@ class NightlyWorkflow(unittest.TestCase):
                 except SystemExit as e:   # _Parser.error: one line on stderr, exit 2
                     self.fail(f"workflow command line does not parse ({e.code}): {ln}")
                 seen_cmds.add(argv[0])
-        self.assertTrue({"setup", "selftest", "campaign"} <= seen_cmds, seen_cmds)
-        self.assertGreaterEqual(seen_presets, 2)
+        self.assertTrue({"setup", "selftest", "campaign", "merge"} <= seen_cmds, seen_cmds)
+        self.assertGreaterEqual(seen_presets, 1)
+        # one matrix job per shard; the merge waits for them; CFLite batch beside
+        jobs = self.wf["jobs"]
+        self.assertEqual(jobs["campaign"]["strategy"]["matrix"]["shard"],
+                         list(range(int(self.wf["env"]["SHARDS"]))))
+        self.assertEqual(jobs["merge"]["needs"], "campaign")
+        modes = [s.get("with", {}).get("mode") for j in jobs.values() for s in j.get("steps", [])
+                 if "clusterfuzzlite/actions/run_fuzzers" in s.get("uses", "")]
+        self.assertEqual(modes, ["batch"])
+        up = step(self.wf, "Upload the shard's workdir", "campaign")["with"]["path"].split()
+        self.assertTrue(all(p.startswith("campaign/") for p in up), up)
 
-    def run_campaign_step(self, workdir, tag):
-        s = step(self.wf, "Campaign")
-        self.assertEqual(s.get("shell"), "bash")
-        gh_out = os.path.join(self.tmp, f"out-{tag}")
-        gh_sum = os.path.join(self.tmp, f"summary-{tag}")
-        env = dict(os.environ, MINUTES="1", WORKDIR=workdir, GITHUB_OUTPUT=gh_out,
-                   GITHUB_STEP_SUMMARY=gh_sum)
+    def bash(self, script, cwd, env, timeout=900):
         # bash -e as GitHub runs `shell: bash` (bash --noprofile --norc -eo pipefail)
-        p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
-                            substitute(s["run"], {})],
-                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                              cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+    def run_shard(self, ws, shard, shards, seed):
+        s = step(self.wf, "Campaign", "campaign")
+        self.assertEqual(s.get("shell"), "bash")
+        gh_out = os.path.join(self.tmp, f"out-shard{shard}")
+        gh_sum = os.path.join(self.tmp, f"summary-shard{shard}")
+        wd = f"shards/shard-{shard}"      # where the merge job downloads this shard's artifact
+        env = dict(os.environ, MINUTES="1", WORKDIR=wd, SEED=str(seed), SHARD=str(shard),
+                   SHARDS=str(shards), GITHUB_OUTPUT=gh_out, GITHUB_STEP_SUMMARY=gh_sum)
+        p = self.bash(substitute(s["run"], {}), ws, env)
         self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
         outputs = read_outputs(gh_out)
         self.assertIn(outputs.get("rc"), ("0", "1"), outputs)   # 2 = could not run
-        self.assertRegex(outputs.get("new", ""), r"^\d+$")
         with open(gh_sum) as f:
             summary = f.read()
+        self.assertIn(f"shard {shard} of {shards}", summary)
         self.assertIn("campaign summary", summary)
         self.assertRegex(summary, r"(?m)^kernel\s", "the kernel oracle took part")
-        with open(os.path.join(REPO, "new-findings.txt")) as f:
-            new = f.read().split()
-        self.assertEqual(len(new), int(outputs["new"]))
-        return outputs, new
+        # what the upload step saves (campaign/X is the shard's X)
+        up = step(self.wf, "Upload the shard's workdir", "campaign")["with"]["path"].split()
+        for path in up:
+            rel = path[len("campaign/"):]
+            if rel in ("findings", "pending", "crashes", "harvested.txt", "selftest.json"):
+                continue      # made when there is something to keep (selftest: shard 0 only)
+            self.assertTrue(os.path.exists(os.path.join(ws, wd, rel)), f"campaign did not write {path}")
+        with open(os.path.join(ws, wd, "summary.json")) as f:
+            self.assertEqual(json.load(f)["shard"], [shard, shards])
+        return set(os.listdir(os.path.join(ws, wd, "findings"))) \
+            if os.path.isdir(os.path.join(ws, wd, "findings")) else set()
 
-    def run_fail_step(self, outputs):
-        s = step(self.wf, "Fail on a new finding or a broken campaign")
-        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
-                               substitute(s["run"], outputs)],
-                              cwd=REPO, capture_output=True, text=True, timeout=60)
+    def run_merge(self, ws):
+        s = step(self.wf, "Merge shards", "merge")
+        gh_out = os.path.join(self.tmp, "out-merge")
+        if os.path.exists(gh_out):
+            os.unlink(gh_out)
+        env = dict(os.environ, GITHUB_OUTPUT=gh_out,
+                   GITHUB_STEP_SUMMARY=os.path.join(self.tmp, "summary-merge"))
+        p = self.bash(substitute(s["run"], {}), ws, env, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        outputs = read_outputs(gh_out)
+        self.assertRegex(outputs.get("new", ""), r"^\d+$")
+        with open(os.path.join(ws, "new-findings.txt")) as f:
+            self.assertEqual(len(f.read().split()), int(outputs["new"]))
+        return outputs
 
-    def test_2_campaign_step_outputs_cache_and_verdict(self):
-        wd = os.path.join(self.tmp, "campaign")
-        scratch = ["known-before.txt", "known-after.txt", "new-findings.txt", "campaign.log"]
-        before = {f for f in scratch if os.path.exists(os.path.join(REPO, f))}
-        try:
-            out1, new1 = self.run_campaign_step(wd, "1")
-            # what the cache steps save (paths relative to the default WORKDIR)
-            saved = step(self.wf, "Save corpus, state and known findings")["with"]["path"].split()
-            for p in saved:
-                self.assertTrue(p.startswith("campaign/"), p)
-                rel = p[len("campaign/"):]
-                if rel == "findings" and int(out1["new"]) == 0:
-                    continue      # created with the first finding
-                if rel == "harvested.txt":
-                    continue      # created when the first fuzz_ops entry has been checked
-                self.assertTrue(os.path.exists(os.path.join(wd, rel)), f"campaign did not write {p}")
-            self.assertTrue(os.listdir(os.path.join(wd, "corpus")), "empty corpus")
-            fail = self.run_fail_step(out1)
-            self.assertEqual(fail.returncode, 1 if new1 else 0, fail.stdout + fail.stderr)
-            if new1:
-                self.assertIn("new findings:", fail.stdout)
-            # a broken campaign fails the job even without findings
-            broken = self.run_fail_step({"rc": "2", "new": "0"})
-            self.assertEqual(broken.returncode, 1)
-            # resumed on the same workdir: only findings not known before count
-            out2, new2 = self.run_campaign_step(wd, "2")
-            self.assertFalse(set(new1) & set(new2), "a known finding was reported as new again")
-            self.assertEqual(self.run_fail_step(out2).returncode, 1 if new2 else 0)
-        finally:
-            for f in scratch:
-                if f not in before and os.path.exists(os.path.join(REPO, f)):
-                    os.unlink(os.path.join(REPO, f))
+    def run_fail_step(self, ws, outputs):
+        s = step(self.wf, "Fail on a new finding or a broken campaign", "merge")
+        return self.bash(substitute(s["run"], outputs), ws, dict(os.environ), timeout=60)
+
+    def test_2_shards_merge_and_verdict(self):
+        ws = os.path.join(self.tmp, "workspace")      # the checkout: scripts/ and the steps' files
+        os.makedirs(ws)
+        os.symlink(os.path.join(REPO, "scripts"), os.path.join(ws, "scripts"))
+        f0 = self.run_shard(ws, 0, 2, seed=5)
+        f1 = self.run_shard(ws, 1, 2, seed=5)
+        out = self.run_merge(ws)
+        self.assertEqual(out.get("rc"), "0", out)
+        self.assertEqual(out.get("broken"), "0", out)
+        merged = set(os.listdir(os.path.join(ws, "campaign", "findings"))) \
+            if os.path.isdir(os.path.join(ws, "campaign", "findings")) else set()
+        self.assertEqual(merged, f0 | f1)
+        self.assertEqual(int(out["new"]), len(f0 | f1))      # nothing was known before
+        fail = self.run_fail_step(ws, out)
+        self.assertEqual(fail.returncode, 1 if merged else 0, fail.stdout + fail.stderr)
+        if merged:
+            self.assertIn("new findings:", fail.stdout)
+        # a shard that could not run, or a failed merge, fails the job without findings
+        self.assertEqual(self.run_fail_step(ws, {"rc": "0", "broken": "1", "new": "0"}).returncode, 1)
+        self.assertEqual(self.run_fail_step(ws, {"rc": "2", "broken": "0", "new": "0"}).returncode, 1)
+        # the next night: the same shards over the kept merged workdir: nothing new
+        out2 = self.run_merge(ws)
+        self.assertEqual(out2["new"], "0", out2)
+        self.assertEqual(self.run_fail_step(ws, out2).returncode, 0)
 
 
 if __name__ == "__main__":
