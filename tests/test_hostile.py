@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""The hostile-volume campaign (vfz/hostile*.py) against real readers.
+
+Cheap: a few reads of fuzz_image's 100 KiB FAT12 seed by fatcat, mtools,
+fsck.fat and FatFs. Checks: mutation is a pure function of (seed, image
+number) and names its fields; the canary verdict fires for a reader that
+returns bytes past the declared volume (fatcat) and not for one that
+refuses the cluster (mtools), nor on the pristine seed; a tool killed by
+a signal is a crash and one that overruns the limit is a hang, after which
+the same reader object reads the next image (FatFs restarts its process);
+a refusal is no verdict; a finding is minimised to a subset of its byte
+ranges, written whole, and `--replay` reproduces it (and does not on the
+seed image).
+"""
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from vfz import oracles  # noqa: E402
+from vfz import hostile, hostile_min  # noqa: E402
+from vfz import hostile_mutate as hm  # noqa: E402
+from vfz import hostile_verdict as hv  # noqa: E402
+
+SEED = os.path.join(REPO, "corpus", "fuzz_image", "fat12-mtools")
+
+
+def seed_image():
+    with open(SEED, "rb") as f:
+        return f.read()[16:]
+
+
+def canary_case():
+    d = seed_image()
+    L = hm.Layout(d)
+    rng = random.Random(7)
+    pat = hm.canary_pattern(rng)
+    ps, tail = hm.m_canary(L, rng, pat)
+    return d, {"seed_name": "corpus:fat12-mtools", "patches": ps, "tail": tail, "kinds": ["canary"],
+               "canary": pat, "image": hm.apply(d, ps, tail), "index": 0}
+
+
+class T(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="vfz-test-hostile-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, name, data):
+        p = os.path.join(self.tmp, name)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+
+    def test_mutation_is_seeded_and_named(self):
+        ls = hostile.layouts({"s": seed_image()})
+        a = [hostile.make(ls, 5, i)["image"] for i in range(20)]
+        b = [hostile.make(ls, 5, i)["image"] for i in range(20)]
+        c = [hostile.make(ls, 6, i)["image"] for i in range(20)]
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+        for i in range(40):
+            h = hostile.make(ls, 5, i)
+            self.assertNotEqual(h["image"], ls["s"].data)
+            for off, n in hm.byte_ranges(ls["s"].data, h["image"]):
+                self.assertNotEqual(hostile.field_names(h["patches"], off, n), ["?"], (i, off))
+
+    def test_canary_verdict(self):
+        d, h = canary_case()
+        img = self.path("canary.img", h["image"])
+        seed = self.path("seed.img", d)
+        for name, hit in (("fatcat", True), ("mtools", False)):
+            r = oracles.get_reader(name)
+            try:
+                rr = r.read(img, 30)
+                self.assertEqual(bool(hv.canary_hits(rr, h["image"], h["canary"])), hit, (name, rr.listing))
+                rs = r.read(seed, 30)
+                self.assertEqual(hv.classify(rs, d, h["canary"], 30), [], name)
+            finally:
+                r.close()
+        # the same contents inside the declared volume are not a hit
+        inside = bytearray(h["image"])
+        inside[19:21] = d[19:21]
+        r = oracles.get_reader("fatcat")
+        rr = r.read(self.path("inside.img", bytes(inside)), 30)
+        self.assertEqual(hv.canary_hits(rr, bytes(inside), h["canary"]), [])
+
+    def test_crash_hang_refusal(self):
+        img = self.path("seed2.img", seed_image())
+        crash = oracles.get_reader("dosfsck", fsck=["sh", "-c", "kill -SEGV $$", "sh"], repair=False)
+        v = hv.classify(crash.read(img, 20), timeout=20)
+        self.assertEqual([x.kind for x in v], ["crash"])
+        self.assertIn("SIGSEGV", v[0].message)
+        slow = oracles.get_reader("dosfsck", fsck=["sh", "-c", "sleep 20", "sh"], repair=False)
+        v = hv.classify(slow.read(img, 1), timeout=1)
+        self.assertEqual([x.kind for x in v], ["hang"])
+        real = oracles.get_reader("mtools")
+        refused = self.path("refused.img", b"\0" * 65536)
+        rr = real.read(refused, 20)
+        self.assertTrue(rr.error)                 # mtools refuses it: no verdict
+        self.assertEqual(hv.classify(rr, timeout=20), [])
+
+    def test_fatfs_hang_then_restart(self):
+        r = oracles.get_reader("fatfs")
+        ok, why = r.available()
+        if not ok:
+            self.skipTest(why)
+        img = self.path("seed3.img", seed_image())
+        try:
+            r.read(img, 60)                        # started
+            rr = r.read(img, 0.001)
+            self.assertEqual([x.kind for x in hv.classify(rr, timeout=0.001)], ["hang"], rr.error)
+            rr = r.read(img, 60)                   # a fresh process answers
+            self.assertIsNone(rr.error)
+            self.assertTrue(rr.listing)
+        finally:
+            r.close()
+
+    def test_minimise_write_replay(self):
+        d, h = canary_case()
+        r = oracles.get_reader("fatcat")
+        v = hv.classify(r.read(self.path("c.img", h["image"]), 30), h["image"], h["canary"], 30)
+        self.assertEqual([x.kind for x in v], ["canary"])
+        sig = v[0].signature("fatcat")
+        ck = hostile_min.Checker(r, "fatcat", sig, h["canary"], 30, os.path.join(self.tmp, "m.img"))
+        small = hostile_min.minimise(d, h, ck, budget_s=120, max_reads=25)
+        before = hm.byte_ranges(d, h["image"])
+        after = hm.byte_ranges(d, small)
+        self.assertLess(len(after), len(before))
+        for off, n in after:
+            self.assertTrue(any(o <= off and off + n <= o + m for o, m in before), (off, n))
+        work = os.path.join(self.tmp, "work")
+        os.makedirs(os.path.join(work, "findings"))
+        args = argparse.Namespace(seed=0, timeout=30.0)
+        fd = hostile.write_finding(work, "fatcat", v[0], ck.last, h, d, small, args)
+        self.assertEqual(sorted(os.listdir(os.path.join(work, "findings"))), [os.path.basename(fd)])
+        for f in ("finding.json", "seed.img.xz", "hostile.img.xz", "diff.txt", "output.txt", "README.md"):
+            self.assertTrue(os.path.getsize(os.path.join(fd, f)) > 0, f)
+        with open(os.path.join(fd, "diff.txt")) as f:
+            self.assertIn("bpb.total_sectors16=canary", f.read())
+        p = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "vfatfuzz"), "hostile",
+                            "--replay", fd], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("REPRODUCED", p.stdout)
+        case = hostile.export_case(fd)
+        self.assertEqual((case["impl"], case["kind"]), ("fatcat", "canary"))
+        # the seed volume does not reproduce it
+        import lzma
+        with open(os.path.join(fd, "hostile.img.xz"), "wb") as f:
+            f.write(lzma.compress(d))
+        self.assertEqual(hostile.replay(fd, log=lambda s: None), 1)
+
+    def test_bad_reader_name(self):
+        p = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "vfatfuzz"), "hostile",
+                            "--oracles", "nosuch", "--minutes", "0.1", "--workdir", os.path.join(self.tmp, "w")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stdout.strip().splitlines()), 1, p.stdout)
+        self.assertIn("unknown reader", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
