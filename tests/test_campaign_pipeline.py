@@ -111,7 +111,7 @@ class PipelineTests(unittest.TestCase):
             while p.poll() is None and time.monotonic() - t0 < 50:
                 with open(log) as f:
                     text = f.read()
-                if (at is None and "queued for minimisation" in text) or \
+                if (at is None and "minimising beside the main loop" in text) or \
                         (at is not None and time.monotonic() - t0 >= at):
                     break
                 time.sleep(0.05)

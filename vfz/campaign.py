@@ -1,33 +1,38 @@
 """The differential campaign (`vfatfuzz campaign`, the main job).
 
     campaign [--minutes M] [--seed N] [--oracles LIST] [--writers LIST]
-             [--jobs J] [--workdir DIR] [--fs LIST] [--vfat PATH]
+             [--jobs J] [--fuzz-jobs F] [--shard I/N] [--workdir DIR]
+             [--fs LIST] [--vfat PATH] [--fresh] [--no-fuzzer]
 
-Loop until the time budget is spent (or SIGINT/SIGTERM):
-  1. take the next op-script: a harvested fuzz_ops corpus entry converted
-     with `vfat gen --from-input` (when build-fuzz/fuzz/fuzz_ops exists, it
-     runs on J workers in the background for the whole budget), else
-     `vfat gen --seed S --ops K` with S, K and the volume (FAT12/16/32)
-     derived from the campaign seed and the iteration number;
-  2. every writer applies it to a fresh mkfs.fat image; its per-op results
-     are compared with the model's, and every reader reads the image
-     (vfz.verdict.verdict_for decides ok|differs|complains|failed); readers
-     and writers are loaded once, so the kernel VM stays up;
-     a known failure of the mtools writer (vfz.model EXCEPTIONS
-     mtools-long-utf8, mtools-no-dir-slots, mtools-mmove-grow-abort: see
-     mtools_known_failure) is one divergence of its own kind, and the
-     readers then check the image of the script cut before the failing op
-     (written again), so that it files no follow-on reader findings;
-  3. every divergence gets a stable signature (vfz.findings); a new one is
-     minimised (vfz.minimize) on the writer and oracle that showed it, the
-     minimised script is checked once more on every oracle, and the finding
-     is written atomically to <workdir>/findings/<signature>/.
-A progress line at least every 5 s, a summary table at the end. A later
-run with the same workdir skips known signatures and continues the seeds
-(<workdir>/state.json). The summary is also written to
-<workdir>/summary.json (images checked per oracle and per minute, scripts,
-fuzzer exec/s, new findings). Exit 0 no new finding, 1 new findings, 2
-could not run.
+Until the time budget is spent (or SIGINT/SIGTERM), J check lanes (threads,
+each with a Checker of its own: its oracle instances and image directory;
+the kernel VM is the process's pooled one, shared under its lock) take
+jobs from the main thread, one more job queued than there are lanes:
+  1. the job's op-script: a harvested fuzz_ops corpus entry converted with
+     `vfat gen --from-input` (fuzz_ops runs on F workers in the background
+     for the whole budget; it is required unless --no-fuzzer), else `vfat
+     gen --seed S --ops K` with S, K and the volume derived from the
+     campaign seed and the iteration (shard I of N: iterations I, I+N, ...);
+  2. vfz.checker: every writer applies it to a fresh image, its results
+     are held against the model's, every reader reads the image (verdicts
+     and signatures: vfz.checker, vfz.verdict);
+  3. the main thread takes the lanes' results in the order the jobs were
+     made: a divergence with a new signature is journalled
+     (<workdir>/pending/<sig>.json, vfz.minworker) and handed to the
+     minimiser, a thread with its own Checker beside the loop, which
+     minimises it (vfz.minimize) on the writer and oracle that showed it,
+     checks the minimised script once more on every oracle, writes the
+     finding atomically to <workdir>/findings/<signature>/ and drops the
+     journal entry.
+A progress line at least every 5 s (the loop's phase and the minimiser's),
+a summary table at the end with where a script's time went per stage, each
+oracle's own time (wall and CPU) and the pace against the bound the oracles
+allow (vfz.pace). A later run with the same workdir skips known signatures,
+minimises what is pending first, and continues the seeds from the first
+unprocessed iteration (<workdir>/state.json; unreadable: exit 2 unless
+--fresh), so a kill -9 at any moment loses no finding and files none twice.
+The summary is also written to <workdir>/summary.json. Exit 0 no new
+finding, 1 new findings, 2 could not run.
 """
 import collections
 import json
@@ -472,7 +477,7 @@ class Campaign:
                 minworker.journal_add(self.workdir, d, job.ops, job.fs, src)
                 self.known.add(sig)
                 self.say(f"new divergence {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, "
-                         f"{len(job.ops)} ops); queued for minimisation")
+                         f"{len(job.ops)} ops); minimising beside the main loop")
                 self.minimiser.submit(("div", d, job.ops, job.fs, src))
         if job.kind == "corpus":
             self.fuzzer.mark_done(job.path)
