@@ -36,6 +36,7 @@ from vfz.proc import run
 INVALID_83 = "sleuthkit-invalid-83"
 SHORT_ASCII = "sleuthkit-short-ascii"
 SLOT_CUT = "sleuthkit-long-name-cut"
+CONTROL_CARET = "sleuthkit-control-caret"
 ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
 _LINE = re.compile(r"^([-a-zA-Z])/([-a-zA-Z]) (\* )?(\d+)(?:\(realloc\))?:\t(.*)$")
 _VIRTUAL = ("$MBR", "$FAT1", "$FAT2", "$OrphanFiles")
@@ -247,6 +248,9 @@ class SleuthkitReader(Reader):
         if actual_leaf and expected_leaf.startswith(actual_leaf) and units % 13 == 0 \
                 and len(expected_leaf) > len(actual_leaf):
             return SLOT_CUT
+        for exp in (expected_leaf, "".join(chr(ord(c) & 0xFFFF) for c in expected_leaf)):
+            if "^" in actual_leaf and actual_leaf == "".join("^" if ord(c) < 0x20 else c for c in exp):
+                return CONTROL_CARET
         if len(expected_leaf) == len(actual_leaf) and "^" in actual_leaf and all(
                 a == b or (a == "^" and ord(b) > 0x7E) for a, b in zip(actual_leaf, expected_leaf)):
             return SHORT_ASCII
@@ -277,6 +281,13 @@ EXCEPTIONS = [
                    "the UTF-8 length). TSK is wrong: the name is the whole LFN set",
                    "the shown leaf is a proper prefix of the expected one ending on a 13-unit "
                    "LFN slot boundary"),
+    NamedException(CONTROL_CARET, "sleuthkit", "reader",
+                   "fls prints every character below 0x20 of a name as '^' (tsk_print_sanitized), "
+                   "so a long name holding one -- which Linux refuses to create, but mtools writes "
+                   "U+2000B as U+000B (mtools-astral-truncated) -- is shown, and extracted, under "
+                   "another name. A presentation choice of TSK",
+                   "the shown leaf is the expected one (or its characters cut to 16 bits, as "
+                   "mtools writes them) with each character below 0x20 as '^'"),
     NamedException(SHORT_ASCII, "sleuthkit", "reader",
                    "TSK prints a bare 8.3 name through fatfs_cleanup_ascii: every byte outside "
                    "printable ASCII becomes '^' ('CAFÉ.TXT' -> 'CAF^.TXT')",
