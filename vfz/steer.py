@@ -20,7 +20,7 @@ C core code) and the script's per-op results:
 
 tour(fs, free, cluster) is one script that reaches all of them on a fresh
 volume of the given free bytes and cluster size: every name class in one
-directory (which then spans clusters), a 10-deep tree, directories moved
+directory (which then spans clusters), a 12-deep tree, directories moved
 up into the root and down out of it, two large files and a small one, the
 first large one unlinked and a third large one allocated across the end of
 the volume into its hole, files grown after the wrap, and dot-path renames.
@@ -52,7 +52,7 @@ def tour(free, cluster):
         lines.append(f'create "/d/a longer name, number {i:02} of the tour.txt" {40 * i} {i}')
     deep = "/t1"
     lines.append(f'mkdir "{deep}"')
-    for k in range(2, 11):
+    for k in range(2, 13):
         deep += f"/t{k}"
         lines.append(f'mkdir "{deep}"')
     lines.append(f'create "{deep}/leaf.bin" 1500 7')
@@ -65,6 +65,13 @@ def tour(free, cluster):
               'unlink "/big1"', f'create "/big3" {int(free * 0.45) // cluster * cluster} 14',
               f'write "/small" 600 {3 * cluster} 15', 'mkdir "/late"',
               'create "/late/f1" 100 16', f'create "/late/f2" {2 * cluster + 1} 17']
+    low = "/t1/" + "/".join(f"t{k}" for k in range(4, 13))    # the deep leaf's dir after the moves
+    # renames onto an existing file (same directory and across), a
+    # case-only rename, removals of a grown file and of a directory
+    lines += ['rename "/d/README.TXT" "/d/lower.md"', 'rename "/d/nul.txt" "/late/f1"',
+              'rename "/d/Case.txt" "/d/cASE.txt"', 'rename "/small" "/d/SMALL"',
+              'unlink "/d/SMALL"', f'rmdir "{low}"', f'unlink "{low}/leaf.bin"', f'rmdir "{low}"',
+              'rmdir "/late"']
     # dot paths in renames (EBUSY/EINVAL/ENOTEMPTY per Linux)
     lines += ['rename "/d/." "/e"', 'rename "/late" "/late/.."', 'rename "/t1/.." "/x"']
     return opscript.parse("\n".join(lines) + "\n")
