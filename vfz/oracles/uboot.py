@@ -825,7 +825,7 @@ class UbootWriter(Writer):
         return w
 
     # glue verdicts inside the scripts ("@@M CODE"): codes above any exit code
-    CODES = {201: "EEXIST", 202: "EISDIR", 203: "ENOTDIR"}
+    CODES = {201: "EEXIST", 202: "EISDIR", 203: "ENOTDIR", 204: "EISDIR", 205: "ENOENT"}
 
     @staticmethod
     def _static(op):
@@ -840,9 +840,6 @@ class UbootWriter(Writer):
         if not comps:
             return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
                     "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
-        from vfz.model.names import trailing_slash
-        if op.kind == "create" and trailing_slash(op.args[0]):
-            return "EISDIR", "a trailing '/' (VFS; glue)"
         if "\\" in op.args[0]:
             # U-Boot splits paths at '\\' too (ISDIRDELIM): "/caca\\" would write
             # "caca". Refused as Linux refuses it: a new leaf EINVAL, else ENOENT
@@ -903,6 +900,15 @@ class UbootWriter(Writer):
                     continue
                 if op.kind == "mkdir":
                     lines.append(b"fatmkdir %s %s" % (DEV, wd))
+                elif op.kind == "create" and trailing_slash(op.args[0]):
+                    # Linux walks the parent first: ENOENT / ENOTDIR, else EISDIR
+                    par = enc(op.args[0].rstrip("/").rpartition("/")[0] or "/")
+                    [pp] = s.words([par])
+                    if isinstance(pp, Unnameable):
+                        res[k], notes[k] = "EILSEQ", str(pp)
+                        continue
+                    lines.append(b"if fatls %s %s; then @@M 204; else if size %s %s; then @@M 203; "
+                                 b"else @@M 205; fi; fi" % (DEV, pp, DEV, pp))
                 elif op.kind == "create":
                     size, seed = op.args[1], op.args[2]
                     at = len(data)
@@ -944,7 +950,9 @@ class UbootWriter(Writer):
                 if rc in self.CODES:
                     res[k], notes[k] = self.CODES[rc], "glue: " + {201: "size: exists",
                                                                    202: "fatls: a directory",
-                                                                   203: "fatls: not a directory"}[rc]
+                                                                   203: "fatls: not a directory",
+                                                                   204: "a trailing '/'",
+                                                                   205: "parent missing"}[rc]
                 elif rc == 0:
                     res[k] = "ok"
                 else:
@@ -1082,10 +1090,11 @@ def _literal_walk(op):
 def _result_exception(op, expected, actual):
     if actual == "EILSEQ" and expected != "ok" and _unsendable(op):
         return SHELL_BYTES
-    if op.kind in ("write", "unlink", "rmdir") and expected == "ENOTDIR" and actual == "ENOENT":
+    if expected == "ENOTDIR" and actual == "ENOENT":
         return WALK_ENOENT
-    if actual == "EINVAL" and expected in ("ENOENT", "ENOTDIR") and op.kind in ("create", "mkdir") \
-            and _uboot_name_err([c for c in op.args[0].split("/") if c][-1]) == "EINVAL":
+    comps = [c for c in op.args[0].split("/") if c]
+    if actual in ("EINVAL", "EIO") and expected in ("ENOENT", "ENOTDIR") and comps \
+            and op.kind in ("create", "mkdir") and _uboot_name_err(comps[-1]) == actual:
         return NAME_FIRST
     return None
 
@@ -1253,10 +1262,11 @@ EXCEPTIONS = [
                    "the first differing op has a component before its leaf that uboot_norm "
                    "changes, and one side answered ENOENT/ENOTDIR (UbootWriter.known_failure)"),
     NamedException(NAME_FIRST, "uboot", "writer",
-                   "U-Boot checks the new leaf (normalize_longname) before it walks the parent: "
-                   "a refused name under a missing parent is EINVAL where Linux says ENOENT "
-                   "(or ENOTDIR). Both refuse; the order differs",
-                   "expected ENOENT/ENOTDIR, got EINVAL, and the profile refuses the leaf "
+                   "U-Boot checks the new leaf (split_filename, normalize_longname) before it "
+                   "walks the parent: a refused name under a missing parent is EINVAL (or EIO "
+                   "for a leaf of blanks and dots) where Linux says ENOENT (or ENOTDIR). Both "
+                   "refuse; the order differs",
+                   "expected ENOENT/ENOTDIR, got what the profile's name_err says for the leaf "
                    "(UbootWriter.result_exception)"),
     NamedException(ALIAS_E5, "uboot", "writer",
                    "U-Boot 2023.01 builds the 8.3 alias from the raw Latin-1 bytes and does not "
@@ -1277,7 +1287,7 @@ EXCEPTIONS = [
     NamedException(WALK_ENOENT, "uboot", "writer",
                    "U-Boot's lookup answers ENOENT for a path that goes through a file "
                    "(fat_itr_resolve: 'bad trailing path'), where Linux says ENOTDIR",
-                   "a lookup op (write, unlink, rmdir), expected ENOTDIR, got ENOENT"),
+                   "expected ENOTDIR, got ENOENT (UbootWriter.result_exception)"),
     NamedException(FSINFO, "uboot", "writer",
                    "U-Boot 2023.01 does not update the FAT32 FSInfo free-cluster count when it "
                    "allocates or frees clusters; fsck.fat -n reports 'Free cluster summary "
