@@ -80,7 +80,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 from vfz import REPO as _REPO
 
 from vfz.oracles import Entry, Reader, Writer, ReadResult, WriteResult, Timer  # noqa: E402
-from vfz.oracles.kernel.vm import VM, VMError, encode_image, decode_image, s  # noqa: E402
+from vfz.oracles.kernel.vm import VM, VMError, encode_image_file, write_image, s  # noqa: E402
 
 DEFAULT_OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
 MS_RDONLY = 1
@@ -354,8 +354,7 @@ class KernelReader(_KernelBase, Reader):
         r = ReadResult(self.name)
         with Timer() as t:
             try:
-                with open(image, "rb") as f:
-                    data = f.read()
+                data = encode_image_file(image)     # its data extents only
             except OSError as e:
                 r.error = f"cannot read image: {e.strerror}"
                 data = None
@@ -363,7 +362,7 @@ class KernelReader(_KernelBase, Reader):
                 try:
                     vm, mods = self._vm()
                     flags = MS_RDONLY if self.read_only else 0
-                    frames = [("I", encode_image(data)),
+                    frames = [("I", data),
                               ("O", struct.pack("<I", flags) + s(self.fstype) + s(options)),
                               ("L", struct.pack("<II", 0 if self.hash else 1,
                                                 int(timeout * 1000 * WALK_SHARE))),
@@ -443,8 +442,7 @@ class KernelWriter(_KernelBase, Writer):
         w = WriteResult(self.name)
         with Timer() as t:
             try:
-                with open(image, "rb") as f:
-                    data = f.read()
+                data = encode_image_file(image)     # its data extents only
             except OSError as e:
                 w.error = f"cannot read image: {e.strerror}"
                 data = None
@@ -464,7 +462,7 @@ class KernelWriter(_KernelBase, Writer):
         frames = []
         if self.seed is not None:
             frames.append(("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed))))
-        frames += [("I", encode_image(data)),
+        frames += [("I", data),
                    ("O", struct.pack("<I", 0) + s(self.fstype) + s(options))]
         first_op = len(frames)
         frames += [("X", encode_op(op)) for op in ops]
@@ -521,10 +519,7 @@ class KernelWriter(_KernelBase, Writer):
         if gst != "o":
             w.error = "cannot fetch image: " + _txt(gp)
             return
-        out = decode_image(gp)
-        with open(image, "r+b") as f:
-            f.write(out)
-            f.truncate(len(out))
+        write_image(image, gp)          # sparse: the same bytes, holes for zeros
 
 
 class KernelNodualReader(KernelReader):

@@ -6,6 +6,7 @@ answer within its timeout, or a dead QEMU, raises VMError; the VM is then
 killed and the next request boots a fresh one (restart is transparent to
 callers, who report the failed request as an error).
 """
+import errno
 import os
 import re
 import select
@@ -110,6 +111,49 @@ def encode_image(data):
         parts.append(struct.pack("<QI", off, len(chunk)))
         parts.append(chunk)
     return b"".join(parts)
+
+
+def encode_image_file(path):
+    """encode_image of the file at path, reading only its data extents
+    (SEEK_DATA/SEEK_HOLE): the holes of a sparse image (the core writers'
+    are) are never read. The guest rebuilds the same bytes."""
+    with open(path, "rb") as f:
+        fd = f.fileno()
+        size = os.fstat(fd).st_size
+        parts = [struct.pack("<Q", size)]
+        pos = 0
+        while pos < size:
+            try:
+                d = os.lseek(fd, pos, os.SEEK_DATA)
+                h = min(os.lseek(fd, d, os.SEEK_HOLE), size)
+            except OSError as e:
+                if e.errno == errno.ENXIO:       # only a hole is left
+                    break
+                d, h = pos, size                 # no SEEK_DATA here: all of it
+            f.seek(d)
+            data = f.read(h - d)
+            for off, chunk in sparse_chunks(data):
+                parts.append(struct.pack("<QI", d + off, len(chunk)))
+                parts.append(chunk)
+            pos = max(h, d + len(data), pos + 1)
+    return b"".join(parts)
+
+
+def write_image(path, payload):
+    """Write an encoded image (decode_image's input) to path as a sparse
+    file: the same bytes as decode_image(payload), holes for the zeros."""
+    size, = struct.unpack_from("<Q", payload, 0)
+    mv = memoryview(payload)
+    with open(path, "r+b") as f:
+        f.truncate(0)
+        f.truncate(size)
+        pos = 8
+        while pos < len(payload):
+            off, ln = struct.unpack_from("<QI", payload, pos)
+            pos += 12
+            f.seek(off)
+            f.write(mv[pos:pos + ln])
+            pos += ln
 
 
 def decode_image(payload):
