@@ -44,7 +44,15 @@ to one) is read as found, with a complaint. Errors:
     read (the entry of an unreadable file has its size and no sha256), so
     the listing differs from the expected tree and the complaint says why;
   * a sector past the end of the image file reads as a disk error
-    (FR_DISK_ERR), never as zeros.
+    (FR_DISK_ERR), never as zeros;
+  * loops end with a complaint, not a hang: a directory whose first
+    cluster was listed already is not listed again ("already listed (loop
+    or cross-link)"), and a file read is stopped once it returned more
+    bytes than the volume holds (f_read follows a cluster chain that loops
+    for as long as the size field says, up to 4 GiB); a name the path API
+    cannot spell (a unit below 0x20, '\\', ':') is opened by its 8.3 name.
+    Measured with 2 000 mutated FAT12 images (1-200 random bytes each):
+    no trap, no hang after these guards (11 hangs of the walker before).
 
 Writer: every op of the grammar. What Linux decides in the VFS is decided
 in the glue, asking FatFs's own f_stat: the path walk with "." and ".."
