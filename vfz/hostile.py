@@ -151,6 +151,7 @@ class Run:
         self.lock = threading.Lock()
         self.sigs = {}                 # signature -> finding dir
         self.stats = {}
+        self.stop = threading.Event()
         self.workdir = os.path.abspath(args.workdir)
         os.makedirs(os.path.join(self.workdir, "findings"), exist_ok=True)
         for f in glob.glob(os.path.join(self.workdir, "findings", "*", "finding.json")):
@@ -175,7 +176,7 @@ class Run:
         path = os.path.join(tmp, "hostile.img")
         i = 0
         try:
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not self.stop.is_set():
                 h = make(layouts_, self.args.seed, i)
                 with open(path, "wb") as f:
                     f.write(h["image"])
@@ -208,7 +209,10 @@ class Run:
         self.log(f"hostile: {name}: {v.kind}: {v.message} (image {h['index']}, seed {h['seed_name']}, "
                  f"{'+'.join(h['kinds'])})")
         seed_img = self.layouts[h["seed_name"]].data
-        check = hostile_min.Checker(reader, name, sig, h["canary"], self.args.timeout, path)
+        # a hang is confirmed (and minimised) with twice the limit: a reader
+        # that was only slow under load answers then
+        t = self.args.timeout * (2 if v.kind == "hang" else 1)
+        check = hostile_min.Checker(reader, name, sig, h["canary"], t, path)
         if not check(h["image"]):
             self.log(f"hostile: {name}: {v.kind} did not happen again on a second read: recorded as flaky")
             flaky = True
@@ -245,8 +249,16 @@ class Run:
                    for n in names]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(1.0)
+        except KeyboardInterrupt:
+            # each reader ends its current read and closes (its VM, its process)
+            self.log("hostile: interrupted: stopping the readers")
+            self.stop.set()
+            for t in threads:
+                t.join(a.timeout * 3 + 10)
         wall = time.monotonic() - t0
         out = {"seed": a.seed, "minutes": a.minutes, "wall_s": wall, "timeout": a.timeout,
                "readers": self.stats,

@@ -16,9 +16,10 @@ correctly; only evidence of misbehaviour is a verdict:
             walk that runs out of its budget (the kernel's "the walk spent
             its budget", GRUB's per-directory deadline on a directory loop)
             is not a hang: the tool answered every call.
-    trap    FatFs: a WebAssembly trap or JavaScript exception ("trap: ...");
-            U-Boot: an exception dump, a reset (banner again) ("trap: ...",
-            other than the missing prompt, which is a hang); the kernel: an
+    trap    FatFs: a WebAssembly trap or JavaScript exception ("fatfs: trap:");
+            U-Boot: an exception dump, a reset (banner again), QEMU gone
+            ("trap: U-Boot printed ...", "QEMU exited"; its time limits are
+            hangs, its transfer/setup errors the glue's); the kernel: an
             Oops, BUG, WARNING, general protection fault, KASAN/UBSAN report
             or a Call Trace in its messages.
     canary  a listed file's contents (sha256) equal the canary pattern: the
@@ -93,22 +94,37 @@ def hang(rr, timeout=None):
         # limit, not the tool hanging: only a call given half the limit counts
         if timeout is None or float(m.group(2)) >= timeout / 2:
             return Verdict("hang", m.group(1).rsplit("/", 1)[-1] + " timeout", m.group(0))
-    for pat, what in ((r"FatFs hung", "FatFs request timeout"),
-                      (r"no prompt within the time limit", "U-Boot no prompt"),
-                      (r"kernel VM: .*(?:timeout|timed out|no answer)", "kernel VM request timeout")):
+    for pat, what in ((r"FatFs hung", "FatFs request timeout"), (r"fusefat hung", "fusefat request timeout"),
+                      (r"no prompt within the time limit|the image's time limit ran out", "U-Boot no prompt"),
+                      (r"^kernel VM: timeout", "kernel VM request timeout")):
         if re.search(pat, err):
             return Verdict("hang", what, err[:500])
-    if re.match(r"timeout after", err) and "walk" not in err:
-        return Verdict("hang", "timeout", err[:500])
     return None
+
+
+# U-Boot's "trap: ..." errors that are a trap (an exception dump, a reset,
+# QEMU gone); its time limits are hangs (above), its other errors (setup,
+# transfer disk, shell quoting) are the glue's
+UBOOT_TRAP = re.compile(r"U-Boot printed|QEMU exited|console is gone")
 
 
 def trap(rr):
     err = rr.error or ""
-    if "no prompt within the time limit" in err:
-        return None                       # a hang (above)
-    if re.search(r"(?:^|: )trap: ", err):
+    if err.startswith("trap: "):          # U-Boot (vfz/oracles/uboot.py)
+        if UBOOT_TRAP.search(err):
+            return Verdict("trap", norm(err[6:].split("; console:")[0], 80), err[:2000])
+        return None
+    if re.search(r"^fatfs: trap: ", err):  # FatFs: a wasm trap or JS exception
         return Verdict("trap", norm(err.split("trap: ", 1)[1], 80), err[:2000])
+    if re.search(r"^fatfs: FatFs process exited", err):   # node died without answering
+        return Verdict("crash", "FatFs process exited", err[:2000])
+    if err.startswith("kernel VM: "):      # the guest died or hung (vfz/oracles/kernel/vm.py)
+        m = KERNEL_TRAP.search(err.split("; guest: ", 1)[1]) if "; guest: " in err else None
+        if m or "Kernel panic" in err:
+            line = err.split("; guest: ", 1)[1].split(" | ")[0] if m else "Kernel panic"
+            return Verdict("trap", norm(line, 80), err[:3000])
+        if re.search(r"QEMU exited|QEMU died", err):
+            return Verdict("trap", "kernel VM died", err[:3000])
     hits = []
     for c in list(rr.complaints or ()) + list((rr.extra or {}).get("kmsg", ()) or ()):
         if isinstance(c, str):
