@@ -165,7 +165,8 @@ class Campaign:
     def total(self, attr):
         out = Counter()
         for ck in self.checkers or ([self.checker] if self.checker else []):
-            out.update(getattr(ck, attr))
+            with ck._lock:                # the lanes count under it
+                out.update(getattr(ck, attr))
         return out
 
     def progress_line(self):
