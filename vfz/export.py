@@ -63,7 +63,7 @@ IMPLS = {
     "grub": "vfz.export_grub",
     "fusefat": "vfz.export_fusefat",
     "fatfs": "vfz.export_fatfs",       # a Node script: the fatfs oracle's server, js-fatfs
-    # "uboot": "vfz.export_uboot",     # a U-Boot command list (sandbox): not written yet
+    "uboot": "vfz.export_uboot",       # a U-Boot command list typed at qemu-x86 U-Boot's prompt
 }
 RESULT = {0: "REPRODUCED", 1: "NOT REPRODUCED", 2: "CANNOT RUN"}
 
