@@ -286,7 +286,7 @@ static int is_v3_bad(uint8_t b)
 	return memchr(set, b, sizeof(set)) != NULL;
 }
 
-/* DESIGN.md's dummy shapes, checked without the core's predicates. */
+/* docs/write-paths.md's dummy shapes, checked without the core's predicates. */
 static const char *dummy_problem(const struct run *R, const struct vfat_dirent *e)
 {
 	const uint8_t *s = e->shortname;

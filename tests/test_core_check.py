@@ -11,7 +11,7 @@ written images.
    quiet.
 2. The dummy entries: fsck.fat calls a v1 dummy a bad short name and is
    quiet on a v3 one (NT byte 0x20), and finds two equal v1 dummies a
-   duplicate, as DESIGN.md says; vfat check accepts both forms and reports
+   duplicate, as docs/write-paths.md says; vfat check accepts both forms and reports
    the pair as dummy-collision.
 3. Images written by the core (vfat gen | vfat apply, dual and nodual v3)
    must get the same verdict from both checkers (short names with 0x7F

@@ -1,6 +1,6 @@
 """The core's images read by the REAL tools (issue "VFAT core library").
 
-Op-scripts covering every name class of DESIGN.md (a fixed set with a
+Op-scripts covering every name class of docs/op-script.md (a fixed set with a
 hand-written expectation of each op's result, plus `vfat gen` scripts with
 fixed seeds) are applied by the core in every write mode (dual, nodual v1,
 nodual v3, v1 --unique) on FAT12, FAT16 and FAT32, then:
@@ -164,7 +164,7 @@ TREE_SCRIPT = [
   + [(f'create "/big/second round {i:03d} name.txt" 1 {i}', "ok") for i in range(20)]
 
 FIXED = {"names": NAMES_SCRIPT, "tree": TREE_SCRIPT}
-# the 35 characters invalid in 8.3 names that v3 dummies draw from (DESIGN.md)
+# the 35 characters invalid in 8.3 names that v3 dummies draw from (docs/write-paths.md)
 V3_INVALID = bytes(list(range(0x01, 0x07)) + [0x0B, 0x0C] + list(range(0x0E, 0x20))
                    + [0x22, 0x2A, 0x3A, 0x3C, 0x3E, 0x3F, 0x5B, 0x5D, 0x7C])
 assert len(V3_INVALID) == 35
@@ -462,7 +462,7 @@ class CoreToolsTest(unittest.TestCase):
         return entries
 
     def check_dummy_shapes(self, entries, mode, what):
-        """The 11 bytes of every dummy as DESIGN.md fixes them."""
+        """The 11 bytes of every dummy as docs/write-paths.md fixes them."""
         per_dir = {}
         for e in entries:
             if not e.get("dummy"):

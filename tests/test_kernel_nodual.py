@@ -3,7 +3,7 @@
 (vfz/oracles/kernel-nodual, v1 and v3) writes images in a QEMU TCG guest
 (vfz/oracles/kernel), and the bytes are checked on the host.
 
-For a fixed op-script covering the DESIGN.md name classes, on FAT12, FAT16
+For a fixed op-script covering the docs/op-script.md name classes, on FAT12, FAT16
 and FAT32:
   * every op answers as the model (vfz.model) says;
   * every long-named entry has LFN slots whose checksum matches an 11-byte
@@ -493,7 +493,7 @@ class KernelNodualTest(unittest.TestCase):
                         self.assertEqual(short_display(e["sn"], e["nt"]), p[1:])
 
     def test_core_writes_the_same_dummies(self):
-        """The C core (build/vfat, written independently from DESIGN.md) and
+        """The C core (build/vfat, written independently from docs/write-paths.md) and
         the patched kernel, same seed, same script, same fresh image: every
         entry has the same short entry, NT byte and LFN slots, byte for byte."""
         core = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")

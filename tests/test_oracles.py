@@ -2,7 +2,7 @@
 """The non-kernel oracles and the model, against the real tools.
 
 * Model: the Linux 6.1 rules it encodes (names, case, rename, errors).
-* Name classes: a fixed op-script covering every DESIGN.md name class is
+* Name classes: a fixed op-script covering every docs/op-script.md name class is
   written by mtools and by the core (dual, v1, v3, unique) and read by
   every reader (fsck.fat, mtools, 7-Zip, GRUB, the core itself, and the
   kernel when its guest is built): all agree with the model or differ only
@@ -32,7 +32,7 @@ from vfz.fatimg import Fat, lfn_checksum  # noqa: E402
 CORE_OK, CORE_WHY = core_oracle.available()
 NO_CORE = f"build/vfat missing ({CORE_WHY}): core writers skipped until it is built"
 
-# One name per DESIGN.md class (and a few per class where the rules split).
+# One name per docs/op-script.md class (and a few per class where the rules split).
 NAME_CLASSES = {
     "8.3 upper": ["README.TXT", "A", "FOO"],
     "8.3 lower or mixed": ["readme.md", "Mixed.Txt", "lower"],

@@ -5,7 +5,7 @@ values and for completeness. Real core, real fsck.fat/mtools/7-Zip/GRUB,
 real kernel in QEMU (rows skipped only when the guest is not built).
 
 Collision checks (can fail if the core's dummies are not drawn as
-DESIGN.md says, e.g. fewer random bits or a stuck bit):
+docs/write-paths.md says, e.g. fewer random bits or a stuck bit):
   * per series and size: the analytic probability lies in the measured
     99.99 % Wilson interval (v1 at 32 767 entries: 39.3 %);
   * equal pairs in the projections (about 16 000 per v1 directory, 300 000
@@ -16,7 +16,7 @@ DESIGN.md says, e.g. fewer random bits or a stuck bit):
 Compat checks: every row x every (style, class) column is present in the
 CSV and the Markdown, every link points to an op-script that exists and
 parses, dual images are read correctly by mtools, and the variants show
-the kernel behaviour DESIGN.md describes (space at byte 8: listed, not
+the kernel behaviour docs/write-paths.md describes (space at byte 8: listed, not
 openable).
 """
 import csv

@@ -1,6 +1,6 @@
 /* unit_names.c - the name policy (core/src/names.c) against expectations
  * derived by hand from Linux 6.1 fs/fat (namei_vfat.c, dir.c,
- * nls_cp437.c), fsck.fat 4.2's bad_name() and DESIGN.md's dummy rules.
+ * nls_cp437.c), fsck.fat 4.2's bad_name() and docs/write-paths.md's dummy rules.
  * Each table row says why its answer is what the kernel gives. */
 #include <errno.h>
 #include <stdint.h>
@@ -353,7 +353,7 @@ static void test_alias_exhaustion(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Long-name validity, one row per name class of DESIGN.md */
+/* Long-name validity, one row per name class of docs/op-script.md */
 
 struct valid_case {
 	const char *name;

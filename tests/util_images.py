@@ -27,7 +27,7 @@ from vfz import opscript  # noqa: E402  (after the path set-up)
 
 content = opscript.content
 
-# The write modes of the core (DESIGN.md "The two write paths").
+# The write modes of the core (docs/write-paths.md "The two write paths").
 MODES = {
     "dual": ["--names", "dual"],
     "v1": ["--names", "nodual", "--dummy", "v1"],

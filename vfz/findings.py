@@ -14,7 +14,7 @@ the KIND of disagreement, never raw names or random bytes:
              named cause whatever the op and names (fsck-v1-lfn-cross,
              v3-dummy-05: vfz.model EXCEPTIONS; op and cls are then "-")
     op       op kind involved (create, rename, ...) or "-"
-    cls      DESIGN.md name class of the name involved or "-"
+    cls      docs/op-script.md name class of the name involved or "-"
 
 The signature hash (12 hex digits of SHA-1 over the sorted JSON of these
 fields) names the finding directory <workdir>/findings/<hash>/:
@@ -57,7 +57,7 @@ def _is_cjk(c):
 
 
 def name_class(leaf):
-    """The DESIGN.md name class of one path component (vfat gen's names)."""
+    """The docs/op-script.md name class of one path component (vfat gen's names)."""
     if not leaf:
         return "-"
     if any(c in INVALID_CHARS or ord(c) < 0x20 or ord(c) == 0x7F for c in leaf):

@@ -1,4 +1,4 @@
-"""Canonical listing (DESIGN.md): JSON lines sorted by path.
+"""Canonical listing (docs/listing.md): JSON lines sorted by path.
 
     {"path": "/Dir A/file.txt", "type": "file", "size": 5, "sha256": "..."}
     {"path": "/Dir A", "type": "dir"}

@@ -1,4 +1,4 @@
-"""Op-script format (DESIGN.md): one operation a line, JSON-string paths.
+"""Op-script format (docs/op-script.md): one operation a line, JSON-string paths.
 
     mkdir  "PATH"
     create "PATH" SIZE SEED      content byte i = (SEED + 31*i) mod 256

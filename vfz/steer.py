@@ -35,7 +35,7 @@ from vfz.fatimg import Fat
 STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "dir-to-root", "dir-from-root",
           "dir-multi-cluster", "deep-tree", "fat12-sector-edge"]
 
-# one or two names per class of DESIGN.md, written here for the tour
+# one or two names per class of docs/op-script.md, written here for the tour
 TOUR_NAMES = ["README.TXT", "lower.md", "Mixed Case Name.text", "thirteen13chr", "x" * 26,
               "N" * 200 + ".long", "Ünïcödé ñame.txt", "漢字かな交じり.txt", "😀 astral 𝔘.txt",
               ".dotfile", "a..b.c", " lead space", "trail dots...", "plus+comma,semi;eq=[b]",

@@ -18,7 +18,7 @@ Analytic values (all exact up to floating point unless said otherwise):
   v1      r = rand32 & 0x3FFFFFFF, 0 -> 1: 2^30 - 2 values of probability
           2^-30 and the value 1 with 2^-29. P(no collision) is computed
           exactly from the elementary symmetric polynomial.
-  v3      (DESIGN.md) tilde position t = r % 8; files: slash offset k =
+  v3      (docs/write-paths.md) tilde position t = r % 8; files: slash offset k =
           (r>>3) % 7, then r >>= 3; the remaining bytes are base-35 digits
           of r, a fresh 32-bit r drawn whenever fewer than 35 remain. The
           slash offset is NOT uniform: with q = r>>6, k = (q + b) % 7 with b
@@ -732,7 +732,7 @@ def write_md(path, rows, data, pairs, costs, vers, seed, size, v3s, plot_ok, sec
       "with [seed, first duplicate at, equal pairs] of every trial that collided); "
       "`study_collide --script` prints the equivalent op-script for `vfat apply --seed`.")
     A("* **Analytic**: v1 exact (2^30 - 2 values of probability 2^-30, plus the value 1 "
-      "with 2^-29 because 0 becomes 1). v3: exact per-value probabilities of the DESIGN.md "
+      "with 2^-29 because 0 becomes 1). v3: exact per-value probabilities of the docs/write-paths.md "
       "rules (see the v3 section); the birthday formula 1 - prod(1 - i*sum p^2) with that "
       "effective space. `--unique`: 0.")
     A("* **Projection** (a real, measurable check at small n that the dummies are drawn as "

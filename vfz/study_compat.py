@@ -2,7 +2,7 @@
 each style, per name class, and why the seed's dummy bytes are what they
 are.
 
-Matrix. For every name class of DESIGN.md (`vfat gen --names CLASS`) and
+Matrix. For every name class of docs/op-script.md (`vfat gen --names CLASS`) and
 image index k, one op-script is generated (`vfat gen --seed S --ops OPS
 --names CLASS`) and written by each core style (dual, v1, v3, unique: the
 core writers of vfz/oracles/core.py, `vfat apply --seed S`) onto a fresh

@@ -1,4 +1,4 @@
-/* vfat - command-line front end of the core (DESIGN.md "Command line").
+/* vfat - command-line front end of the core (README.md "Command line").
  *
  *   vfat mkfs IMAGE --size N[K|M|G] [--fat 12|16|32] [--cluster BYTES] [--sector BYTES]
  *   vfat apply IMAGE OPSCRIPT [--names nodual|dual] [--dummy v1|v3] [--unique]

@@ -1,4 +1,4 @@
-/* gen.h - random names from the DESIGN.md name classes and random
+/* gen.h - random names from the docs/op-script.md name classes and random
  * op-scripts over them (vfat gen, fuzz targets, campaign). Seeded:
  * the same seed gives the same script everywhere. */
 #ifndef VFAT_GEN_H

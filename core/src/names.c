@@ -464,7 +464,7 @@ int vfat_create_shortname(const uint16_t *uname, size_t ulen,
 /* Dummy short entries of the no-dual-names patch                      */
 
 /* The 35 bytes invalid in 8.3 names the July 2009 revision draws from,
- * in the order DESIGN.md lists them. */
+ * in the order docs/write-paths.md lists them. */
 static const uint8_t v3_invalid[35] = {
 	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x0B, 0x0C, 0x0E, 0x0F, 0x10, 0x11,
 	0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A, 0x1B, 0x1C, 0x1D,

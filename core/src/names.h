@@ -87,7 +87,7 @@ void vfat_dummy_v1(uint32_t r, uint8_t out[11]);
  * extension) are left as they are. The NT byte to store is 0x20.
  * Draws: r = rand32(); '~' at t = r % 8, r >>= 3; files: '/' at
  * (t + 1 + r % 7) % 8, r >>= 3; each other byte, left to right, is the
- * (r % 35)-th of DESIGN.md's 35 invalid bytes, r /= 35, and r = rand32()
+ * (r % 35)-th of docs/write-paths.md's 35 invalid bytes, r /= 35, and r = rand32()
  * whenever r < 35 after a division (also after the last one). */
 void vfat_dummy_v3(uint32_t (*rand32)(void *), void *rctx, int is_dir,
 		   uint8_t out[11]);

@@ -1,4 +1,4 @@
-/* opscript.c - parse and format op-scripts (DESIGN.md "Op-script");
+/* opscript.c - parse and format op-scripts (docs/op-script.md "Op-script");
  * opapply.c applies them.
  *
  * The same text drives the core, mtools and the kernel agent, so this

@@ -1,4 +1,4 @@
-/* opscript.h - the op-script format of DESIGN.md, parsed and applied.
+/* opscript.h - the op-script format of docs/op-script.md, parsed and applied.
  * The parser is strict (one clear error with the line number); the
  * applier maps each op to the core's calls and returns 0 or -errno. */
 #ifndef VFAT_OPSCRIPT_H

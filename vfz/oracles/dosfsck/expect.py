@@ -47,7 +47,7 @@ def _rule(mode, dirs, fat_bits, del_aliases, root_labels=0):
 
 
 def expected_complaints(mode, dirs, fat_bits=16, del_aliases=0, image=None):
-    """What fsck.fat -n must say about an image written in `mode` (DESIGN.md).
+    """What fsck.fat -n must say about an image written in `mode` (docs/write-paths.md).
 
     The model's rule, from dirs = [(path, n_bad, n_good, is_root)]: in v1
     modes (core-v1, core-unique, kernel-nodual) one bad-short-name per entry
