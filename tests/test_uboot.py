@@ -172,6 +172,22 @@ class TestUboot(unittest.TestCase):
         p = run(["fsck.fat", "-n", w])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(core_ls(w), core_ls(ref))
+        # evidence of uboot-zero-date: every entry U-Boot made in the root
+        # has creation, access and write dates 0x0000 (fsck.fat -n was silent)
+        with open(w, "rb") as f:
+            bs = f.read(512)
+            bps, _, reserved, nfats, _ = struct.unpack_from("<HBHBH", bs, 11)
+            f.seek((reserved + nfats * struct.unpack_from("<H", bs, 22)[0]) * bps)
+            root = f.read(32 * 16)
+        dates = set()
+        for i in range(0, len(root), 32):
+            e = root[i:i + 32]
+            if e[0] in (0, 0xE5) or e[11] == 0x0F or e[11] & 0x08:
+                continue                  # end, deleted, LFN slot, volume label
+            cdate, adate = struct.unpack_from("<HH", e, 16)
+            wdate, = struct.unpack_from("<H", e, 24)
+            dates |= {cdate, adate, wdate}
+        self.assertEqual(dates, {0})
         # and U-Boot reads back what it wrote
         self.assertEqual(listing.normalize(self.read(w).listing), core_ls(ref))
 

@@ -23,15 +23,20 @@ comes back (the echoed input never matches: the quotes split it).
 
 Changing images without rebooting: the image is copied over the slot
 file in place (the same inode QEMU has open) and `virtio scan` is run
-again. Sound because nothing caches the old image: U-Boot's block cache
+again. Scripts: the commands of one round trip travel as the variable s
+on the transfer disk (with the names), started by `run g` (set at boot:
+virtio read + env import -t + run s); typing them through the emulated
+UART cost 4x more. Sound because nothing caches the old image: U-Boot's block cache
 is off, its FAT code reads the boot sector again for every command
 (fat_itr_root -> get_fs_info) and keeps no buffers between commands,
 and QEMU's raw driver reads the file with pread through the host page
 cache the host's own write went through. The slot's size is the image's:
 an image of another size needs another virtio capacity, so the board is
 booted fresh for it (test_uboot swaps two images of one size with
-different trees and checks the second listing). Measured (bench
-bench_uboot.py): a swap costs ~0.01 s, a fresh boot ~1.2 s.
+different trees and checks each listing). Boards (Boards) are kept per
+image size, up to three, SIGSTOPped while idle. Measured (bench/
+bench_uboot.py, load 24-35): swapping reads 71-104 images/min, a fresh
+boot per image 14-21/min.
 
 Traps: an exception dump ("EIP:" / "### ERROR ###"), a reset (the banner
 "U-Boot 20" again) or no answer within the time limit. The image's
@@ -46,7 +51,12 @@ transfer disk in one `virtio write`; the host hashes the bytes (sha256),
 so entries carry the full canonical keys (path, type, size, sha256).
 The transfer is raw block I/O, not U-Boot's FAT code: what is hashed is
 exactly what fatload put in RAM. Each file entry also carries "read":
-the byte count fatload reported. Names: U-Boot builds a long name from
+the byte count fatload reported. An entry whose name U-Boot's shell
+cannot be given (its U-Boot form holds '\\', a separator to U-Boot, or
+0xFF, the end of input to hush) is listed with "unread":
+"uboot-unaddressable" and no sha256 (a directory: not listed), with no
+complaint; UbootReader.explain names such a divergence. A failed fatls
+or fatload of any other entry is a complaint. Names: U-Boot builds a long name from
 the low byte of each UTF-16 unit (fs/fat/fat.c slot2str), stopping a
 slot at a unit whose low byte is 0; the reader decodes those bytes as
 Latin-1 (one character per byte, lossless), so names in U+0000..U+00FF
