@@ -194,6 +194,12 @@ class PipelineTests(unittest.TestCase):
             self.assertIn(r.returncode, (0, 1), r.stderr[-2000:])
             with open(os.path.join(wd, "summary.json")) as f:
                 self.assertEqual(json.load(f)["shard"], [i, 2])
+        # a shard's workdir is its own
+        r = vfz("campaign", "--no-setup", "--minutes", "0.05", "--seed", str(SEED), "--shard", "1/2",
+                "--no-fuzzer", "--jobs", "1", "--workdir", a, *CHEAP)
+        self.assertEqual(r.returncode, 2, r.stdout[-1000:])
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("shard 0/2", r.stderr)
         # disjoint: shard I checks iterations I, I+N, ... of the seed's sequence
         its = [{campaign.shard_iteration(k, (i, 2)) for k in range(50)} for i in (0, 1)]
         self.assertFalse(its[0] & its[1])

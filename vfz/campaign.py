@@ -213,6 +213,11 @@ class Campaign:
             raise UsageError(str(e)) from None
         self.known = findings.known_signatures(self.workdir) | {d.sig for d, *_ in pending}
         self.shard = parse_shard(getattr(a, "shard", None))
+        if st.get("shard") and list(st["shard"]) != list(self.shard) and not getattr(a, "fresh", False):
+            raise UsageError(f"{self.workdir} is shard {st['shard'][0]}/{st['shard'][1]}'s workdir, not "
+                             f"{self.shard[0]}/{self.shard[1]}'s: give each shard its own "
+                             f"(vfatfuzz merge joins them)")
+        st["shard"] = list(self.shard)
         seed = a.seed if a.seed is not None else st.get("last_seed")
         if seed is None:
             seed = random.SystemRandom().randrange(1, 1 << 31)
