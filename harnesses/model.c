@@ -1,4 +1,5 @@
-/* model.c - the in-process tree model of fuzz_ops (see model.h). */
+/* model.c - the in-process tree model of fuzz_ops. model.h says what it
+ * covers and why there is a second model, in Python (vfz/model/). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

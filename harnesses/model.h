@@ -12,6 +12,23 @@
  * borrows from names.h only what depends on the short-name tables
  * (vfat_create_shortname to know whether a name is stored as a bare 8.3
  * entry or whose 8.3 form already exists, and the display of an alias).
+ *
+ * Why two models. This C model runs in fuzz_ops' process after every op,
+ * thousands of times a second, so it covers only what the fuzz target
+ * checks: the six ops' results (errno precedence included), the tree
+ * (names as listed, types, sizes, contents) and which new names are bare
+ * 8.3 entries. It does not compute dual-mode aliases: it learns the short
+ * entries the core wrote from the core's own listing (mnode.seen, sn),
+ * and it knows no space limits (fuzz_ops' decoder keeps scripts inside
+ * the volume), no PATH_MAX, no writer but the kernel's semantics. The
+ * Python model (vfz/model/) is the campaign's and diff's oracle for every
+ * writer, the real kernel included: it predicts aliases itself, the
+ * FAT12/16 root filling up (ENOSPC), PATH_MAX, and the profiles of writers
+ * that differ by design (mtools). Both are written from Linux's fs/fat
+ * and VFS rules, independently of the core and of each other;
+ * tests/test_models_agree.py runs the same `vfat gen` scripts through both
+ * (this one through harnesses/model_driver.c) and compares their per-op
+ * results wherever both model an op.
  */
 #ifndef VFZ_MODEL_H
 #define VFZ_MODEL_H
