@@ -81,6 +81,12 @@ def readb(p):
         return f.read()
 
 
+def fuse_mounts():
+    """The fusefat mounts of vfz readers/writers now (other runs may hold some)."""
+    with open("/proc/mounts") as f:
+        return {ln.split(" ")[1] for ln in f if "/vfz-fusefat-" in ln}
+
+
 def vfat_ls(img):
     return listing.loads(vfat("ls", img).stdout)
 
@@ -162,6 +168,7 @@ class Images(unittest.TestCase):
 class FusefatReaderTests(Images):
     def test_reads_every_write_style(self):
         r = fusefat.FusefatReader()
+        before = fuse_mounts()
         for mode in ("dual", "v1", "v3"):
             with self.subTest(mode=mode):
                 res = r.read(self.img[mode])
@@ -174,8 +181,7 @@ class FusefatReaderTests(Images):
                     self.assertEqual(used, {fusefat.NT_CASE})
                 else:
                     self.assertEqual(listing.diff(self.ls[mode], res.listing), "")
-        self.assertFalse(any(fusefat._mounted(os.path.join("/tmp", d)) for d in os.listdir("/tmp")
-                             if d.startswith("vfz-fusefat-")))
+        self.assertLessEqual(fuse_mounts(), before)
 
     def test_hung_daemon_is_killed_and_detached(self):
         """A fusefat that stops answering (SIGSTOP: a real hang of the daemon)
@@ -197,16 +203,38 @@ class FusefatReaderTests(Images):
         res = fusefat.FusefatReader().read(img)
         self.assertEqual(listing.diff(self.ls["dual"], res.listing), "")
 
+    def test_dead_harness_leaves_nothing(self):
+        """The process that mounted is killed mid-mount: fusefat and the agent
+        die with it (PR_SET_PDEATHSIG) and the mount goes (auto_unmount)."""
+        code = ("import sys, time; sys.path.insert(0, %r)\n"
+                "from vfz.oracles import fusefat\n"
+                "m = fusefat.Mount(%r, rw=False)\n"
+                "print(m.start(), m.dir, m.proc.pid, m.agent.pid, flush=True)\n"
+                "time.sleep(120)\n") % (REPO, self.img["dual"])
+        p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        why, d, fp, ap = p.stdout.readline().split()
+        self.assertEqual(why, "None")
+        self.assertIn(d, fuse_mounts())
+        p.kill()
+        p.wait()
+        p.stdout.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (d in fuse_mounts() or os.path.exists(f"/proc/{fp}")):
+            time.sleep(0.1)
+        self.assertNotIn(d, fuse_mounts())
+        self.assertFalse(os.path.exists(f"/proc/{fp}") or os.path.exists(f"/proc/{ap}"))
+        os.rmdir(d)
+
     def test_garbage_image_fails_cleanly(self):
         p = os.path.join(self.tmp, "garbage.img")
         with open(p, "wb") as f:
             f.write(os.urandom(1 << 20))
+        before = fuse_mounts()
         res = fusefat.FusefatReader().read(p, timeout=20)
         # fusefat mounts some garbage (it checks little): an answer or an
         # error, never an exception, and no mount left behind
         self.assertTrue(res.error is not None or res.listing is not None)
-        self.assertFalse(any(fusefat._mounted(os.path.join("/tmp", d)) for d in os.listdir("/tmp")
-                             if d.startswith("vfz-fusefat-")))
+        self.assertLessEqual(fuse_mounts(), before)
 
 
 @unittest.skipUnless(have("fusefat", "fusermount") and os.path.exists("/dev/fuse"), "fusefat not installed")

@@ -69,6 +69,15 @@ RENAME_REFUSED = "fusefat-rename-refused-loses-source"
 CASE_RENAME = "fusefat-case-rename"
 
 
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the parent dies (PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
+
+
 def _mounted(d):
     d = os.path.realpath(d)
     try:
@@ -125,11 +134,16 @@ class Mount:
 
     def start(self):
         """-> None, or why it could not mount."""
-        argv = [*self.cmd, "-f", "-s", "-o", "rw+" if self.rw else "ro", self.image, self.dir]
+        # auto_unmount: fusermount detaches the mount when fusefat dies;
+        # _die_with_parent: fusefat and the agent die with this process, so
+        # a harness killed mid-read leaves neither a daemon nor a mount
+        argv = [*self.cmd, "-f", "-s", "-o", ("rw+" if self.rw else "ro") + ",auto_unmount",
+                self.image, self.dir]
         self.notes.append("$ " + " ".join(argv))
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=_die_with_parent)
         except OSError as e:
             return f"cannot run {argv[0]}: {e.strerror}"
         t0 = time.monotonic()
@@ -141,7 +155,7 @@ class Mount:
             time.sleep(0.01)
         self.agent = subprocess.Popen([sys.executable, AGENT, self.dir], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                      start_new_session=True)
+                                      start_new_session=True, preexec_fn=_die_with_parent)
         return None
 
     def output(self):
