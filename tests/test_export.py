@@ -154,7 +154,8 @@ class ExportTests(unittest.TestCase):
         for impl, side, writer in (("7z", "reader", "core-dual"), ("grub", "reader", "core-dual"),
                                    ("kernel", "writer", None), ("kernel", "reader", "core-dual"),
                                    ("mtools", "writer", None), ("fatfs", "writer", None),
-                                   ("fusefat", "writer", None), ("uboot", "reader", "core-dual")):
+                                   ("fusefat", "writer", None), ("uboot", "reader", "core-dual"),
+                                   ("sleuthkit", "reader", "core-dual")):
             with self.subTest(impl=impl, side=side):
                 w = tempfile.mkdtemp(dir=self.tmp)
                 c = export.build_case(impl, side, ops, "fat16", w, writer=writer)

@@ -62,6 +62,7 @@ IMPLS = {
     "7z": "vfz.export_sevenzip",
     "grub": "vfz.export_grub",
     "fusefat": "vfz.export_fusefat",
+    "sleuthkit": "vfz.export_sleuthkit",
     "fatfs": "vfz.export_fatfs",       # a Node script: the fatfs oracle's server, js-fatfs
     "uboot": "vfz.export_uboot",       # a U-Boot command list typed at qemu-x86 U-Boot's prompt
 }
