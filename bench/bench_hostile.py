@@ -32,12 +32,14 @@ def main():
     ap.add_argument("--workdir", default=os.path.join(REPO, "work", "bench-hostile"))
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--min-seconds", type=float, default=60.0)
+    ap.add_argument("--asan-peers", default=None, help="OUT of scripts/build-asan-peers.sh")
     a = ap.parse_args()
     names = a.oracles.split(",") if a.oracles else hostile.default_readers()
     if "core" not in names:
         names = ["core"] + names
     args = argparse.Namespace(minutes=a.minutes, seed=a.seed, oracles=names, workdir=a.workdir,
-                              timeout=a.timeout, min_seconds=a.min_seconds, seeds=None, replay=None)
+                              timeout=a.timeout, min_seconds=a.min_seconds, seeds=None, replay=None,
+                              asan_peers=a.asan_peers)
     print(f"bench_hostile: seed {a.seed}, {a.minutes:g} min, readers {','.join(names)}", flush=True)
     rc = hostile.main(args, lambda s: print(s, flush=True))
     if rc:

@@ -1,4 +1,5 @@
 """vfatfuzz hostile: mutated volumes to every reader; see vfz/hostile.py."""
+import os
 import sys
 
 from vfz import hostile
@@ -22,7 +23,11 @@ def add_arguments(p):
                    help="seconds spent minimising one finding (default 120)")
     p.add_argument("--seeds", action="append", metavar="DIR",
                    help="more seed images (*.img, *.img.xz under DIR; repeatable)")
+    p.add_argument("--asan-peers", metavar="DIR",
+                   help="mtools and fsck.fat built with ASan by scripts/build-asan-peers.sh DIR")
     p.add_argument("--replay", metavar="FINDING", help="replay one finding directory and exit")
+    p.add_argument("--minimise", action="store_true",
+                   help="with --replay: minimise the finding again (--min-seconds budget) and rewrite it")
 
 
 def run(args):
@@ -31,6 +36,11 @@ def run(args):
         args.seed = int(time.time()) % 100000
     if args.minutes <= 0 or args.timeout <= 0:
         sys.stderr.write("vfatfuzz hostile: error: --minutes and --timeout must be positive\n")
+        return 2
+
+    if args.asan_peers and not os.path.isdir(os.path.join(args.asan_peers, "bin")):
+        sys.stderr.write(f"vfatfuzz hostile: error: {args.asan_peers}/bin missing "
+                         "(run scripts/build-asan-peers.sh first)\n")
         return 2
 
     def log(s):

@@ -54,6 +54,25 @@ DEFAULT_SKIP = ("core", "vfat-check", "kernel-nodual", "kernel-nodual-v3", "kern
 READER_CFG = {"dosfsck": {"repair": False}}   # the repair probe is a second tool run per image
 
 
+def reader_cfg(name, asan_peers=None):
+    """The reader's constructor cfg; asan_peers: the OUT of
+    scripts/build-asan-peers.sh (mtools and fsck.fat built with ASan+UBSan)."""
+    cfg = dict(READER_CFG.get(name, {}))
+    if asan_peers:
+        b = os.path.join(os.path.abspath(asan_peers), "bin")
+        if name == "mtools":
+            cfg.update(mdir=os.path.join(b, "mdir"), mcopy=os.path.join(b, "mcopy"))
+        elif name == "dosfsck":
+            cfg.update(fsck=os.path.join(b, "fsck.fat"))
+    return cfg
+
+
+# sanitizer builds: reports to stderr (the oracles keep it in raw), no leak
+# reports (a tool that exits without freeing is no finding)
+os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
+
+
 def default_readers():
     return [n for n in oracles.names("reader") if n not in DEFAULT_SKIP]
 
@@ -164,7 +183,7 @@ class Run:
     def reader_loop(self, name, layouts_, deadline):
         st = self.stats[name]
         try:
-            reader = oracles.get_reader(name, **READER_CFG.get(name, {}))
+            reader = oracles.get_reader(name, **reader_cfg(name, getattr(self.args, "asan_peers", None)))
         except Exception as e:
             st["error"] = f"cannot start: {type(e).__name__}: {e}"
             return
@@ -209,19 +228,22 @@ class Run:
         self.log(f"hostile: {name}: {v.kind}: {v.message} (image {h['index']}, seed {h['seed_name']}, "
                  f"{'+'.join(h['kinds'])})")
         seed_img = self.layouts[h["seed_name"]].data
-        # a hang is confirmed (and minimised) with twice the limit: a reader
-        # that was only slow under load answers then
-        t = self.args.timeout * (2 if v.kind == "hang" else 1)
-        check = hostile_min.Checker(reader, name, sig, h["canary"], t, path)
-        if not check(h["image"]):
+        # a hang is confirmed with twice the limit (a reader that was only
+        # slow under load answers then), minimised with the limit, and the
+        # minimised volume confirmed with twice the limit again
+        t = self.args.timeout
+        confirm = hostile_min.Checker(reader, name, sig, h["canary"], t * (2 if v.kind == "hang" else 1), path)
+        if not confirm(h["image"]):
             self.log(f"hostile: {name}: {v.kind} did not happen again on a second read: recorded as flaky")
             flaky = True
             small = h["image"]
         else:
             flaky = False
-            small = hostile_min.minimise(seed_img, h, check, budget_s=self.args.min_seconds,
-                                         hang=v.kind == "hang")
-            rr = check.last or rr
+            check = hostile_min.Checker(reader, name, sig, h["canary"], t, path)
+            small = hostile_min.minimise(seed_img, h, check, budget_s=self.args.min_seconds)
+            if small != h["image"] and v.kind == "hang" and not confirm(small):
+                small = h["image"]
+            rr = check.last or confirm.last or rr
         d = write_finding(self.workdir, name, v, rr, h, seed_img, small, self.args, flaky)
         with self.lock:
             self.sigs[sig] = d
@@ -314,7 +336,8 @@ def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False)
         "reader": reader, "kind": v.kind, "message": v.message, "signature": v.signature(reader),
         "evidence": v.evidence[:4000], "flaky": flaky,
         "run_seed": args.seed, "image_index": h["index"], "seed_image": h["seed_name"],
-        "mutators": h["kinds"], "timeout": args.timeout, "cfg": READER_CFG.get(reader, {}),
+        "mutators": h["kinds"], "timeout": args.timeout,
+        "cfg": reader_cfg(reader, getattr(args, "asan_peers", None)),
         "canary": h["canary"].hex() if h["canary"] else None,
         "patches": [{"offset": p.offset, "length": len(p.data), "field": p.field,
                      "data": p.data[:64].hex()} for p in patches],
@@ -400,6 +423,54 @@ def replay(d, log=print, timeout=None):
     return 1
 
 
+def reminimise(d, budget_s=600.0, log=print):
+    """Minimise a finding again (byte ranges of hostile-full.img against
+    seed.img, with the finding's reader and limit; a hang confirmed at twice
+    the limit) and rewrite hostile.img.xz, diff.txt and finding.json's
+    ranges. -> 0 done, 1 it no longer reproduces, 2 cannot run."""
+    try:
+        with open(os.path.join(d, "finding.json")) as f:
+            info = json.load(f)
+        seed_img = lzma.decompress(open(os.path.join(d, "seed.img.xz"), "rb").read())
+        full = lzma.decompress(open(os.path.join(d, "hostile-full.img.xz"), "rb").read())
+    except (OSError, ValueError, KeyError, lzma.LZMAError) as e:
+        log(f"hostile: error: {d} is not a hostile finding: {e}")
+        return 2
+    patches = [hm.Patch(p["offset"], b"\0" * p["length"], p["field"]) for p in info["patches"]]
+    canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
+    reader = oracles.get_reader(info["reader"], **info.get("cfg", {}))
+    tmp = tempfile.mkdtemp(prefix="vfz-hostile-min-")
+    try:
+        path = os.path.join(tmp, "hostile.img")
+        t = info["timeout"]
+        confirm = hostile_min.Checker(reader, info["reader"], info["signature"], canary,
+                                      t * (2 if info["kind"] == "hang" else 1), path)
+        if not confirm(full):
+            log(f"NOT REPRODUCED: {info['signature']} on hostile-full.img")
+            return 1
+        check = hostile_min.Checker(reader, info["reader"], info["signature"], canary, t, path)
+        h = {"patches": [], "tail": b"", "image": full}
+        small = hostile_min.minimise(seed_img, h, check, budget_s=budget_s, max_reads=200)
+        if small != full and info["kind"] == "hang" and not confirm(small):
+            log("hostile: the minimised volume did not hang at twice the limit: kept the full one")
+            small = full
+    finally:
+        reader.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    diff = diff_text(seed_img, small, patches)
+    info["ranges"] = [{"offset": o, "length": n, "fields": field_names(patches, o, n)}
+                      for o, n in hm.byte_ranges(seed_img, small)]
+    for name, data in (("hostile.img.xz", lzma.compress(small)), ("diff.txt", diff.encode()),
+                       ("finding.json", json.dumps(info, indent=1).encode()),
+                       ("README.md", readme(info, diff).encode())):
+        with open(os.path.join(d, name + ".tmp"), "wb") as f:
+            f.write(data)
+        os.replace(os.path.join(d, name + ".tmp"), os.path.join(d, name))
+    log(f"hostile: {d}: {len(info['ranges'])} byte ranges: "
+        + "; ".join(", ".join(r["fields"]) for r in info["ranges"]))
+    return 0
+
+
 # ------------------------------------------------------------------ export hook
 # The family -> the tool's own command on image.img, for a reproducer that
 # needs nothing but the implementation (VM and wasm readers replay through
@@ -431,6 +502,8 @@ def export_case(path):
 
 
 def main(args, log=print):
+    if args.replay and getattr(args, "minimise", False):
+        return reminimise(args.replay, args.min_seconds, log)
     if args.replay:
         return replay(args.replay, log)
     if args.oracles:
