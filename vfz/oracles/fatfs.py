@@ -311,7 +311,8 @@ def explain_read(ev):
         return any("/".join(comps[:i + 1]) in twins for i in range(1, len(comps)))
     for c in (rr.complaints if rr is not None else ()):
         # server.js: "f_readdir PATH: FR_X", "f_open/f_read PATH: FR_X",
-        # "PATH: read N bytes, directory entry says M"
+        # "PATH: read N bytes, directory entry says M", "PATH: the name opens
+        # another entry (ALIAS)", "PATH: directory at cluster N already listed"
         head, _, fr = c.rpartition(": ")
         if fr == "FR_INVALID_NAME" and "\x7f" in head:
             names.add(DEL_UNOPENABLE)
@@ -319,6 +320,8 @@ def explain_read(ev):
             names.add(CASE_TWINS)
         elif ": the name opens another entry (" in c and under_twin(c.partition(": the name ")[0]):
             names.add(CASE_TWINS)
+        elif ": directory at cluster " in c and under_twin(c.partition(": directory at ")[0]):
+            names.add(CASE_TWINS)         # the other twin's directory, listed already
         else:
             return None
     if d is None:                       # the listing matched (contents unknown): complaints only
