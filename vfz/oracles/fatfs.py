@@ -69,8 +69,11 @@ fills a gap past the end of the file itself (f_lseek past the end leaves
 it undefined, FatFs's documentation says so). Contents are regenerated in
 Node by the rule of vfz.opscript.content (byte i = (seed + 31 i) mod 256).
 
-FRESULT -> errno (measured against Linux in the same situations, see
-EXCEPTIONS and the profile for where FatFs differs by design):
+FRESULT -> errno (measured against the model of Linux in the same
+situations by tests/test_fatfs.py and vfat-gen scripts; EXCEPTIONS and the
+profile say where FatFs differs by design; FR_WRITE_PROTECTED and the
+read-only FR_DENIED of f_unlink are unreachable from op-scripts, which make
+no read-only file or volume, so their errnos are unmeasured choices):
   f_mkdir, f_open(FA_CREATE_NEW), f_rename's new name:
     FR_OK ok; FR_EXIST EEXIST; FR_INVALID_NAME EINVAL (also a name longer
     than 255 units, where Linux says ENAMETOOLONG: profile name_err);
