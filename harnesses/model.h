@@ -3,15 +3,16 @@
  * core's listing with it.
  *
  * The model follows the Linux 6.1 vfat semantics the core documents
- * (docs/write-paths.md, docs/op-script.md): names are keyed
- * case-insensitively with ASCII folding, trailing dots are stripped, a
+ * (docs/write-paths.md, docs/op-script.md): names are keyed case-
+ * insensitively with ASCII folding, trailing dots are stripped, a
  * clash is EEXIST, a case-only rename is a no-op, rename replaces an
  * existing file (or empty directory) in place (the target keeps its
  * name), rmdir of a non-empty directory is ENOTEMPTY, and the errno
- * precedence of the core's path walk is reproduced. It decodes UTF-8 and checks long-name validity itself; it
- * borrows from names.h only what depends on the short-name tables
- * (vfat_create_shortname to know whether a name is stored as a bare 8.3
- * entry or whose 8.3 form already exists, and the display of an alias).
+ * precedence of the core's path walk is reproduced. It decodes UTF-8
+ * and checks long-name validity itself; it borrows from names.h only
+ * what depends on the short-name tables (vfat_create_shortname to know
+ * whether a name is stored as a bare 8.3 entry or whose 8.3 form
+ * already exists, and the display of an alias).
  *
  * Why two models. This C model runs in fuzz_ops' process after every op,
  * thousands of times a second, so it covers only what the fuzz target
