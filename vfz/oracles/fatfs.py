@@ -124,6 +124,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
@@ -164,6 +166,7 @@ class Server:
     image's error, and the process is gone (the next request starts one)."""
 
     def __init__(self):
+        self.lock = threading.Lock()    # one request at a time (lanes may share an oracle)
         self.proc = None
         self.buf = b""
         self.next_id = 1
@@ -174,7 +177,6 @@ class Server:
         ok, node = available()
         if not ok:
             raise ServerError(node)
-        import tempfile
         fd, self.stderr_path = tempfile.mkstemp(prefix="vfz-fatfs-", suffix=".err")
         self.proc = subprocess.Popen([node, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=fd, cwd=NODE_DIR, start_new_session=True)
@@ -264,13 +266,18 @@ class Server:
         return ServerError(msg)
 
     def request(self, req, timeout):
-        if self.proc is None or self.proc.poll() is not None:
-            if self.proc is not None:
-                self._kill()
-            self._start()
-        return self._ask(req, timeout)
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                if self.proc is not None:
+                    self._kill()
+                self._start()
+            return self._ask(req, timeout)
 
     def close(self):
+        with self.lock:
+            self._close()
+
+    def _close(self):
         if self.proc is not None and self.proc.poll() is None:
             try:
                 self.proc.stdin.close()
