@@ -13,10 +13,10 @@ complaint per chain). fatcat's "! ..." messages on stderr are counted in
 extra["warnings"].
 
 How fatcat 1.1.0 spells names (named exceptions, see EXCEPTIONS):
-  * a long name is its UTF-16LE bytes, 0x00 high bytes dropped, cut at the
-    first unit whose low byte is 0x00 or 0xFF: right for U+0001-U+00FE
-    (Latin-1 but 'ÿ'); '日本語' (E5 65 2C 67 9E 8A) reads as
-    'åe,g\\x9e\\x8a', 'Ωaœaÿ' as '©\\x03aS\\x01a', '😀' (D83D DE00) as '=Ø'
+  * a long name is its UTF-16LE bytes, 0x00 high bytes dropped, and every
+    unit whose low byte is 0x00 or 0xFF dropped whole: right for
+    U+0001-U+00FE (Latin-1 but 'ÿ'); '日本語' (E5 65 2C 67 9E 8A) reads as
+    'åe,g\\x9e\\x8a', 'ÿaœ' as 'aS\\x01', '😀x' (D83D DE00 0078) as '=Øx'
   * a bare 8.3 name is shown as stored: upper case (the NT case byte is
     ignored), non-ASCII as its raw cp437 byte
   * every slot of every cluster of a directory is read, past a 0x00 end
@@ -55,15 +55,15 @@ def parse_list(text):
 
 def lfn_bytes_form(name):
     """A long name as fatcat 1.1.0 prints it: per UTF-16 unit its low byte
-    then its high byte, 0x00 and 0xFF high bytes dropped, the name ending at
-    the first unit whose low byte is 0x00 or 0xFF (what it takes for the
+    then its high byte, 0x00 and 0xFF high bytes dropped, and a unit whose
+    low byte is 0x00 or 0xFF dropped whole (it takes them for the
     terminator and padding); as Latin-1."""
     b = name.encode("utf-16-le", "surrogatepass")
     out = bytearray()
     for i in range(0, len(b), 2):
         lo, hi = b[i], b[i + 1]
         if lo in (0, 0xFF):
-            break
+            continue
         out.append(lo)
         if hi not in (0, 0xFF):
             out.append(hi)
@@ -243,11 +243,11 @@ ENTRIES = [Entry("fatcat", "fatcat", reader="vfz.oracles.fatcat:FatcatReader", n
 EXCEPTIONS = [
     NamedException(LFN_BYTES, "fatcat", "reader",
                    "fatcat 1.1.0 prints a long name as its UTF-16LE bytes with the 0x00 bytes "
-                   "dropped and the name cut at the first unit whose low byte is 0x00 or 0xFF "
-                   "(no UTF-16 decoding; fixed upstream later with codecvt): names in "
-                   "U+0001-U+00FE read right, any other character as one or two unrelated "
-                   "bytes ('日' U+65E5 -> 'åe') or the end of the name ('ÿ' U+00FF, the low "
-                   "surrogate of '😀' U+DE00). fatcat is wrong (LFN slots hold UTF-16)",
+                   "dropped and every unit whose low byte is 0x00 or 0xFF dropped whole (no "
+                   "UTF-16 decoding; fixed upstream later with codecvt): names in U+0001-U+00FE "
+                   "read right, any other character as one or two unrelated bytes ('日' U+65E5 "
+                   "-> 'åe') or nothing ('ÿ' U+00FF, the low surrogate U+DE00 of '😀'). fatcat "
+                   "is wrong (LFN slots hold UTF-16)",
                    "actual leaf == lfn_bytes_form(expected leaf)"),
     NamedException(PAST_END, "fatcat", "reader",
                    "fatcat reads every slot of a directory's clusters and skips only all-zero "
