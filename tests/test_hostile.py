@@ -118,8 +118,13 @@ class T(unittest.TestCase):
         img = self.path("seed3.img", seed_image())
         try:
             r.read(img, 60)                        # started
-            rr = r.read(img, 0.001)
-            self.assertEqual([x.kind for x in hv.classify(rr, timeout=0.001)], ["hang"], rr.error)
+            kinds = []
+            for _ in range(3):                     # 1 ms: FatFs cannot answer a listing that fast
+                rr = r.read(img, 0.001)
+                kinds = [x.kind for x in hv.classify(rr, timeout=0.001)]
+                if kinds:
+                    break
+            self.assertEqual(kinds, ["hang"], (rr.error, rr.seconds))
             rr = r.read(img, 60)                   # a fresh process answers
             self.assertIsNone(rr.error)
             self.assertTrue(rr.listing)
