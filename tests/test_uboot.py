@@ -199,6 +199,21 @@ class TestUboot(unittest.TestCase):
         self.assertEqual(res.results, ["ok", "ENOSYS", "EILSEQ"])
         self.assertEqual([e["path"] for e in core_ls(w)], ["/a"])
 
+    def test_5b_known_bugs_as_named(self):
+        """U-Boot's alias bugs, exactly as EXCEPTIONS describe them."""
+        w = self.img("w3.img", "")
+        ops = opscript.parse('create "/abcdefgh.c" 1 1\ncreate "/abcdefgx.c" 1 1\n'
+                             'create "/abcdefgh.txt" 1 1\ncreate "/abcdefgx.txt" 1 1\n'
+                             'create "/åland" 1 1\n')
+        res = self.writer.apply(w, ops, 120.0)
+        self.assertEqual(res.results, ["ok"] * 5)
+        shown = listing.loads(run([VFAT, "ls", w]).stdout)
+        # uboot-alias-dup: a 1-char extension gets ~1 twice, a 3-char one ~1, ~2
+        self.assertEqual(uboot.dup_short_ext(shown), [("/abcdefgh.c", "/abcdefgx.c")])
+        # uboot-alias-e5: 'åland' reads as deleted (alias byte 0xE5)
+        self.assertNotIn("/åland", [e["path"] for e in shown])
+        self.assertIn("Orphaned long file name part", run(["fsck.fat", "-n", w]).stdout)
+
     def test_6_hostile_images(self):
         garbage = os.path.join(self.tmp, "garbage.img")
         with open(garbage, "wb") as f:

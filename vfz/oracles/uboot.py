@@ -469,6 +469,10 @@ def word(path, var):
         raise Unnameable("a CR, LF or NUL byte")
     if 0xFF in path:
         raise Unnameable("a byte 0xFF (hush reads it as the end of input: syntax error)")
+    if any(b < 0x20 for b in path):
+        # measured: a name with 0x0B and 0x1E (the low bytes of astral
+        # characters) did not reach fatload intact
+        raise Unnameable("a control byte (does not reach the command intact)")
     if b"\\" in path:
         raise Unnameable("a '\\' (U-Boot splits paths at it, ISDIRDELIM)")
     printable = all(0x20 <= b < 0x7f for b in path)
@@ -752,11 +756,12 @@ class UbootReader(Reader):
 # (fat_itr_resolve: -ENOENT, -ENOTDIR), mapped by number; the rest by text.
 WALK_ERR = re.compile(rb": doesn't exist \((-\d+)\)")
 MESSAGES = (
-    (rb": already exists", "EEXIST"),              # fatmkdir onto any existing name
+    (rb": already ex", "EEXIST"),                  # fatmkdir onto any existing name
+    # (U-Boot's printf cuts a line at its buffer: "...: doesn't exis")
     (rb"illegal filename", "EINVAL"),              # normalize_longname: < 0x20, <>:"/\|?* or >= 256 bytes
     (rb"directory is not empty", "ENOTEMPTY"),     # fatrm
     (rb"cannot remove root", "EBUSY"),             # fatrm /
-    (rb": doesn't exist", "ENOENT"),               # fatrm (no number printed)
+    (rb": doesn't ex", "ENOENT"),                  # fatrm (no number printed)
     (rb"no space left|[Nn]o space|Disk full|allocat", "ENOSPC"),
 )
 
@@ -1085,6 +1090,26 @@ LITERAL_WALK = "uboot-literal-walk"
 UNADDRESSABLE = "uboot-unaddressable"
 WALK_ENOENT = "uboot-walk-enoent"
 FSINFO = "uboot-fsinfo-stale"
+ALIAS_DEL = "uboot-alias-del"
+ALIAS_DUP = "uboot-alias-dup"
+
+
+def dup_short_ext(listing_):
+    """Pairs of entries of one directory with the same 8.3 bytes whose
+    extension has 1 or 2 characters (the core's listing: "short" hex)."""
+    seen, out = {}, []
+    for e in listing_ or ():
+        sh = e.get("short")
+        if not sh:
+            continue
+        key = (e["path"].rpartition("/")[0], sh)
+        if key in seen:
+            ext = bytes.fromhex(sh)[8:].rstrip(b" ")
+            if 1 <= len(ext) <= 2:
+                out.append((seen[key], e["path"]))
+        else:
+            seen[key] = e["path"]
+    return out
 NAME_FIRST = "uboot-name-check-first"
 ALIAS_E5 = "uboot-alias-e5"
 
@@ -1170,13 +1195,27 @@ def _reader_explain(ev):
 
 
 def _writer_explain(ev):
-    """uboot-fsinfo-stale: fsck.fat's only complaint on a FAT32 image U-Boot
-    wrote is the FSInfo free count."""
+    """fsck.fat's complaints on an image U-Boot wrote:
+      uboot-alias-del: every complaint is a bad short name holding 0x7F
+        ('Bad short file name (\x7f~1)') at a path holding DEL;
+      uboot-alias-dup (a bug): fsck.fat finds a duplicate and the core's
+        listing shows two equal aliases with a 1-2 character extension;
+      uboot-fsinfo-stale: the only complaint is the FAT32 FSInfo free count."""
     r = getattr(ev, "rr", None)
-    if r is None or ev.fat_bits != 32:
+    if r is None:
         return None
-    kinds = {c.get("kind") for c in r.extra.get("complaints", ()) if isinstance(c, dict)}
-    return FSINFO if kinds == {"free-count"} else None
+    cs = [c for c in r.extra.get("complaints", ()) if isinstance(c, dict)]
+    kinds = {c.get("kind") for c in cs}
+    if cs and kinds == {"bad-short-name"} and all(
+            "\x7f" in c.get("message", "") and "\x7f" in str(c.get("path", "")) for c in cs):
+        return ALIAS_DEL
+    if ev.fat_bits == 32 and kinds == {"free-count"}:
+        return FSINFO
+    if cs and kinds <= {"duplicate", "other", "free-count"} and "duplicate" in kinds and ev.image:
+        from vfz.evidence import core_listing
+        if dup_short_ext(core_listing(ev.image)):
+            return ALIAS_DUP
+    return None
 
 
 UbootReader.explain = staticmethod(_reader_explain)
@@ -1304,6 +1343,24 @@ EXCEPTIONS = [
                    "U-Boot's lookup answers ENOENT for a path that goes through a file "
                    "(fat_itr_resolve: 'bad trailing path'), where Linux says ENOTDIR",
                    "expected ENOTDIR, got ENOENT (UbootWriter.result_exception)"),
+    NamedException(ALIAS_DEL, "uboot", "writer",
+                   "U-Boot copies DEL (0x7F) from a long name into its ~N alias ('\x7f' -> "
+                   "7F '~1'), as Linux does into its aliases; fsck.fat 4.2 calls such a short "
+                   "name bad and renames it under -a. fatgen103 does not list 0x7F among the "
+                   "illegal DIR_Name bytes: fsck.fat is stricter than the specification",
+                   "every fsck.fat complaint on the uboot writer's image is a bad short name "
+                   "holding 0x7F at a path holding DEL (UbootWriter.explain)"),
+    NamedException(ALIAS_DUP, "uboot", "writer",
+                   "U-Boot 2023.01 gives two long names the same ~N alias when the extension "
+                   "has one or two characters: 'abcdefgh.c' and 'abcdefgx.c' both get "
+                   "ABCDEF~1.C, 'ab.tar.gz' and 'ab.x.gz' both AB~1.GZ (with no extension or "
+                   "three characters it counts on to ~2). Two equal 8.3 names in one directory: "
+                   "fsck.fat 'Duplicate directory entry', renames the second under -a; a "
+                   "lookup by the alias finds the first. U-Boot is wrong (fatgen103: short "
+                   "names are unique in a directory)",
+                   "fsck.fat complains of a duplicate and the core's listing of the image shows "
+                   "two entries of one directory with the same 8.3 bytes and a 1-2 character "
+                   "extension (UbootWriter.explain, dup_short_ext)", bug="uboot-alias-dup"),
     NamedException(FSINFO, "uboot", "writer",
                    "U-Boot 2023.01 does not update the FAT32 FSInfo free-cluster count when it "
                    "allocates or frees clusters; fsck.fat -n reports 'Free cluster summary "
