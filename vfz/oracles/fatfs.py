@@ -603,7 +603,7 @@ EXCEPTIONS = [
         "no contents and a directory no children; the reader opens it by its 8.3 name when that "
         "finds the same entry (dual aliases without DEL), which nodual dummies cannot",
         "every difference lies at or under a path component with DEL; the complaint names "
-        "FR_INVALID_NAME (explain_read)"),
+        "FR_INVALID_NAME (explain_read)", bug="fatfs"),
     NamedException(
         CASE_TWINS, "fatfs", "reader",
         "FatFs compares long names with its Unicode upper-casing (as the FAT long-name rules and "
