@@ -385,13 +385,11 @@ class Tree:
                     old[os.path.relpath(p, self.root)] = (fh.read(), os.stat(p).st_mtime)
         shutil.rmtree(self.root, ignore_errors=True)
         os.makedirs(self.root)
-        units = [f"tests/{f}" for f in os.listdir(os.path.join(REPO, "tests"))
-                 if f.startswith("unit_") or f == "unit_test.h"]
-        units = [u for u in units if subprocess.run(["git", "-C", REPO, "cat-file", "-e", f"HEAD:{u}"],
-                                                    capture_output=True).returncode == 0]
+        units = ["tests"]            # the unit suites, and the tests CMakeLists.txt names
         cml = subprocess.run(["git", "-C", REPO, "show", "HEAD:CMakeLists.txt"], capture_output=True,
                              text=True, check=True).stdout
-        extra = re.findall(r"add_executable\(\w+ ([\w/.-]+\.c)\)", cml)    # study_collide, bench_create
+        extra = [f for args in re.findall(r"add_executable\(\w+ ([^)$]*)\)", cml)    # study_collide, ...
+                 for f in args.split() if f.endswith(".c")]
         arch = subprocess.run(["git", "-C", REPO, "archive", "HEAD", *TREE_FILES, "core", *units, *extra],
                               capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", self.root], input=arch.stdout, check=True)
