@@ -240,6 +240,11 @@ class Run:
         else:
             flaky = False
             check = hostile_min.Checker(reader, name, sig, h["canary"], t, path)
+            if v.kind != "hang" and check(seed_img):
+                # the unmutated seed shows it too: a bug of the tool on a
+                # well-formed volume, not of the mutation; recorded as such
+                self.log(f"hostile: {name}: {v.kind} happens on the seed {h['seed_name']} too")
+                h = dict(h, on_seed=True)
             small = hostile_min.minimise(seed_img, h, check, budget_s=self.args.min_seconds)
             if small != h["image"] and v.kind == "hang" and not confirm(small):
                 small = h["image"]
@@ -334,7 +339,7 @@ def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False)
     patches = h["patches"]
     info = {
         "reader": reader, "kind": v.kind, "message": v.message, "signature": v.signature(reader),
-        "evidence": v.evidence[:4000], "flaky": flaky,
+        "evidence": v.evidence[:4000], "flaky": flaky, "on_seed": bool(h.get("on_seed")),
         "run_seed": args.seed, "image_index": h["index"], "seed_image": h["seed_name"],
         "mutators": h["kinds"], "timeout": args.timeout,
         "cfg": reader_cfg(reader, getattr(args, "asan_peers", None)),
@@ -369,6 +374,8 @@ def readme(info, diff):
     title = oracles.entry(info["reader"]).title if info["reader"] in oracles.entries() else info["reader"]
     return (f"# {title}: {info['kind']} on a hostile volume\n\n"
             f"Signature: `{info['signature']}`{' (flaky: did not happen on a second read)' if info['flaky'] else ''}\n\n"
+            + ("**It happens on the unmutated seed volume too**: a bug of the tool on a well-formed "
+               "volume, not caused by the mutation.\n\n" if info.get("on_seed") else "") +
             f"Seed volume `{info['seed_image']}`, run seed {info['run_seed']}, image {info['image_index']}, "
             f"mutators {', '.join(info['mutators'])}.\n\n"
             f"Fields the minimised volume changes: "
