@@ -861,11 +861,15 @@ class UbootWriter(Writer):
         if not comps:
             return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
                     "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
-        if "\\" in op.args[0]:
+        def bad(c):
+            return "\\" in c or any(ord(x) < 0x20 for x in c)
+        if any(bad(c) for c in comps):
             # U-Boot splits paths at '\\' too (ISDIRDELIM): "/caca\\" would write
-            # "caca". Refused as Linux refuses it: a new leaf EINVAL, else ENOENT
-            leafy = op.kind in ("mkdir", "create") and "\\" not in "/".join(comps[:-1])
-            return ("EINVAL" if leafy else "ENOENT"), "a '\\' (a separator to U-Boot; glue)"
+            # "caca"; a control byte does not reach the command intact. Both are
+            # refused in new names by Linux and by U-Boot (normalize_longname),
+            # so no entry has one: a new leaf EINVAL, any other path ENOENT
+            leafy = op.kind in ("mkdir", "create") and not any(bad(c) for c in comps[:-1])
+            return ("EINVAL" if leafy else "ENOENT"), "a '\\' or a control byte (glue)"
         try:
             enc(op.args[0])
         except Unnameable as x:
