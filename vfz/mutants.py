@@ -627,7 +627,11 @@ def run(args):
         picks = [["fat12", "fat16"]] if len(refcks) == 1 else [["fat12"], ["fat16"]] * 5
         tours = []
         for ck, fss in zip(refcks, picks):
-            tours.append([(steer.tour(*steer.volume_free(ck.pristine_image(fs))), fs) for fs in fss])
+            t = [(steer.tour(*steer.volume_free(ck.pristine_image(fs))), fs) for fs in fss]
+            if getattr(ck, "formatter", None) == "vfat":
+                # the mutant's mkfs on every FAT type at once: a short script each
+                t += [(steer.probe(), fs) for fs in campaign.DEFAULT_FS if fs not in fss]
+            tours.append(t)
     counted = skipped = 0
     want = len(rerun) if rerun is not None else args.mutants
     if shard_n > 1 and rerun is None:

@@ -77,6 +77,13 @@ def tour(free, cluster):
     return opscript.parse("\n".join(lines) + "\n")
 
 
+def probe():
+    """A short script that touches the volume's FAT, root and data (for
+    checking a formatter on each FAT type without a tour's cost)."""
+    return opscript.parse('mkdir "/p"\ncreate "/p/a long name.txt" 3000 1\ncreate "/B.TXT" 10 2\n'
+                          'unlink "/p/a long name.txt"\n')
+
+
 def volume_free(image):
     """-> (free data bytes, cluster bytes) of an image."""
     with open(image, "rb") as f:
