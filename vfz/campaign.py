@@ -249,8 +249,9 @@ class Campaign:
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
         self.kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
+        self.transformers = a.transformers.split(",") if getattr(a, "transformers", None) else []
         self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes,
-                               cfg=self.kcfg)
+                               cfg=self.kcfg, transformers=self.transformers)
         self.checkers = [self.checker]
         thr = threading.Thread(target=self._progress_loop, daemon=True)
         thr.start()            # progress lines while the kernel VM boots, too
@@ -269,10 +270,11 @@ class Campaign:
             rn, wn = self.checker.reader_names, self.checker.writer_names
             for i in range(1, a.jobs):
                 self.checkers.append(Checker(rn, wn, vfat=a.vfat, timeout=a.timeout, notes=[],
-                                             cfg=self.kcfg))
+                                             cfg=self.kcfg, transformers=self.transformers))
             self.lanes = [Lane(self, i, ck) for i, ck in enumerate(self.checkers)]
             self.minimiser = minworker.Minimiser(
-                self, Checker(rn, wn, vfat=a.vfat, timeout=a.timeout, notes=[], cfg=self.kcfg))
+                self, Checker(rn, wn, vfat=a.vfat, timeout=a.timeout, notes=[], cfg=self.kcfg,
+                              transformers=self.transformers))
             self.say(f"writers: {','.join(wn)}; readers: {','.join(rn)}; volumes: "
                      f"{','.join(self.fs_list)}; {len(self.lanes)} check lane(s), minimiser beside them")
             for d, ops, fs, src in pending:
@@ -684,6 +686,7 @@ def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
         info = {"signature": d.sig, "fields": d.fields, "summary": summary_line(d, mops, fs),
                 "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
                 "writer_seeds": {n: w.seed for n, w in checker.writers if getattr(w, "seed", None) is not None},
+                "transformers": [n for n, _ in checker.transformers],
                 "ops_orig": len(orig_ops), "ops_min": len(mops), "detail": d.detail[:4000],
                 "verdicts": res.verdicts, "details": {w: {o: t[:4000] for o, t in v.items()}
                                                       for w, v in res.details.items()},
@@ -701,6 +704,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, help="campaign seed (default: resume the workdir's, else random)")
     p.add_argument("--oracles", help=f"readers (default {','.join(DEFAULT_READERS)}; also vfat-check)")
     p.add_argument("--writers", help=f"writers (default {','.join(DEFAULT_WRITERS)} + kernel when available)")
+    p.add_argument("--transformers", help="transformers applied to each writer's image, whose readers must "
+                                          "then see the same tree (e.g. fatsort,fsck-repair; default none)")
     p.add_argument("--jobs", type=int, default=pace.cores(),
                    help=f"check lanes: scripts checked at once (default: the cores, {pace.cores()})")
     p.add_argument("--fuzz-jobs", type=int, default=1, help="fuzz_ops workers (default 1)")

@@ -197,7 +197,8 @@ class Checker:
     """Writers x readers on op-scripts, oracles loaded once."""
 
     def __init__(self, readers=None, writers=None, vfat=None, timeout=60.0, notes=None,
-                 explicit_readers=False, explicit_writers=False, cfg=None, formatter="mkfs.fat"):
+                 explicit_readers=False, explicit_writers=False, cfg=None, formatter="mkfs.fat",
+                 transformers=()):
         self.notes = notes if notes is not None else []
         self.timeout = timeout
         self.vfat = vfat
@@ -244,6 +245,13 @@ class Checker:
                 self.writers.append((n, o))
         if not self.writers:
             raise UsageError("no writer available: " + "; ".join(self.notes))
+        self.transformers = []
+        for n in transformers or ():
+            if n not in oracles.TRANSFORMERS:
+                raise UsageError(f"unknown transformer {n!r} (known: {', '.join(sorted(oracles.TRANSFORMERS))})")
+            o = diff.load_oracle("transformer", n, False, self.notes, cfg)
+            if o is not None:
+                self.transformers.append((n, o))
 
     @property
     def reader_names(self):
@@ -254,7 +262,7 @@ class Checker:
         return [n for n, _ in self.writers]
 
     def close(self):
-        for _, o in self.readers + self.writers:
+        for _, o in self.readers + self.writers + self.transformers:
             try:
                 o.close()
             except Exception:
@@ -399,6 +407,8 @@ class Checker:
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
                                 "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
         self._read_image(res, full, fs, wn, m, img, readers)
+        if self.transformers:
+            self._transform_image(res, full, fs, wn, m, img, readers)
 
     def _read_image(self, res, ops, fs, wn, m, img, readers):
         used = Counter()
@@ -424,12 +434,23 @@ class Checker:
             finally:
                 self.timed("compare", time.monotonic() - t1)
 
-    def _judge(self, res, ops, fs, wn, m, img, rn, r, rcls, rr, used, exp_entries, wentry):
+    def _judge(self, res, ops, fs, wn, m, img, rn, r, rcls, rr, used, exp_entries, wentry,
+               key=None, relabel=None):
+        """One reader's answer on the image of writer wn (key: the image's
+        name in res, when a transformer rewrote it; relabel: how its
+        divergences are filed then)."""
+        key = key or wn
         hook = getattr(r, "expected_complaints", None)
         if hook:
             rr.complaints = hook(rr.complaints, wentry)
         try:
-            exp_c = rcls.expectations(wentry, m, img, fat_bits(fs))
+            if key == wn:
+                exp_c = rcls.expectations(wentry, m, img, fat_bits(fs))
+            else:
+                # a transformer rewrote the short entries: what a checker must
+                # say follows from the image as it now is (the core's listing)
+                exp_c = rcls.expectations(None, None, img, fat_bits(fs),
+                                          core_listing=(twin_listing(img) or {}).values())
             vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
         except Exception as e:
             msg = f"verdict for {rn}: {type(e).__name__}: {e}"
@@ -438,15 +459,74 @@ class Checker:
                                wn, msg))
             return
         d = vd.text()
-        res.raws[f"{wn}.{rn}"] = rr.raw
-        res.verdicts[wn][rn] = vd.verdict
-        res.details[wn][rn] = d
+        res.raws[f"{key}.{rn}"] = rr.raw
+        res.verdicts[key][rn] = vd.verdict
+        res.details[key][rn] = d
         if vd.verdict != "ok":
             ev = Evidence(ops, writer=wn, reader=rn, rr=rr, verdict=vd.verdict, diff=vd.diff,
                           lines=vd.lines, detail=d, exp_complaints=exp_c, image=img,
                           entries=exp_entries, fat_bits=fat_bits(fs))
-            for div in self._reader_divs(ev, rcls, oracles.oracle_class(wn, "writer")):
+            divs = self._reader_divs(ev, rcls, oracles.oracle_class(wn, "writer"))
+            for div in (relabel(ev, divs) if relabel else divs):
                 res.add(div)
+
+    # ------------------------------------------------------------ transformers
+    def _transform_image(self, res, ops, fs, wn, m, img, readers):
+        """Each transformer rewrites a copy of writer wn's image (fatsort,
+        fsck.fat -a); every reader that read the writer's image right must
+        then see the same tree. A divergence is the transformer's: its own
+        named exception when its hook explains it, else the reader's kind
+        prefixed with the reader ('kernel:missing'); a failed transform is
+        one finding of its own."""
+        used = Counter()
+        exp_entries = m.entries()
+        wentry = oracles.entry(wn)
+        for tn, t in self.transformers:
+            key = f"{wn}>{tn}"
+            timg = os.path.join(os.path.dirname(img), f"{wn}-{tn}.img")
+            findings.sparse_copy(img, timg)
+            t0 = time.monotonic()
+            try:
+                tr = t.transform(timg, self.timeout)
+            except Exception as e:
+                tr = oracles.WriteResult(tn, error=f"{type(e).__name__}: {e}")
+            self.timed(f"transform {tn}", time.monotonic() - t0, tr.seconds)
+            fam = oracles.entry(tn).family
+            res.images[key] = timg
+            res.raws[key] = tr.raw
+            res.verdicts[key] = {}
+            res.details[key] = {}
+            if tr.error:
+                res.verdicts[key]["(transformer)"] = "failed"
+                res.details[key]["(transformer)"] = tr.error
+                res.add(Divergence({"role": "transformer", "oracle": fam, "verdict": "failed",
+                                    "kind": findings.normalise(tr.error, 60), "op": "-", "cls": "-"},
+                                   wn, tr.error))
+                continue
+            tcls = type(t)
+
+            def relabel(ev, divs, tr=tr, tcls=tcls, fam=fam):
+                d = ev.diff
+                named = tcls.explain({"raw": tr.raw, "wr": tr, "verdict": ev.verdict, "reader": ev.reader,
+                                      "missing": [e["path"] for e in d.missing] if d else [],
+                                      "extra": [e["path"] for e in d.extra] if d else []})
+                if named:
+                    yield Divergence({"role": "transformer", "oracle": fam, "verdict": ev.verdict,
+                                      "kind": named, "op": "-", "cls": "-"}, ev.writer, ev.detail)
+                    return
+                for div in divs:
+                    f = dict(div.fields, role="transformer", oracle=fam,
+                             kind=f"{ev.reader}:{div.fields['kind']}")
+                    yield Divergence(f, div.writer, div.detail)
+            for rn, r in self.readers:
+                if (readers is not None and rn not in readers) or res.verdicts[wn].get(rn) != "ok":
+                    continue            # a reader that already differs: not the transformer's doing
+                try:
+                    rr = r.read(timg, self.timeout)
+                except Exception as ex:
+                    rr = oracles.ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
+                self._judge(res, ops, fs, wn, m, timg, rn, r, type(r), rr, used, exp_entries, wentry,
+                            key=key, relabel=relabel)
 
     def _reader_divs(self, ev, rcls, wcls):
         """The divergences of one reader verdict: a named exception of the

@@ -128,7 +128,8 @@ def load_oracle(kind, name, explicit, notes, cfg=None):
         # a default oracle: never start a long guest build behind the user's back
         kw.setdefault("auto_build", False)
     try:
-        o = (oracles.get_reader if kind == "reader" else oracles.get_writer)(name, **kw)
+        o = {"reader": oracles.get_reader, "writer": oracles.get_writer,
+             "transformer": oracles.get_transformer}[kind](name, **kw)
     except Exception as e:  # module missing (not built yet) or broken
         if explicit:
             raise UsageError(f"{kind} {name} unavailable ({type(e).__name__}: {e})")
