@@ -6,7 +6,8 @@
  *   dir.c      directory slots: iterate, parse LFN sets, search, add, remove
  *   namei.c    path walk and the operations (policies: dual, nodual v1/v3)
  *   names.c    pure name policy (names.h)
- *   check.c    structural checker (independent of dir.c's writer logic)
+ *   check.c    structural checker (independent of dir.c's writer logic);
+ *              check_fat.c its FAT checks, check_lfn.c its LFN checks
  */
 #ifndef VFAT_FAT_H
 #define VFAT_FAT_H
