@@ -76,6 +76,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
@@ -105,6 +106,11 @@ def available():
     return True, ROM
 
 
+MAX_IDLE = 6                  # paused boards kept per process (~55 MB each)
+_LOCK = threading.Lock()
+_IDLE = set()
+
+
 class Trap(Exception):
     """U-Boot crashed, reset or stopped answering; the board is gone."""
 
@@ -122,6 +128,7 @@ class Board:
         self.swaps = 0
         self.log = b""            # console output of the current request (for raw)
         self.paused = False
+        self.idle_since = 0.0
 
     # ------------------------------------------------------------ process
     def _paths(self):
@@ -171,7 +178,23 @@ class Board:
                 raise self._trap(f"setup failed: {out[-200:]!r}")
 
     def kill(self):
-        self.resume()
+        with _LOCK:
+            self._kill_locked()
+
+    def __del__(self):
+        try:
+            self.kill()
+        except Exception:
+            pass
+
+    def _kill_locked(self):
+        _IDLE.discard(self)
+        if self.paused and self.proc is not None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        self.paused = False
         p, self.proc = self.proc, None
         if p is not None:
             try:
@@ -196,18 +219,29 @@ class Board:
 
     def pause(self):
         """SIGSTOP QEMU between requests: U-Boot polls its console, and a
-        waiting board would take a host CPU for nothing."""
-        if self.alive() and not self.paused:
-            os.kill(self.proc.pid, signal.SIGSTOP)
-            self.paused = True
+        waiting board would take a host CPU for nothing. Beyond MAX_IDLE
+        paused boards in this process (oracle instances a campaign does not
+        close), the longest idle other one is killed: its owner boots again."""
+        with _LOCK:
+            if self.alive() and not self.paused:
+                os.kill(self.proc.pid, signal.SIGSTOP)
+                self.paused = True
+                self.idle_since = time.monotonic()
+                _IDLE.add(self)
+            extra = sorted((b for b in _IDLE if b is not self and b.paused),
+                           key=lambda b: b.idle_since)[:max(0, len(_IDLE) - MAX_IDLE)]
+            for b in extra:
+                b._kill_locked()
 
     def resume(self):
-        if self.paused and self.proc is not None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-        self.paused = False
+        with _LOCK:
+            _IDLE.discard(self)
+            if self.paused and self.proc is not None:
+                try:
+                    os.kill(self.proc.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            self.paused = False
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
