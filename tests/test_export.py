@@ -175,7 +175,7 @@ class ExportTests(unittest.TestCase):
         self.assertEqual(len(r.stderr.strip().split("\n")), 1, r.stderr)
         self.assertIn("--writers", r.stderr)
         with self.assertRaises(export.ExportError):
-            export.impl_module("uboot")
+            export.impl_module("no-such-tool")
 
 
 if __name__ == "__main__":
