@@ -11,11 +11,9 @@ count). Every reader must list what vfat ls lists, except where its own
 named exceptions (its hooks, with evidence) say why. Skipped only when a
 tool is not installed (vfatfuzz setup installs them all).
 """
-import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
