@@ -75,7 +75,7 @@ def crash(rr):
     t = _text(rr)
     m = SANITIZER.search(t)
     if m:
-        frames = [f for f in ASAN_FRAME.findall(t[m.start():]) if not f.startswith(("__", "_start"))][:3]
+        frames = [f for f in ASAN_FRAME.findall(t[m.start():]) if not f.startswith(("__", "_start"))][:2]
         return Verdict("crash", norm(m.group(0), 60) + (" in " + "<".join(frames) if frames else ""),
                        t[m.start():m.start() + 2000])
     m = SIGNAL.search(t)
