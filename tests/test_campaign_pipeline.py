@@ -30,7 +30,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import campaign, findings  # noqa: E402
+from vfz import findings, shards  # noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 VFAT = os.path.join(REPO, "build", "vfat")
@@ -201,7 +201,7 @@ class PipelineTests(unittest.TestCase):
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("shard 0/2", r.stderr)
         # disjoint: shard I checks iterations I, I+N, ... of the seed's sequence
-        its = [{campaign.shard_iteration(k, (i, 2)) for k in range(50)} for i in (0, 1)]
+        its = [{shards.shard_iteration(k, (i, 2)) for k in range(50)} for i in (0, 1)]
         self.assertFalse(its[0] & its[1])
         self.assertEqual(its[0] | its[1], set(range(100)))
         fa, fb = set(finding_names(a)), set(finding_names(b))

@@ -24,7 +24,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import campaign, export, findings, opscript  # noqa: E402
+from vfz import campaign, export, filing, findings, opscript  # noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 CASES = os.path.join(REPO, "corpus", "regressions")
@@ -134,7 +134,7 @@ class ExportTests(unittest.TestCase):
         try:
             res = ck.check(ops, "fat32")
             div = next(x for x in res.divs.values() if x.fields["oracle"] == "dosfsck")
-            path = campaign.write_full(self.tmp, ck, div, ops, ops, "fat32", {})
+            path = filing.write_full(self.tmp, ck, div, ops, ops, "fat32", {})
         finally:
             ck.close()
         self.assertEqual(findings.well_formed(path), "")

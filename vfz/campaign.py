@@ -39,10 +39,8 @@ import json
 import os
 import queue
 import random
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -53,10 +51,12 @@ from vfz.errors import UsageError
 from vfz.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary
 from vfz.scriptgen import enrich, gen_script, iter_params
 from vfz.targets import minimize_crash
+from vfz import campaign_summary
+from vfz.filing import MIN_BUDGET, divergence_test, summary_line, write_full  # noqa: F401
+from vfz.shards import parse_shard, shard_iteration, shard_seed  # noqa: F401
 
 DEFAULT_FS = ["fat12", "fat16", "fat32"]
 PROGRESS_EVERY = 5.0
-MIN_BUDGET = 90.0                      # seconds per finding's minimisation (cap)
 MIN_LATE = 5.0                         # ... when the time budget is already spent
 
 
@@ -566,137 +566,9 @@ class Campaign:
         self.say(f"finding {h}: {summary}")
 
     # ......................................................... the summary
+
     def summary(self):
-        ck = self.checker
-        applies = self.total("applies")
-        imgs = self.total("images_checked")
-        el = time.monotonic() - self.t0
-        self.say("")
-        self.say(f"campaign summary: seed {self.seed}, {el:.0f} s, {self.scripts} scripts, "
-                 f"{sum(applies.values())} images written, next iteration {self.low_water()}")
-        self.say(f"{'oracle':<14} {'role':<7} {'images':>8} {'divergences':>12}")
-        for n in ck.writer_names:
-            self.say(f"{n:<14} {'writer':<7} {applies[n]:>8} {self.seen_divs.get(('writer', n), 0):>12}")
-        for n in ck.reader_names:
-            self.say(f"{n:<14} {'reader':<7} {imgs[n]:>8} {self.seen_divs.get(('reader', n), 0):>12}")
-        stage_s, stage_n = self.total("stage_s"), self.total("stage_n")
-        stage_s.update(self.main_s)
-        stage_n.update(self.main_n)
-        prep = pace.report(stage_s, stage_n, self.total("own_s"),
-                           {n: imgs[n] for n in ck.reader_names}, self.loop_s,
-                           cpu_s=self.total("cpu_s"),
-                           used_cpu=(self.loop_cpu if self.loop_cpu is not None else None))
-        prep["lanes"] = len(self.lanes)
-        mn = self.minimiser
-        if mn:
-            prep["minimiser"] = {"jobs": mn.done, "seconds": round(mn.seconds, 1),
-                                 "images": dict(mn.checker.images_checked),
-                                 "pending": sorted(n[:-5] for n in os.listdir(minworker.pending_dir(self.workdir))
-                                                   if n.endswith(".json"))
-                                 if os.path.isdir(minworker.pending_dir(self.workdir)) else []}
-        for ln in pace.table(prep):
-            self.say(ln)
-        if mn:
-            self.say(f"minimiser: {mn.done} job(s) in {mn.seconds:.1f} s beside the main loop"
-                     + (f"; {len(prep['minimiser']['pending'])} pending for the next run"
-                        if prep["minimiser"]["pending"] else ""))
-        if self.fuzzer:
-            self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
-                     f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
-        self.say(f"findings: {len(self.new)} new, {len(self.known)} total in {findings.findings_dir(self.workdir)}")
-        for h, s in self.new:
-            self.say(f"  NEW {h}  {s}")
-        # machine-readable form (bench, CI): <workdir>/summary.json
-        summ = {"seed": self.seed, "seconds": round(el, 1), "scripts": self.scripts,
-                "next_iteration": self.low_water(),
-                "shard": list(self.shard),
-                "writers": {n: applies[n] for n in ck.writer_names},
-                "readers": {n: imgs[n] for n in ck.reader_names},
-                "images_per_minute": {n: round(imgs[n] * 60.0 / el, 1) if el else 0.0
-                                      for n in ck.reader_names},
-                "fuzz_execs_per_s": self.fuzzer.execs_per_s() if self.fuzzer else None,
-                "pipeline": prep,
-                "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}
-        try:
-            tmp = os.path.join(self.workdir, f".summary.json.{os.getpid()}")
-            with open(tmp, "w") as f:
-                json.dump(summ, f, indent=1)
-            os.replace(tmp, os.path.join(self.workdir, "summary.json"))
-        except OSError:
-            pass
-
-
-def parse_shard(text):
-    """'I/N' -> (I, N), 0 <= I < N; None -> (0, 1)."""
-    if not text:
-        return (0, 1)
-    try:
-        i, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise UsageError(f"--shard {text!r}: expected I/N (e.g. 0/4)") from None
-    if n < 1 or not 0 <= i < n:
-        raise UsageError(f"--shard {text!r}: need 0 <= I < N")
-    return (i, n)
-
-
-def shard_iteration(i, shard):
-    """Shard I of N checks the generated iterations I, I+N, I+2N, ... of the
-    seed's sequence: the shards of one seed are disjoint, their union the
-    sequence one unsharded campaign would run."""
-    return i * shard[1] + shard[0]
-
-
-def shard_seed(seed, shard):
-    """The fuzzer's seed for a shard (distinct per shard)."""
-    return (seed + 1000003 * shard[0]) % (1 << 31) or 1
-
-
-def summary_line(d, mops, fs):
-    return (f"{findings.sig_text(d.fields)} | writer {d.writer} on {fs} | {len(mops)} ops: "
-            + "; ".join(str(o) for o in mops[:3])[:200] + (" ..." if len(mops) > 3 else ""))
-
-
-def divergence_test(checker, d, fs):
-    """ops -> bool: does the same signature still appear (same writer/oracle)?"""
-    rd = [d.fields["oracle"]] if d.fields["role"] == "reader" else []
-    if d.fields["role"] == "harness" and d.fields["oracle"] != "model":
-        rd = [d.fields["oracle"]]
-
-    def test(ops):
-        r = checker.check(ops, fs, writers=[d.writer], readers=rd)
-        return d.sig in r.divs
-    return test
-
-
-def minimize_divergence(checker, d, ops, fs, budget=MIN_BUDGET):
-    test = divergence_test(checker, d, fs)
-    return minimize.minimize(ops, test, budget=budget)
-
-
-def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
-    """Re-check the minimised script on every oracle and write the finding."""
-    wd = tempfile.mkdtemp(prefix="vfz-finding-", dir=checker.tmp)
-    try:
-        res = checker.check(mops, fs, workdir=wd)
-        if d.sig not in res.divs:        # flaky: keep the original script's evidence
-            res = checker.check(orig_ops, fs, workdir=wd)
-        images = {f"before-{fs}.img": checker.pristine_image(fs)}
-        for w, p in res.images.items():
-            images[f"after-{w}.img"] = p
-        info = {"signature": d.sig, "fields": d.fields, "summary": summary_line(d, mops, fs),
-                "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
-                "writer_seeds": {n: w.seed for n, w in checker.writers if getattr(w, "seed", None) is not None},
-                "transformers": [n for n, _ in checker.transformers],
-                "ops_orig": len(orig_ops), "ops_min": len(mops), "detail": d.detail[:4000],
-                "verdicts": res.verdicts, "details": {w: {o: t[:4000] for o, t in v.items()}
-                                                      for w, v in res.details.items()},
-                "also": sorted({findings.sig_text(x.fields) for x in res.divs.values()
-                                if x.sig != d.sig}), **extra}
-        return findings.write_finding(workdir, d.sig, info,
-                                      {"ops.txt": opscript.dump(mops), "ops.orig.txt": opscript.dump(orig_ops)},
-                                      images, res.raws)
-    finally:
-        shutil.rmtree(wd, ignore_errors=True)
+        campaign_summary.summarise(self)
 
 
 def add_arguments(p):

@@ -21,6 +21,8 @@ from collections import Counter
 from vfz import diff, findings, model, oracles, proc, verdict
 from vfz.errors import UsageError
 from vfz.evidence import Evidence
+from vfz import twins
+from vfz.twins import twin_listing
 
 DEFAULT_READERS = oracles.names("reader", default=True)
 DEFAULT_WRITERS = [n for n in oracles.names("writer", default=True) if oracles.entry(n).cost != "vm"]
@@ -339,7 +341,7 @@ class Checker:
                                    wn, m.msg))
                 continue
             self._check_writer(res, wops, fs, wn, w, m, base, wdir, readers)
-        self._check_twins(res, ops)
+        twins.check_twins(self, res, ops)
         return res
 
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
@@ -555,64 +557,3 @@ class Checker:
         for kind, p in rcls.complaint_kinds(ev):
             yield Divergence(dict(base, kind=kind, op=op_for_path(ev.ops, p), cls=name_class(p)),
                              ev.writer, ev.detail)
-
-    # ------------------------------------------------------------ twins
-    def _check_twins(self, res, ops):
-        """A writer that reimplements another (Entry.twin: the core and the
-        kernel it follows) must write the same bytes under the same script:
-        short entries (dual aliases, dummies of one seed), NT case byte,
-        attributes, first clusters and LFN slot counts, per path, from the
-        core's listing of both images. Masked only where the kernel draws
-        randomness: its hex-tail aliases (jiffies) and dummies of another
-        seed. One divergence per differing field."""
-        ws = dict(self.writers)
-        for wn, w in self.writers:
-            tn = oracles.entry(wn).twin
-            if not tn or tn not in ws or wn not in res.images or tn not in res.images:
-                continue
-            if res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"):
-                continue                       # results differ already: a finding of its own
-            same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
-            a, b = twin_listing(res.images[wn]), twin_listing(res.images[tn])
-            if a is None or b is None:
-                continue
-            for field, path, mine, theirs in twin_differences(a, b, same_seed):
-                det = (f"{wn} and its twin {tn} wrote {path} differently: {field} "
-                       f"{mine!r} vs {theirs!r}")
-                res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
-                                    "kind": f"twin-{field}", "op": op_for_path(ops, path),
-                                    "cls": name_class(path)}, wn, det))
-
-
-TWIN_FIELDS = ("type", "short", "nt", "attr", "cluster", "lfn")
-
-
-def twin_listing(image):
-    r = oracles.get_reader("core").read(image)
-    return None if r.error or r.listing is None else {e["path"]: e for e in r.listing}
-
-
-def _hex_tail(short_hex):
-    """Linux's fallback alias XXnnnn~D (hex digits from jiffies)."""
-    try:
-        b = bytes.fromhex(short_hex)
-    except (TypeError, ValueError):
-        return False
-    return len(b) == 11 and b[6:7] == b"~" and all(chr(c) in "0123456789ABCDEF" for c in b[2:6])
-
-
-def twin_differences(a, b, same_seed):
-    """[(field, path, mine, theirs)] between two core listings by path."""
-    out = []
-    for p in sorted(set(a) | set(b)):
-        x, y = a.get(p), b.get(p)
-        if x is None or y is None:
-            continue                 # a tree difference: the readers' finding
-        for f in TWIN_FIELDS:
-            u, v = x.get(f), y.get(f)
-            if f == "short" and (_hex_tail(v or "") or
-                                 (not same_seed and x.get("dummy") and y.get("dummy"))):
-                continue
-            if u != v:
-                out.append((f, p, u, v))
-    return out

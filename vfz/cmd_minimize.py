@@ -9,7 +9,7 @@ script shows no divergence, 2 could not run.
 """
 import sys
 
-from vfz import campaign, findings, fuzzer, opscript, targets
+from vfz import campaign, filing, findings, fuzzer, opscript, targets
 
 HELP = "shrink a finding, crash file or op-script to the smallest op-script that still diverges"
 
@@ -52,7 +52,7 @@ def _run(args):
         d, fs = found
         print(f"keeping {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, {fs}); "
               f"{len(t.ops)} ops", file=sys.stderr)
-        mops, st = campaign.minimize_divergence(ck, d, t.ops, fs, budget=args.budget)
+        mops, st = filing.minimize_divergence(ck, d, t.ops, fs, budget=args.budget)
         print(f"minimised to {len(mops)} ops in {st['tests']} tests"
               + (" (budget spent)" if st["timeout"] else ""), file=sys.stderr)
         text = f"# minimised: {findings.sig_text(d.fields)} (writer {d.writer}, {fs})\n" + opscript.dump(mops)

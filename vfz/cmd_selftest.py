@@ -26,7 +26,7 @@ import re
 import sys
 import time
 
-from vfz import REPO, campaign, checker, errors, findings, fuzzer, mutants, opscript, scriptgen
+from vfz import REPO, campaign, checker, errors, filing, findings, fuzzer, mutants, opscript, scriptgen
 from vfz.proc import run as prun
 
 HELP = "build each planted fault (-DVFAT_FAULT=NAME), run the campaign on it, report what was caught"
@@ -216,7 +216,7 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
             row["script"] = opscript.dump(mops)
             row["minimise_tests"] = st["tests"]
             if args.workdir:
-                campaign.write_full(os.path.join(args.workdir, fault), ck, hit, ops, mops, fs,
+                filing.write_full(os.path.join(args.workdir, fault), ck, hit, ops, mops, fs,
                                     {"fault": fault, "seconds": row["seconds"]})
             break
     finally:

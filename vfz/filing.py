@@ -1,0 +1,56 @@
+"""Filing a divergence: its minimisation against a checker and the finding directory it becomes."""
+import shutil
+import tempfile
+
+from vfz import findings, minimize, opscript
+from vfz.checker import FS_SPECS
+
+MIN_BUDGET = 90.0                      # seconds per finding's minimisation (cap)
+
+
+def summary_line(d, mops, fs):
+    return (f"{findings.sig_text(d.fields)} | writer {d.writer} on {fs} | {len(mops)} ops: "
+            + "; ".join(str(o) for o in mops[:3])[:200] + (" ..." if len(mops) > 3 else ""))
+
+
+def divergence_test(checker, d, fs):
+    """ops -> bool: does the same signature still appear (same writer/oracle)?"""
+    rd = [d.fields["oracle"]] if d.fields["role"] == "reader" else []
+    if d.fields["role"] == "harness" and d.fields["oracle"] != "model":
+        rd = [d.fields["oracle"]]
+
+    def test(ops):
+        r = checker.check(ops, fs, writers=[d.writer], readers=rd)
+        return d.sig in r.divs
+    return test
+
+
+def minimize_divergence(checker, d, ops, fs, budget=MIN_BUDGET):
+    test = divergence_test(checker, d, fs)
+    return minimize.minimize(ops, test, budget=budget)
+
+
+def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
+    """Re-check the minimised script on every oracle and write the finding."""
+    wd = tempfile.mkdtemp(prefix="vfz-finding-", dir=checker.tmp)
+    try:
+        res = checker.check(mops, fs, workdir=wd)
+        if d.sig not in res.divs:        # flaky: keep the original script's evidence
+            res = checker.check(orig_ops, fs, workdir=wd)
+        images = {f"before-{fs}.img": checker.pristine_image(fs)}
+        for w, p in res.images.items():
+            images[f"after-{w}.img"] = p
+        info = {"signature": d.sig, "fields": d.fields, "summary": summary_line(d, mops, fs),
+                "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
+                "writer_seeds": {n: w.seed for n, w in checker.writers if getattr(w, "seed", None) is not None},
+                "transformers": [n for n, _ in checker.transformers],
+                "ops_orig": len(orig_ops), "ops_min": len(mops), "detail": d.detail[:4000],
+                "verdicts": res.verdicts, "details": {w: {o: t[:4000] for o, t in v.items()}
+                                                      for w, v in res.details.items()},
+                "also": sorted({findings.sig_text(x.fields) for x in res.divs.values()
+                                if x.sig != d.sig}), **extra}
+        return findings.write_finding(workdir, d.sig, info,
+                                      {"ops.txt": opscript.dump(mops), "ops.orig.txt": opscript.dump(orig_ops)},
+                                      images, res.raws)
+    finally:
+        shutil.rmtree(wd, ignore_errors=True)
