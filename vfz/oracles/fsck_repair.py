@@ -70,21 +70,32 @@ def renamed_explains(raw, missing, extra):
     """True when fsck.fat -a said 'Bad short file name' (the '# bad-short-name
     PATH: ...' lines the transformer adds to its raw output) for every
     missing path or an ancestor, and every extra path has a FSCKnnnn.nnn
-    component."""
-    bad = set()
+    component. fsck.fat prints characters outside its code page as ':'
+    escapes ('𠀋𝄞x' -> ':DX0:DmB...'), so a missing entry whose path cannot
+    be matched counts against the reported names holding such escapes: there
+    must be at least as many of those as unmatched entries, and as many new
+    FSCK names at the top of the changes as entries gone there."""
+    bad = []
     for line in (raw or "").split("\n"):
         m = _BAD_LINE.match(line)
         if m:
-            bad.add(m.group(1))
+            bad.append(m.group(1))
     missing, extra = missing or [], extra or []
     if not bad or not (missing or extra):
         return False
+    if not all(any(_FSCK_NAME.match(c) for c in p.split("/")) for p in extra):
+        return False
+    badset = set(bad)
 
-    def renamed(p):
+    def matched(p):
         comps = p.split("/")
-        return any("/".join(comps[:i]) in bad for i in range(2, len(comps) + 1))
-    return all(renamed(p) for p in missing) and \
-        all(any(_FSCK_NAME.match(c) for c in p.split("/")) for p in extra)
+        return any("/".join(comps[:i]) in badset for i in range(2, len(comps) + 1))
+    mset, eset = set(missing), set(extra)
+    roots = [p for p in missing if p.rsplit("/", 1)[0] not in mset]
+    new_roots = [p for p in extra if p.rsplit("/", 1)[0] not in eset]
+    unmatched = [p for p in roots if not matched(p)]
+    escaped = [b for b in bad if ":" in b.rsplit("/", 1)[-1]]
+    return len(unmatched) <= len(escaped) and len(roots) == len(new_roots)
 
 
 ENTRIES = [Entry("fsck-repair", "dosfsck", transformer="vfz.oracles.fsck_repair:FsckRepairTransformer",
