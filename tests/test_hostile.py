@@ -25,7 +25,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from vfz import oracles  # noqa: E402
-from vfz import hostile, hostile_min  # noqa: E402
+from vfz import hostile, hostile_findings, hostile_min  # noqa: E402
 from vfz import hostile_mutate as hm  # noqa: E402
 from vfz import hostile_verdict as hv  # noqa: E402
 
@@ -73,7 +73,7 @@ class T(unittest.TestCase):
             h = hostile.make(ls, 5, i)
             self.assertNotEqual(h["image"], ls["s"].data)
             for off, n in hm.byte_ranges(ls["s"].data, h["image"]):
-                self.assertNotEqual(hostile.field_names(h["patches"], off, n), ["?"], (i, off))
+                self.assertNotEqual(hostile_findings.field_names(h["patches"], off, n), ["?"], (i, off))
 
     def test_canary_verdict(self):
         d, h = canary_case()
@@ -147,7 +147,7 @@ class T(unittest.TestCase):
         work = os.path.join(self.tmp, "work")
         os.makedirs(os.path.join(work, "findings"))
         args = argparse.Namespace(seed=0, timeout=30.0)
-        fd = hostile.write_finding(work, "fatcat", v[0], ck.last, h, d, small, args)
+        fd = hostile_findings.write_finding(work, "fatcat", v[0], ck.last, h, d, small, args)
         self.assertEqual(sorted(os.listdir(os.path.join(work, "findings"))), [os.path.basename(fd)])
         for f in ("finding.json", "seed.img.xz", "hostile.img.xz", "diff.txt", "output.txt", "README.md"):
             self.assertTrue(os.path.getsize(os.path.join(fd, f)) > 0, f)
@@ -157,13 +157,13 @@ class T(unittest.TestCase):
                             "--replay", fd], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("REPRODUCED", p.stdout)
-        case = hostile.export_case(fd)
+        case = hostile_findings.export_case(fd)
         self.assertEqual((case["impl"], case["kind"]), ("fatcat", "canary"))
         # the seed volume does not reproduce it
         import lzma
         with open(os.path.join(fd, "hostile.img.xz"), "wb") as f:
             f.write(lzma.compress(d))
-        self.assertEqual(hostile.replay(fd, log=lambda s: None), 1)
+        self.assertEqual(hostile_findings.replay(fd, log=lambda s: None), 1)
 
     def test_bad_reader_name(self):
         p = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "vfatfuzz"), "hostile",

@@ -30,7 +30,6 @@ Replay: `vfatfuzz hostile --replay DIR` (exit 0 REPRODUCED, 1 NOT REPRODUCED).
 bench reads it: bench/bench_hostile.py).
 """
 import glob
-import hashlib
 import json
 import lzma
 import os
@@ -46,31 +45,12 @@ from vfz import REPO, oracles
 from vfz import hostile_mutate as hm
 from vfz import hostile_verdict as hv
 from vfz import hostile_min
+from vfz.hostile_findings import reader_cfg, write_finding, replay, reminimise
 
 CANARY_SHARE = 0.25
 # readers of the implementations apart from the core, one per family (the
 # kernel's patched variants read as the stock one does)
 DEFAULT_SKIP = ("core", "vfat-check", "kernel-nodual", "kernel-nodual-v3", "kernel-no83")
-READER_CFG = {"dosfsck": {"repair": False}}   # the repair probe is a second tool run per image
-
-
-def reader_cfg(name, asan_peers=None):
-    """The reader's constructor cfg; asan_peers: the OUT of
-    scripts/build-asan-peers.sh (mtools and fsck.fat built with ASan+UBSan)."""
-    cfg = dict(READER_CFG.get(name, {}))
-    if asan_peers:
-        b = os.path.join(os.path.abspath(asan_peers), "bin")
-        if name == "mtools":
-            cfg.update(mdir=os.path.join(b, "mdir"), mcopy=os.path.join(b, "mcopy"))
-        elif name == "dosfsck":
-            cfg.update(fsck=os.path.join(b, "fsck.fat"))
-    return cfg
-
-
-# sanitizer builds: reports to stderr (the oracles keep it in raw), no leak
-# reports (a tool that exits without freeing is no finding)
-os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=0")
-os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
 
 
 def default_readers():
@@ -298,214 +278,6 @@ class Run:
                      f"verdicts {st['verdicts'] or '-'}" + (f"  [{st['error']}]" if st["error"] else ""))
         self.log(f"hostile: {len(out['findings'])} findings in {self.workdir}/findings")
         return 0
-
-
-# ------------------------------------------------------------------ findings
-def _xz(path, data):
-    with open(path, "wb") as f:
-        f.write(lzma.compress(data, preset=6))
-
-
-def field_names(patches, off, n):
-    """The fields of the patches overlapping [off, off+n)."""
-    out = []
-    for p in patches:
-        if p.offset < off + n and off < p.offset + max(len(p.data), 1) and p.field not in out:
-            out.append(p.field)
-    return out or ["(tail)" if n and off >= 0 else "?"]
-
-
-def diff_text(seed, image, patches, limit=64):
-    lines = []
-    for off, n in hm.byte_ranges(seed, image):
-        names = field_names(patches, off, n)
-        lines.append(f"offset {off:#x} (sector {off // 512}), {n} bytes: {', '.join(names)}")
-        a, b = seed[off:off + min(n, limit)], image[off:off + min(n, limit)]
-        for k in range(0, len(b), 16):
-            lines.append(f"  {off + k:08x}  seed {a[k:k + 16].hex(' '):47s}  hostile {b[k:k + 16].hex(' ')}")
-        if n > limit:
-            lines.append(f"  ... {n - limit} more bytes")
-    return "\n".join(lines) + "\n"
-
-
-def sig_dir(reader, v):
-    return f"{reader}-{v.kind}-{hashlib.sha1(v.signature(reader).encode()).hexdigest()[:10]}"
-
-
-def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False):
-    root = os.path.join(workdir, "findings")
-    final = os.path.join(root, sig_dir(reader, v))
-    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=root)
-    patches = h["patches"]
-    info = {
-        "reader": reader, "kind": v.kind, "message": v.message, "signature": v.signature(reader),
-        "evidence": v.evidence[:4000], "flaky": flaky, "on_seed": bool(h.get("on_seed")),
-        "run_seed": args.seed, "image_index": h["index"], "seed_image": h["seed_name"],
-        "mutators": h["kinds"], "timeout": args.timeout,
-        "cfg": reader_cfg(reader, getattr(args, "asan_peers", None)),
-        "canary": h["canary"].hex() if h["canary"] else None,
-        "patches": [{"offset": p.offset, "length": len(p.data), "field": p.field,
-                     "data": p.data[:64].hex()} for p in patches],
-        "ranges": [{"offset": o, "length": n, "fields": field_names(patches, o, n)}
-                   for o, n in hm.byte_ranges(seed_img, small)],
-        "error": rr.error,
-    }
-    with open(os.path.join(tmp, "finding.json"), "w") as f:
-        json.dump(info, f, indent=1)
-    _xz(os.path.join(tmp, "seed.img.xz"), seed_img)
-    _xz(os.path.join(tmp, "hostile.img.xz"), small)
-    _xz(os.path.join(tmp, "hostile-full.img.xz"), h["image"])
-    diff = diff_text(seed_img, small, patches)
-    with open(os.path.join(tmp, "diff.txt"), "w") as f:
-        f.write(diff)
-    with open(os.path.join(tmp, "output.txt"), "w") as f:
-        f.write(f"[error] {rr.error}\n[complaints]\n" + "".join(f"{c}\n" for c in rr.complaints or ())
-                + "[raw]\n" + (rr.raw or "")[-30000:])
-    with open(os.path.join(tmp, "README.md"), "w") as f:
-        f.write(readme(info, diff))
-    if os.path.exists(final):          # an earlier run's finding of the same signature
-        shutil.rmtree(tmp)
-        return final
-    os.rename(tmp, final)
-    return final
-
-
-def readme(info, diff):
-    title = oracles.entry(info["reader"]).title if info["reader"] in oracles.entries() else info["reader"]
-    return (f"# {title}: {info['kind']} on a hostile volume\n\n"
-            f"Signature: `{info['signature']}`{' (flaky: did not happen on a second read)' if info['flaky'] else ''}\n\n"
-            + ("**It happens on the unmutated seed volume too**: a bug of the tool on a well-formed "
-               "volume, not caused by the mutation.\n\n" if info.get("on_seed") else "") +
-            f"Seed volume `{info['seed_image']}`, run seed {info['run_seed']}, image {info['image_index']}, "
-            f"mutators {', '.join(info['mutators'])}.\n\n"
-            f"Fields the minimised volume changes: "
-            f"{'; '.join(', '.join(r['fields']) for r in info['ranges']) or '(none)'}\n\n"
-            f"Evidence:\n\n```\n{info['evidence'][:1500]}\n```\n\n"
-            f"Bytes (seed vs hostile):\n\n```\n{diff[:6000]}```\n\n"
-            f"Replay: `scripts/vfatfuzz hostile --replay {{this directory}}` "
-            f"(exit 0 REPRODUCED, 1 NOT REPRODUCED).\n"
-            f"Unpack: `xz -dc hostile.img.xz > hostile.img`.\n")
-
-
-def load_finding(d):
-    with open(os.path.join(d, "finding.json")) as f:
-        info = json.load(f)
-    with open(os.path.join(d, "hostile.img.xz"), "rb") as f:
-        img = lzma.decompress(f.read())
-    return info, img
-
-
-def replay(d, log=print, timeout=None):
-    """-> 0 REPRODUCED (the same signature), 1 NOT REPRODUCED, 2 cannot run."""
-    try:
-        info, img = load_finding(d)
-    except (OSError, ValueError, KeyError, lzma.LZMAError) as e:
-        log(f"hostile: error: {d} is not a hostile finding: {e}")
-        return 2
-    reader = oracles.get_reader(info["reader"], **info.get("cfg", {}))
-    ok, why = reader.available() if hasattr(reader, "available") else (True, "")
-    if not ok:
-        log(f"CANNOT RUN: {info['reader']} unavailable: {why}")
-        return 2
-    t = timeout or info["timeout"]
-    tmp = tempfile.mkdtemp(prefix="vfz-hostile-replay-")
-    try:
-        path = os.path.join(tmp, "hostile.img")
-        with open(path, "wb") as f:
-            f.write(img)
-        rr = reader.read(path, t)
-        canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
-        vs = hv.classify(rr, img, canary, t)
-    finally:
-        reader.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-    sigs = [v.signature(info["reader"]) for v in vs]
-    log(f"[error] {rr.error}")
-    for v in vs:
-        log(f"verdict {v.kind}: {v.message}")
-    if info["signature"] in sigs:
-        log(f"REPRODUCED: {info['signature']}")
-        return 0
-    log(f"NOT REPRODUCED: expected {info['signature']}, got {sigs or 'no verdict'}")
-    return 1
-
-
-def reminimise(d, budget_s=600.0, log=print):
-    """Minimise a finding again (byte ranges of hostile-full.img against
-    seed.img, with the finding's reader and limit; a hang confirmed at twice
-    the limit) and rewrite hostile.img.xz, diff.txt and finding.json's
-    ranges. -> 0 done, 1 it no longer reproduces, 2 cannot run."""
-    try:
-        with open(os.path.join(d, "finding.json")) as f:
-            info = json.load(f)
-        seed_img = lzma.decompress(open(os.path.join(d, "seed.img.xz"), "rb").read())
-        full = lzma.decompress(open(os.path.join(d, "hostile-full.img.xz"), "rb").read())
-    except (OSError, ValueError, KeyError, lzma.LZMAError) as e:
-        log(f"hostile: error: {d} is not a hostile finding: {e}")
-        return 2
-    patches = [hm.Patch(p["offset"], b"\0" * p["length"], p["field"]) for p in info["patches"]]
-    canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
-    reader = oracles.get_reader(info["reader"], **info.get("cfg", {}))
-    tmp = tempfile.mkdtemp(prefix="vfz-hostile-min-")
-    try:
-        path = os.path.join(tmp, "hostile.img")
-        t = info["timeout"]
-        confirm = hostile_min.Checker(reader, info["reader"], info["signature"], canary,
-                                      t * (2 if info["kind"] == "hang" else 1), path)
-        if not confirm(full):
-            log(f"NOT REPRODUCED: {info['signature']} on hostile-full.img")
-            return 1
-        check = hostile_min.Checker(reader, info["reader"], info["signature"], canary, t, path)
-        h = {"patches": [], "tail": b"", "image": full}
-        small = hostile_min.minimise(seed_img, h, check, budget_s=budget_s, max_reads=200)
-        if small != full and info["kind"] == "hang" and not confirm(small):
-            log("hostile: the minimised volume did not hang at twice the limit: kept the full one")
-            small = full
-    finally:
-        reader.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-    diff = diff_text(seed_img, small, patches)
-    info["ranges"] = [{"offset": o, "length": n, "fields": field_names(patches, o, n)}
-                      for o, n in hm.byte_ranges(seed_img, small)]
-    for name, data in (("hostile.img.xz", lzma.compress(small)), ("diff.txt", diff.encode()),
-                       ("finding.json", json.dumps(info, indent=1).encode()),
-                       ("README.md", readme(info, diff).encode())):
-        with open(os.path.join(d, name + ".tmp"), "wb") as f:
-            f.write(data)
-        os.replace(os.path.join(d, name + ".tmp"), os.path.join(d, name))
-    log(f"hostile: {d}: {len(info['ranges'])} byte ranges: "
-        + "; ".join(", ".join(r["fields"]) for r in info["ranges"]))
-    return 0
-
-
-# ------------------------------------------------------------------ export hook
-# The family -> the tool's own command on image.img, for a reproducer that
-# needs nothing but the implementation (VM and wasm readers replay through
-# vfatfuzz).
-TOOL_COMMANDS = {
-    "dosfsck": "fsck.fat -n image.img", "mtools": "MTOOLS_SKIP_CHECK=1 mdir -/ -a -i image.img ::/",
-    "7z": "7z x -y -tFAT -oout image.img", "grub": "grub-fstest image.img ls -l '(loop0)/'",
-    "sleuthkit": "fls -r image.img", "fatcat": "fatcat image.img -l /",
-}
-
-
-def is_hostile_finding(path):
-    return os.path.isfile(os.path.join(path, "finding.json")) and \
-        os.path.isfile(os.path.join(path, "hostile.img.xz"))
-
-
-def export_case(path):
-    """The exporter's hook (vfz/export.py): a hostile finding as a dict
-    {impl, reader, kind, signature, image (bytes), readme (text with the
-    hexdump of the mutated fields), command (the tool's own command on
-    image.img, or None: replay with vfatfuzz)}."""
-    info, img = load_finding(path)
-    with open(os.path.join(path, "diff.txt")) as f:
-        diff = f.read()
-    fam = oracles.entry(info["reader"]).family if info["reader"] in oracles.entries() else info["reader"]
-    return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
-            "image": img, "readme": readme(info, diff), "hexdump": diff,
-            "command": TOOL_COMMANDS.get(fam)}
 
 
 def main(args, log=print):

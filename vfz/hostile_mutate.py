@@ -29,7 +29,6 @@ Mutators (one concern each; mutate() applies 1 to 4 of them):
                a reader that returns those bytes read past the volume
                (see vfz.hostile_verdict.canary_hits)
 """
-import random
 import struct
 from dataclasses import dataclass
 

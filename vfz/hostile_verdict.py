@@ -78,6 +78,7 @@ def crash(rr):
         frames = [f for f in ASAN_FRAME.findall(t[m.start():]) if not f.startswith(("__", "_start"))][:2]
         return Verdict("crash", norm(m.group(0), 60) + (" in " + "<".join(frames) if frames else ""),
                        t[m.start():m.start() + 2000])
+    t = f"{rr.raw or ''}\n{rr.error or ''}"       # the raw's "$ argv" line names the program
     m = SIGNAL.search(t)
     if m:
         # which command: the "$ argv" line before it (vfz.proc's raw)
