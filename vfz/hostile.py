@@ -16,7 +16,7 @@ every reader's image i is the same volume.
 Each answer is classified (vfz.hostile_verdict: crash, hang, trap, canary);
 a refusal is not a finding. A new signature (reader + kind + normalised
 message) is confirmed by a second read, minimised (vfz.hostile_min) and
-written atomically to <workdir>/findings/<reader>-<kind>-<hash>/:
+written atomically (vfz.hostile_findings) to <workdir>/findings/<reader>-<kind>-<hash>/:
     finding.json     everything needed to replay (reader, its cfg, timeout,
                      signature, canary pattern, patches with field names)
     seed.img.xz      the seed volume; hostile.img.xz the minimised volume;
@@ -25,7 +25,9 @@ written atomically to <workdir>/findings/<reader>-<kind>-<hash>/:
                      fields they hit and a hexdump of seed vs hostile bytes
     output.txt       the reader's error and raw output
     README.md        what happened, how to replay
-Replay: `vfatfuzz hostile --replay DIR` (exit 0 REPRODUCED, 1 NOT REPRODUCED).
+Replay: `vfatfuzz hostile --replay DIR` (exit 0 REPRODUCED, 1 NOT REPRODUCED);
+`--replay DIR --minimise` minimises it again. --asan-peers OUT reads with the
+ASan+UBSan mtools and fsck.fat of scripts/build-asan-peers.sh OUT.
 <workdir>/stats.json: per reader images, seconds, refusals, verdicts (the
 bench reads it: bench/bench_hostile.py).
 """
