@@ -35,7 +35,6 @@ The summary is also written to <workdir>/summary.json. Exit 0 no new
 finding, 1 new findings, 2 could not run.
 """
 import collections
-import json
 import os
 import queue
 import random
@@ -51,7 +50,9 @@ from vfz.errors import UsageError
 from vfz.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary
 from vfz.scriptgen import enrich, gen_script, iter_params
 from vfz.targets import minimize_crash
-from vfz import campaign_summary
+from vfz import campaign_summary, lanes
+from vfz.campaign_state import load_state, save_state  # noqa: F401
+from vfz.lanes import Job, Lane
 from vfz.filing import MIN_BUDGET, divergence_test, summary_line, write_full  # noqa: F401
 from vfz.shards import parse_shard, shard_iteration, shard_seed  # noqa: F401
 
@@ -67,70 +68,6 @@ class Stop(BaseException):
 def vfat_default():
     from vfz.oracles.core import vfat_binary
     return vfat_binary()
-
-
-def load_state(workdir, fresh=False):
-    """The workdir's state.json ({} when there is none, or when fresh). A
-    state that cannot be read is an error, never silently replaced."""
-    path = os.path.join(workdir, "state.json")
-    if fresh or not os.path.exists(path):
-        return {}
-    try:
-        with open(path) as f:
-            st = json.load(f)
-        if not isinstance(st, dict) or not isinstance(st.get("seeds", {}), dict):
-            raise ValueError("not a campaign state object")
-        return st
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{path}: unreadable campaign state ({e}); --fresh starts afresh "
-                         f"(the findings are kept)") from None
-
-
-def save_state(workdir, st):
-    tmp = os.path.join(workdir, f".state.json.{os.getpid()}")
-    with open(tmp, "w") as f:
-        json.dump(st, f, indent=1)
-    os.replace(tmp, os.path.join(workdir, "state.json"))
-
-
-class Job:
-    """One script for a lane: generated (iteration) or a corpus entry (path)."""
-
-    def __init__(self, kind, iteration=None, path=None):
-        self.kind = kind
-        self.iteration = iteration
-        self.path = path
-        self.ops = None
-        self.fs = None
-        self.src = None
-        self.res = None
-        self.error = None
-        self.note = None
-        self.slot = 0
-        self.dropped = False
-        self.done = threading.Event()
-
-
-class Lane(threading.Thread):
-    """A check lane: its own Checker (its oracle instances, its image
-    directory); takes Jobs from the campaign's queue, generates and checks."""
-
-    def __init__(self, camp, idx, checker):
-        super().__init__(name=f"lane{idx}", daemon=True)
-        self.camp = camp
-        self.checker = checker
-
-    def run(self):
-        while True:
-            job = self.camp.jobs.get()
-            if job is None:
-                return
-            try:
-                self.camp.do_job(self.checker, job)
-            except BaseException as e:
-                job.error = e
-            finally:
-                job.done.set()
 
 
 class Campaign:
@@ -323,41 +260,11 @@ class Campaign:
         return 1 if self.new else 0
 
     def probe_vms(self):
-        """Boot each VM oracle's family once up front (an empty volume); if
-        it cannot read (or write), drop that family's oracles with a note
-        instead of reporting every script as a finding. -> [(family, why)]."""
-        ck = self.checker
-        out = []
-        fams = {}
-        for role, lst in (("reader", ck.readers), ("writer", ck.writers)):
-            for n, o in lst:
-                e = oracles.entry(n)
-                if e.cost == "vm":
-                    fams.setdefault(e.family, (role, o))
-        for fam, (role, o) in fams.items():
-            self.phase = f"booting the {fam} VM"
-            img = os.path.join(ck.tmp, "probe.img")
-            findings.sparse_copy(ck.pristine_image(self.fs_list[0]), img)
-            try:
-                if role == "reader":
-                    why = o.read(img, max(self.args.timeout, 120.0)).error
-                else:
-                    why = o.apply(img, [], max(self.args.timeout, 120.0)).error
-            except Exception as e:
-                why = f"{type(e).__name__}: {e}"
-            if not why:
-                continue
-            out.append((fam, why))
-            for lst in (ck.readers, ck.writers):
-                for n, x in [x for x in lst if oracles.entry(x[0]).family == fam]:
-                    try:
-                        x.close()
-                    except Exception:
-                        pass
-                    lst.remove((n, x))
-        return out
+        """Boot each VM oracle's family once up front; drop a family that
+        cannot answer (lanes.probe_vms)."""
+        self.phase = "booting the VM oracles"
+        return lanes.probe_vms(self.checker, self.fs_list[0], self.args.timeout)
 
-    # ......................................................... the lanes
     def next_job(self):
         """Alternate fuzz_ops corpus entries (when queued) and generated scripts."""
         if self.queue and (self.scripts + len(self.inflight)) % 2 == 0:
