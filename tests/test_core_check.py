@@ -104,7 +104,9 @@ class DamagedImages(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         env = dict(os.environ, VFAT_CHECK_DUMP=cls.tmp.name, VFAT_CHECK_ITERS="0")
-        p = run([UNIT], env=env)
+        # unit_check writes every damaged image it makes (~3.7 GB, little
+        # CPU): its time is the disk's, hence a limit of its own
+        p = subprocess.run([UNIT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900, env=env)
         if p.returncode != 0:
             raise AssertionError("unit_check failed:\n" + p.stdout.decode())
         cls.images = sorted(f[:-4] for f in os.listdir(cls.tmp.name) if f.endswith(".img"))
