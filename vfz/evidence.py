@@ -28,9 +28,10 @@ class Evidence:
 
 
 def core_listing(image):
-    """The core's listing of image (short-entry bytes included), or None."""
+    """The core's listing of image (short-entry bytes included), or None
+    when it could not read."""
     r = oracles.get_reader("core").read(image)
-    return None if r.error or not r.listing else r.listing
+    return None if r.error or r.listing is None else r.listing
 
 
 def lost_behind_dummy_05(ev):

@@ -1,5 +1,6 @@
 """Twins: a core writer and the kernel writer it reimplements must write the same bytes under the same script."""
 from vfz import oracles
+from vfz.evidence import core_listing
 
 
 def check_twins(ck, res, ops):
@@ -34,8 +35,9 @@ TWIN_FIELDS = ("type", "short", "nt", "attr", "cluster", "lfn")
 
 
 def twin_listing(image):
-    r = oracles.get_reader("core").read(image)
-    return None if r.error or r.listing is None else {e["path"]: e for e in r.listing}
+    """The core's listing of image by path, or None."""
+    ls = core_listing(image)
+    return None if ls is None else {e["path"]: e for e in ls}
 
 
 def _hex_tail(short_hex):

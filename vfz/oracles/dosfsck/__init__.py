@@ -12,6 +12,7 @@ import shlex
 from collections import Counter
 
 from vfz.oracles import Entry, NamedException, Reader
+from vfz.oracles.core import is_v1_dummy
 from vfz.oracles.dosfsck.expect import expected_complaints, crossing_note
 from vfz.oracles.dosfsck.parse import parse_fsck, complaint_str
 from vfz.oracles.dosfsck.repair import repair_probe
@@ -61,7 +62,7 @@ class DosfsckReader(Reader):
             for e in core_listing:
                 par = e["path"].rpartition("/")[0]
                 d = dirs.setdefault(par, [0, 0])
-                if _is_v1_dummy(e.get("short", "")):
+                if is_v1_dummy(e.get("short", "")):
                     d[0] += 1
                 else:
                     d[1] += 1
@@ -156,12 +157,6 @@ def mode_of(writer):
     if writer.shorts == "alias" and writer.names == "dual":
         return DUAL
     return None
-
-
-def _is_v1_dummy(short_hex):
-    """A v1 dummy as `vfat ls` shows short bytes: ' ' then NUL bytes..."""
-    from vfz.oracles.core import is_v1_dummy
-    return is_v1_dummy(short_hex)
 
 
 CROSS = "fsck-v1-lfn-cross"
