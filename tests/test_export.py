@@ -155,7 +155,8 @@ class ExportTests(unittest.TestCase):
                                    ("kernel", "writer", None), ("kernel", "reader", "core-dual"),
                                    ("mtools", "writer", None), ("fatfs", "writer", None),
                                    ("fusefat", "writer", None), ("uboot", "reader", "core-dual"),
-                                   ("sleuthkit", "reader", "core-dual")):
+                                   ("sleuthkit", "reader", "core-dual"),
+                                   ("fatcat", "reader", "core-dual")):
             with self.subTest(impl=impl, side=side):
                 w = tempfile.mkdtemp(dir=self.tmp)
                 c = export.build_case(impl, side, ops, "fat16", w, writer=writer)

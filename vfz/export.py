@@ -63,6 +63,7 @@ IMPLS = {
     "grub": "vfz.export_grub",
     "fusefat": "vfz.export_fusefat",
     "sleuthkit": "vfz.export_sleuthkit",
+    "fatcat": "vfz.export_fatcat",     # fatcat -l / and fatcat -x, the extracted tree listed
     "fatfs": "vfz.export_fatfs",       # a Node script: the fatfs oracle's server, js-fatfs
     "uboot": "vfz.export_uboot",       # a U-Boot command list typed at qemu-x86 U-Boot's prompt
 }
