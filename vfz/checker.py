@@ -200,8 +200,11 @@ class Checker:
 
     def __init__(self, readers=None, writers=None, vfat=None, timeout=60.0, notes=None,
                  explicit_readers=False, explicit_writers=False, cfg=None, formatter="mkfs.fat",
-                 transformers=()):
+                 transformers=(), unread=()):
         self.notes = notes if notes is not None else []
+        # writers whose images no reader reads: they write for the twin
+        # byte comparison only (a kernel twin in a mutant hunt)
+        self.unread = frozenset(unread)
         self.timeout = timeout
         self.vfat = vfat
         if formatter not in FORMATTERS:
@@ -408,6 +411,8 @@ class Checker:
             res.details[wn]["(writer)"] = det
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
                                 "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
+        if wn in self.unread:
+            return
         self._read_image(res, full, fs, wn, m, img, readers)
         if self.transformers:
             self._transform_image(res, full, fs, wn, m, img, readers)
