@@ -73,13 +73,14 @@ def planted_faults():
     return found
 
 
-def build_fault(name, werror=True, src=REPO):
+def build_fault(name, werror=True, src=REPO, preset="default"):
     """-> (vfat path, None, note) or (None, error line, note). A fault that
     only trips -Werror (an unused helper, say) is built once more without
     it, and the row says so. src: the source tree (vfz.mutants builds a
-    mutated copy)."""
-    bdir = os.path.join(REPO, f"build-fault-{name}")
-    p = prun(["cmake", "--preset", "default", "-B", bdir, f"-DVFAT_FAULT={name}",
+    mutated copy); preset: a CMake configure preset (asan: build-fault-
+    NAME-asan/, the sanitizers' build of the same sources)."""
+    bdir = os.path.join(REPO, f"build-fault-{name}" + ("" if preset == "default" else f"-{preset}"))
+    p = prun(["cmake", "--preset", preset, "-B", bdir, f"-DVFAT_FAULT={name}",
               f"-DVFAT_WERROR={'ON' if werror else 'OFF'}"], timeout=300, cwd=src)
     if p.rc != 0:
         return None, f"configure failed: {(p.errtext or p.text).strip()[-300:]}", ""
@@ -88,7 +89,7 @@ def build_fault(name, werror=True, src=REPO):
         out = p.text + p.errtext
         first = next((ln.strip() for ln in out.splitlines() if "error:" in ln), out.strip()[-300:])
         if werror and "-Werror" in out:
-            vfat, err, _ = build_fault(name, werror=False, src=src)
+            vfat, err, _ = build_fault(name, werror=False, src=src, preset=preset)
             if vfat:
                 return vfat, None, f"built without -Werror ({first[:160]})"
         return None, f"build failed: {first[:300]}", ""
@@ -166,7 +167,7 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
            "signature": None, "scripts": 0}
     readers = ref.reader_names
     ck = checker.Checker(readers, ref.writer_names, vfat=vfat, timeout=30.0, notes=notes,
-                         formatter=ref.formatter)
+                         formatter=ref.formatter, unread=ref.unread)
     ff = FaultFuzzer(fuzz_bin, args.budget) if fuzz_bin else None
     try:
         t0 = time.monotonic()
@@ -194,7 +195,7 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
             row["scripts"] += 1
             hit = None
             for d in res.divs.values():
-                rr = ref.check(ops, fs, writers=[d.writer],
+                rr = ref.check(ops, fs, writers=div_writers(ref, d),
                                readers=[d.fields["oracle"]] if d.fields["role"] == "reader" else [])
                 if d.sig not in rr.divs:
                     hit = d
@@ -207,9 +208,9 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
             rdr = [hit.fields["oracle"]] if hit.fields["role"] == "reader" else []
 
             def test(o, d=hit):
-                if d.sig not in ck.check(o, fs, writers=[d.writer], readers=rdr).divs:
+                if d.sig not in ck.check(o, fs, writers=div_writers(ck, d), readers=rdr).divs:
                     return False
-                return d.sig not in ref.check(o, fs, writers=[d.writer], readers=rdr).divs
+                return d.sig not in ref.check(o, fs, writers=div_writers(ref, d), readers=rdr).divs
             from vfz import minimize
             mops, st = minimize.minimize(ops, test, budget=args.min_budget)
             row["ops"] = len(mops)
@@ -224,6 +225,18 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
         if ff:
             ff.stop()
     return row
+
+
+def div_writers(ck, d):
+    """The writers that show divergence d again: its writer, and for a
+    twin byte comparison (vfz.twins) the twin it is compared with."""
+    ws = [d.writer]
+    if d.fields.get("verdict") == "bytes":
+        from vfz import oracles
+        t = oracles.entry(d.writer).twin
+        if t and t in ck.writer_names:
+            ws.append(t)
+    return ws
 
 
 _REF = []

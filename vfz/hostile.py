@@ -52,7 +52,7 @@ from vfz.hostile_findings import reader_cfg, write_finding, replay, reminimise
 CANARY_SHARE = 0.25
 # readers of the implementations apart from the core, one per family (the
 # kernel's patched variants read as the stock one does)
-DEFAULT_SKIP = ("core", "vfat-check", "kernel-nodual", "kernel-nodual-v3", "kernel-no83")
+DEFAULT_SKIP = ("core", "vfat-check", "vfat-check-own", "kernel-nodual", "kernel-nodual-v3", "kernel-no83")
 
 
 def default_readers():

@@ -1,8 +1,14 @@
-"""`vfat check` of the reference build as a structural reader.
+"""`vfat check` as a structural reader.
 
-No listing; each finding line of the checker is a complaint. Always the
-normal build (build/vfat or $VFAT_BUILD/vfat), never a fault-injection or
-mutant one, so that it stays independent of the writer under test.
+No listing; each finding line of the checker is a complaint.
+    vfat-check      always the normal build (build/vfat or $VFAT_BUILD/vfat),
+                    never a fault-injection or mutant one, so that it stays
+                    independent of the writer under test.
+    vfat-check-own  the build under test's own checker (family core: a
+                    Checker with vfat=BUILD runs that build's `vfat check`):
+                    check.c shares names.c with the writers, so a fault in
+                    the name policy (dummy recognition, 8.3 validity) shows
+                    as complaints on a valid image. Only when named.
 """
 import os
 
@@ -47,6 +53,8 @@ class VfatCheckReader(Reader):
 
 
 ENTRIES = [Entry("vfat-check", "vfat-check", reader="vfz.oracles.vfatcheck:VfatCheckReader",
+                 cost="process", lists=False, independent=False),
+           Entry("vfat-check-own", "core", reader="vfz.oracles.vfatcheck:VfatCheckReader",
                  cost="process", lists=False, independent=False)]
 
 EXCEPTIONS = [
