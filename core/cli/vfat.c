@@ -149,6 +149,70 @@ static int all_zero(const uint8_t *p, size_t n)
 	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
 }
 
+/* Which pages of [buf, buf + len) this process has never touched: an
+ * anonymous page that is neither present nor swapped (/proc/self/pagemap
+ * bits 63 and 62) was never read or written, so it still holds calloc's
+ * zeros. Scanning those for zeros would fault in every page of a 34 MB
+ * FAT32 image (8 700 faults, ~100 ms) to learn what the kernel already
+ * knows. Returns a malloc'd array, one byte per page from the page that
+ * holds buf (1 = untouched), or NULL where pagemap is not available: then
+ * every block is scanned, as before. */
+static uint8_t *untouched_pages(const uint8_t *buf, size_t len, uintptr_t *first)
+{
+#ifdef __linux__
+	long psz = sysconf(_SC_PAGESIZE);
+	if (psz <= 0 || !len || getenv("VFAT_SCAN_ALL"))   /* tests compare both ways */
+		return NULL;
+	uintptr_t p0 = (uintptr_t)buf / (uintptr_t)psz;
+	uintptr_t p1 = ((uintptr_t)buf + len - 1) / (uintptr_t)psz;
+	size_t n = p1 - p0 + 1;
+	uint64_t *pm = malloc(n * sizeof(*pm));
+	uint8_t *out = malloc(n);
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	size_t got = 0;
+
+	if (pm && out && fd >= 0) {
+		while (got < n * sizeof(*pm)) {
+			ssize_t r = pread(fd, (uint8_t *)pm + got, n * sizeof(*pm) - got,
+					  (off_t)(p0 * sizeof(*pm) + got));
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!pm || !out || got != n * sizeof(*pm)) {
+		free(pm);
+		free(out);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = !(pm[i] >> 62);        /* neither present nor swapped */
+	free(pm);
+	*first = p0;
+	return out;
+#else
+	(void)buf; (void)len; (void)first;
+	return NULL;
+#endif
+}
+
+/* 1 when every page under buf[off, off + n) is untouched (zero). */
+static int block_untouched(const uint8_t *buf, size_t off, size_t n,
+			   const uint8_t *untouched, uintptr_t first)
+{
+	if (!untouched || !n)
+		return 0;
+	long psz = sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)buf + off) / (uintptr_t)psz - first;
+	uintptr_t b = ((uintptr_t)buf + off + n - 1) / (uintptr_t)psz - first;
+	for (uintptr_t i = a; i <= b; i++)
+		if (!untouched[i])
+			return 0;
+	return 1;
+}
+
 /* Write via a temporary file in the same directory, then rename, so a
  * killed run never leaves half an image. Zero 4 KiB blocks become holes
  * (the file reads the same; images are mostly empty). sync = 0 skips the
@@ -167,9 +231,11 @@ static int write_atomic_opt(const char *path, const uint8_t *buf, size_t len, in
 		free(tmp);
 		return -errno;
 	}
+	uintptr_t first = 0;
+	uint8_t *untouched = untouched_pages(buf, len, &first);
 	for (size_t off = 0; off < len && !r;) {
 		size_t n = len - off < 4096 ? len - off : 4096;
-		if (all_zero(buf + off, n)) {
+		if (block_untouched(buf, off, n, untouched, first) || all_zero(buf + off, n)) {
 			off += n;
 			continue;
 		}
@@ -183,6 +249,7 @@ static int write_atomic_opt(const char *path, const uint8_t *buf, size_t len, in
 			n -= (size_t)w;
 		}
 	}
+	free(untouched);
 	if (!r && ftruncate(fd, (off_t)len))
 		r = -errno;
 	if (!r && sync && fsync(fd))
