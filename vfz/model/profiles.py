@@ -216,6 +216,11 @@ def _mtools_lookup(d, leaf):
 #                       new, the stored form of the target's leaf)
 #   unbounded_root   -> True: the FAT12/16 root never fills (the writer has
 #                       its own slot rules, not modelled)
+#   path_err(op)     -> errno the writer answers before any lookup (the uboot
+#                       glue: a path U-Boot's shell cannot be given), or None
+#   name_first       -> True: mkdir/create check the new leaf (name_err) before
+#                       the parent walk's ENOENT/ENOTDIR (U-Boot's fat_write.c;
+#                       not a create with a trailing '/')
 PROFILES = {
     "kernel": {},
     "mtools": {

@@ -275,6 +275,10 @@ class Model:
         paths = [a for k, a in zip(_KINDS[op.kind], op.args) if k == "s"]
         if any(len(p.encode("utf-8")) >= PATH_MAX for p in paths):
             return "ENAMETOOLONG"
+        if "path_err" in self.p:
+            err = self.p["path_err"](op)
+            if err:
+                return err
         return getattr(self, "_op_" + op.kind)(*op.args)
 
     def _op_mkdir(self, path):
@@ -286,6 +290,10 @@ class Model:
     def _new(self, path, is_dir, data):
         par, leaf, err = self._parent(path)
         if err:
+            if self.p.get("name_first") and leaf not in (None, ".", "..") \
+                    and (is_dir or not trailing_slash(path)):
+                # the writer checks the new leaf before it walks the parent
+                return self._name_err(leaf) or err
             return err
         if leaf in (".", ".."):
             return "EEXIST"
