@@ -10,8 +10,9 @@ directory the campaign's own code writes, and the exported run.sh is run
 on this machine from a copy of the directory, with a PATH that has no
 vfatfuzz on it: it must print REPRODUCED and exit 0. The same exporter on
 a script (or an image) without the bug must say NOT REPRODUCED (exit 1),
-so the script's verdict is not a constant. No VM: the kernel exporter
-needs a loop mount this host cannot do (its script is checked by sh -n).
+so the script's verdict is not a constant. No VM here: the kernel
+exporter's script is checked by sh -n; tests/test_export_kernel.py runs it,
+loop mount included, inside the kernel oracle's guest.
 """
 import lzma
 import os
@@ -148,7 +149,7 @@ class ExportTests(unittest.TestCase):
         self.assertEqual(rc, 0, out)
 
     def test_5_every_exporter_writes_valid_sh(self):
-        # 7-Zip, GRUB and the kernel (loop mount: not run here) on one small script
+        # every exporter on one small script (the kernel's run in test_export_kernel)
         ops = opscript.parse('mkdir "/d"\ncreate "/d/a long name.txt" 10 1\nwrite "/d/a long name.txt" 4 3 2\n'
                              'rename "/d/a long name.txt" "/d/b"\nunlink "/d/b"\nrmdir "/d"\n')
         for impl, side, writer in (("7z", "reader", "core-dual"), ("grub", "reader", "core-dual"),

@@ -39,8 +39,12 @@ Which tool replays what: one module per implementation, vfz/export_<impl>.py
                unpacked image, $OUT the work directory; it calls
                `bug "why"` for each symptom and writes the listing lines to
                "$OUT/seen.unsorted" when LISTING
-An implementation vfatfuzz gains later (FatFs, U-Boot) plugs in by adding
-its module to IMPLS; until then `export` says which ones it has.
+    run_elsewhere(dirname, timeout) -> (status, printed, seen text), and
+               ELSEWHERE (optional): where to run run.sh when this host says
+               CANNOT RUN (Linux: inside the kernel oracle's guest,
+               vfz.export_vm)
+An implementation vfatfuzz gains later plugs in by adding its module to
+IMPLS; until then `export` says which ones it has.
 """
 import importlib
 import json
@@ -503,10 +507,19 @@ def export(case, dirname, run=True, timeout=300):
     work = None
     if run:
         status, printed, work = run_script(dirname, timeout)
-        _write(dirname, "printed.txt", printed.encode("utf-8"))
         seen = os.path.join(work, "seen.txt")
         if os.path.isfile(seen):
             shutil.copyfile(seen, os.path.join(dirname, "seen.txt"))
+        elif status == 2 and hasattr(impl, "run_elsewhere"):
+            # this host cannot (Linux: no vfat, no root): where the oracle runs
+            why = next((ln for ln in printed.split("\n") if ln.startswith("CANNOT RUN")), last_line(printed))
+            st2, pr2, seen2 = impl.run_elsewhere(dirname, timeout)
+            if st2 != 2:
+                status = st2
+                printed = f"# this host: {why}; run in {impl.ELSEWHERE}\n" + pr2
+                if seen2 is not None:
+                    _write(dirname, "seen.txt", seen2.encode("utf-8", "surrogateescape"))
+        _write(dirname, "printed.txt", printed.encode("utf-8"))
         for cand in ("after.img", "repaired.img"):
             if os.path.isfile(os.path.join(work, cand)):
                 after = os.path.join(work, cand)
@@ -581,7 +594,11 @@ def report(case, impl, expected_lines, status, printed, after, dirname):
     if status is None:
         L.append("Not run when exported.")
     else:
-        L.append(f"On the exporting machine: **{RESULT.get(status, status)}** (`{last_line(printed)}`).")
+        where = "On the exporting machine"
+        if printed.startswith("# this host: "):
+            where += (", whose own run said " + printed.split("\n", 1)[0][len("# this host: "):]
+                      .split("; run in ")[0] + f", run in {getattr(impl, 'ELSEWHERE', 'another place')}")
+        L.append(f"{where}: **{RESULT.get(status, status)}** (`{last_line(printed)}`).")
         L += ["", "What `run.sh` printed (`printed.txt`):", "", "```"]
         L += _clip(printed.rstrip("\n").split("\n"), 80)
         L += ["```"]

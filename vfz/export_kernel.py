@@ -1,8 +1,11 @@
 """Reproducer scripts for Linux's vfat (vfz.export): a loop mount of the
 image (as root) with the options the kernel oracle uses
-(codepage=437,iocharset=ascii,utf8,shortname=mixed), then mkdir / dd / perl's
-rename(2) / rm / rmdir for the ops (writer side), and a listing made with find,
-stat and sha256sum (both sides). Each command's exit status is checked
+(codepage=437,iocharset=ascii,utf8,shortname=mixed), then mkdir / dd / rename(2)
+(perl's, or `mv -T` where there is no perl: both call rename(2) on one file
+system) / rm / rmdir for the ops (writer side), and a listing made with
+find, stat and sha256sum (both sides). Every command it uses is a busybox
+applet too, so it also runs inside the kernel oracle's guest (vfz.export_vm:
+how the suite runs it, this host's kernel having no vfat). Each command's exit status is checked
 against the result Linux is expected to give; a failure where success
 is expected is a symptom, and so is a success where an errno is expected
 (the name of the errno is in the op line).
@@ -15,17 +18,23 @@ from vfz.export import q, op_data
 
 PACKAGES = ["mount", "coreutils", "findutils"]
 NEEDS = [("mount", "mount"), ("umount", "mount"), ("find", "findutils"), ("sha256sum", "coreutils"),
-         ("dd", "coreutils"), ("perl", "perl-base")]
+         ("dd", "coreutils")]
 SIDES = ("reader", "writer")
 SHA = True
 LISTING = True
 TOOL = "Linux vfat"
 STEPS = ("mounts it with `mount -o loop` (root needed) and, for a writer bug, applies the "
-         "operations with mkdir, dd, rename(2) (perl), rm and rmdir, checking each exit status; then lists "
+         "operations with mkdir, dd, rename(2) (perl, else mv -T), rm and rmdir, checking each exit status; then lists "
          "the mounted tree with find, stat and sha256sum")
 EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, `f PATH SIZE "
             "SHA256` for a file.")
 OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
+ELSEWHERE = "the kernel oracle's QEMU guest as root (vfz.export_vm: Debian's 6.1 kernel, busybox)"
+
+
+def run_elsewhere(dirname, timeout):
+    from vfz import export_vm
+    return export_vm.run_in_vm(dirname, timeout=min(timeout, 300.0))
 
 
 def shown(case, path):
@@ -33,6 +42,13 @@ def shown(case, path):
 
 
 KSTEP = r"""
+ren() {   # rename(2) itself (mv without -T would move into a directory TO)
+    if command -v perl >/dev/null 2>&1; then
+        perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$1" "$2"
+    else
+        mv -T "$1" "$2"
+    fi
+}
 kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume
     n=$1; want=$2; shift 2
     echo "op $n: $*"
@@ -108,9 +124,7 @@ def ops(case, data):
         elif k == "rmdir":
             cmd = f"rmdir {p}"
         elif k == "rename":
-            # rename(2) itself (mv would copy, or report a later stat of the source)
-            cmd = (f'perl -e \'rename($ARGV[0], $ARGV[1]) or die "rename: $!\\n"\' '
-                   f'{p} "$M"{q(op.args[1])}')
+            cmd = f'ren {p} "$M"{q(op.args[1])}'
         else:
             continue
         lines.append(f"kstep {n} {want} {cmd}\n")
