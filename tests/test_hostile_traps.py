@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""The hostile campaign's VM verdicts (vfz/hostile_verdict.py) on real
+guests: the stock 6.1 kernel in QEMU and U-Boot 2023.01 in QEMU.
+
+No fake guest output: each verdict comes from a real volume or a real
+signal to the real QEMU.
+  - kernel, a real hostile volume (FAT32, FAT[3] = 3: a directory whose
+    chain loops, reports/hostile/grub-hang-c0086ebc1f): the stock driver
+    prints "FAT-fs (loop0): error, fat_get_cluster: detected the cluster
+    chain loop"; the record reaches the verdict code through the oracle's
+    kmsg and is no verdict (the driver refused the loop: correct
+    behaviour), nor is the partial listing;
+  - kernel, QEMU killed (SIGKILL) while the guest holds a request: a trap
+    ("kernel VM died"), and the same reader object reads the next volume
+    in a fresh VM;
+  - U-Boot, the same loop volume (reports/hostile/uboot-hang-66d1939cf4):
+    fatls never returns to the prompt, so after the per-image limit the
+    answer is a hang ("U-Boot no prompt"; the board is killed);
+  - U-Boot, QEMU gone while fatls runs (it runs with -no-reboot, so a
+    guest reset ends QEMU the same way): a trap ("QEMU exited"), then the
+    next volume boots a fresh board and reads right.
+"""
+import lzma
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from vfz import oracles  # noqa: E402
+from vfz import hostile_verdict as hv  # noqa: E402
+
+LOOP_FAT32 = os.path.join(REPO, "reports", "hostile", "grub-hang-c0086ebc1f")
+LOOP_UBOOT = os.path.join(REPO, "reports", "hostile", "uboot-hang-66d1939cf4")
+
+
+def unpack(d, name):
+    with open(os.path.join(d, name), "rb") as f:
+        return lzma.decompress(f.read())
+
+
+def qemu_children():
+    """pids of this process's QEMU children (the oracles start them)."""
+    out = []
+    me = os.getpid()
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        ppid = int(st[st.rindex(")") + 2:].split()[1])
+        if ppid == me and comm.startswith("qemu-system"):
+            out.append(int(p))
+    return out
+
+
+def read_in_thread(reader, path, timeout):
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("rr", reader.read(path, timeout)), daemon=True)
+    t.start()
+    return t, box
+
+
+class T(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="vfz-test-htraps-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, name, data):
+        p = os.path.join(self.tmp, name)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+
+    def reader(self, name, **cfg):
+        r = oracles.get_reader(name, **cfg)
+        ok, why = r.available() if hasattr(r, "available") else (True, "")
+        if not ok:
+            self.skipTest(why)
+        self.addCleanup(r.close)
+        return r
+
+    def test_kernel(self):
+        loop = unpack(LOOP_FAT32, "hostile.img.xz")
+        seed = unpack(LOOP_FAT32, "seed.img.xz")
+        p_loop, p_seed = self.path("k-loop.img", loop), self.path("k-seed.img", seed)
+        r = self.reader("kernel")
+        rr = r.read(p_loop, 60)
+        kmsg = rr.extra.get("kmsg") or []
+        self.assertTrue(any("FAT-fs (loop" in m and "cluster chain loop" in m for m in kmsg), kmsg)
+        self.assertIsNone(rr.error)
+        self.assertEqual(hv.classify(rr, loop, None, 60), [])
+        # QEMU dies while the guest holds a request (the agent's test hook
+        # keeps it busy for 20 s, so the kill lands mid-request)
+        slow = self.reader("kernel", hang_ms=20000)
+        before = set(qemu_children())
+        t, box = read_in_thread(slow, p_seed, 60)
+        deadline = time.monotonic() + 60
+        new = []
+        while time.monotonic() < deadline and not new and t.is_alive():
+            time.sleep(0.5)
+            new = [p for p in qemu_children() if p not in before] or qemu_children()
+        self.assertTrue(new, "no QEMU child to kill")
+        time.sleep(2.0)                       # the request is in the guest now
+        self.assertTrue(t.is_alive(), box.get("rr") and box["rr"].error)
+        for p in new:
+            os.kill(p, signal.SIGKILL)
+        t.join(60)
+        rr = box["rr"]
+        vs = hv.classify(rr, seed, None, 60)
+        self.assertEqual([(v.kind, v.message) for v in vs], [("trap", "kernel VM died")], rr.error)
+        # the same reader object reads the next volume in a fresh VM
+        slow.hang_ms = 0
+        rr = slow.read(p_seed, 60)
+        self.assertIsNone(rr.error)
+        self.assertTrue(rr.listing)
+        self.assertEqual(hv.classify(rr, seed, None, 60), [])
+
+    def test_uboot(self):
+        loop = unpack(LOOP_UBOOT, "hostile.img.xz")
+        seed = unpack(LOOP_UBOOT, "seed.img.xz")
+        p_loop, p_seed = self.path("u-loop.img", loop), self.path("u-seed.img", seed)
+        r = self.reader("uboot")
+        ok = r.read(p_seed, 120)
+        self.assertIsNone(ok.error)
+        self.assertTrue(ok.listing)
+        # a real volume: fatls of the looping directory never gives the prompt back
+        rr = r.read(p_loop, 8)
+        vs = hv.classify(rr, loop, None, 8)
+        self.assertEqual([(v.kind, v.message) for v in vs], [("hang", "U-Boot no prompt")], rr.error)
+        self.assertIn("./", rr.raw)
+        # QEMU gone while fatls runs: the same path a guest reset takes (-no-reboot)
+        t, box = read_in_thread(r, p_loop, 120)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and t.is_alive():
+            b = r.board
+            if b is not None and b.proc is not None and b.log.count(b"../") >= 5:
+                os.kill(b.proc.pid, signal.SIGKILL)
+                break
+            time.sleep(0.2)
+        t.join(60)
+        rr = box["rr"]
+        vs = hv.classify(rr, loop, None, 120)
+        self.assertEqual([v.kind for v in vs], ["trap"], rr.error)
+        self.assertIn("QEMU exited", vs[0].message)
+        # the next volume boots a fresh board and reads right
+        rr = r.read(p_seed, 120)
+        self.assertIsNone(rr.error)
+        self.assertEqual(sorted(e["path"] for e in rr.listing), sorted(e["path"] for e in ok.listing))
+
+
+if __name__ == "__main__":
+    unittest.main()
