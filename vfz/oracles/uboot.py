@@ -800,6 +800,28 @@ MESSAGES = (
 )
 
 
+PBSIZE = 532     # U-Boot's printf buffer (CONFIG_SYS_PBSIZE): a line of 531 characters at most
+CUT_PARENT = PBSIZE - 1 - len(b": doesn't exist (-20)\n")
+
+
+def uboot_parent(path):
+    """The directory U-Boot's split_filename gives for path (bytes): trailing
+    slashes dropped, everything before the last run of slashes, or "/"."""
+    p = path.rstrip(b"/")
+    i = p.rfind(b"/")
+    while i > 0 and p[i - 1:i] == b"/":
+        i -= 1
+    return p[:i] if i > 0 else b"/"
+
+
+def cut_walk(out, parent):
+    """Did U-Boot print "PARENT: doesn't exist (N)" cut by its printf buffer
+    before the number (a parent of 510 bytes or more)?"""
+    line = (parent + b": doesn't exist (")[:PBSIZE - 1]
+    return not WALK_ERR.search(out) and any(x.lstrip(b"\r").startswith(line)
+                                            for x in out.split(b"\n"))
+
+
 def errno_of(out):
     """U-Boot's output of a failed fatmkdir/fatwrite/fatrm -> errno name (EIO
     when no message is recognised; the raw text is kept in WriteResult.raw)."""
@@ -840,7 +862,14 @@ class UbootWriter(Writer):
     (measured: a 100-byte file after `fatwrite ... 5 a` has 15 bytes; at
     offset 0 it rewrites the file), so a write ending before the old end
     also writes the old tail, loaded with fatload first.
-    Errors: errno_of(U-Boot's message), see MESSAGES."""
+    Errors: errno_of(U-Boot's message), see MESSAGES. U-Boot's printf cuts
+    a line at 531 characters, so "PARENT: doesn't exist (N)" loses N for a
+    parent of 510 bytes or more: the script then asks `size` and `fatls`
+    about the parent right after the op (a file: ENOTDIR, else ENOENT, as
+    fat_itr_resolve answers; cut_walk).
+    The uboot profile predicts the order of these answers: the glue's
+    EILSEQ before any lookup (path_err), U-Boot's check of a new leaf
+    before the parent walk (name_first)."""
 
     def __init__(self, name="uboot", board=None, **cfg):
         self.name = name
@@ -920,6 +949,7 @@ class UbootWriter(Writer):
         res, notes = [None] * n, [""] * n
         head = [b"virtio scan"]          # commands of the next script before its ops
         head_owner = [None]
+        cut = {}                         # op -> its parent, probed (see CUT_PARENT)
         data = b""                       # contents for the next script's RAM window
         i = 0
         while i < n or head:
@@ -993,13 +1023,25 @@ class UbootWriter(Writer):
                     res[k], notes[k] = "ENOSYS", f"unknown op {op.kind}"
                     continue
                 owners.append(k)
+                par = uboot_parent(enc(op.args[0]))
+                if op.kind != "write" and len(par) >= CUT_PARENT:
+                    # U-Boot's "PARENT: doesn't exist (N)" will be cut before N
+                    # (ENOENT or ENOTDIR from fat_itr_resolve): ask size and
+                    # fatls about the parent right after the op, on the same state
+                    [pp] = s.words([par])
+                    lines += [b"size %s %s" % (DEV, pp), b"fatls %s %s" % (DEV, pp)]
+                    owners += [("size", k), ("ls", k)]
+                    cut[k] = par
             if data:
                 self.board.put_file(data)
                 lines.insert(0, self.board.put_cmd(len(data)))
                 owners.insert(0, None)
             head, head_owner, data = [], [], b""
             out = s.runs(lines)
+            prc = {k: rc for k, (_, rc) in zip(owners, out) if isinstance(k, tuple)}
             for k, (text, rc) in zip(owners, out):
+                if isinstance(k, tuple):
+                    continue
                 if k is None:
                     if rc and text and b"virtio read" in text:
                         raise Trap(f"virtio read failed: {text[-200:]!r}")
@@ -1014,6 +1056,12 @@ class UbootWriter(Writer):
                                                                    205: "parent missing"}[rc]
                 elif rc == 0:
                     res[k] = "ok"
+                elif k in cut and cut_walk(text, cut[k]):
+                    # fat_itr_resolve(parent, TYPE_DIR): -ENOTDIR when the
+                    # parent is a file, else -ENOENT
+                    isfile = prc.get(("size", k)) == 0 and prc.get(("ls", k)) != 0
+                    res[k] = "ENOTDIR" if isfile else "ENOENT"
+                    notes[k] = "doesn't exist (cut); parent " + ("a file" if isfile else "missing")
                 else:
                     res[k], notes[k] = errno_of(text), text.decode("latin-1").strip()[-200:]
             if probe:
@@ -1152,12 +1200,6 @@ NAME_FIRST = "uboot-name-check-first"
 ALIAS_E5 = "uboot-alias-e5"
 
 
-def _unsendable(op):
-    return any(isinstance(a, str) and (any(ord(c) >= 0xFF for c in a) or
-                                       ("'" in a and any(ord(c) > 0x7E for c in a)))
-               for a in op.args)
-
-
 def _literal_walk(op):
     """A component before the leaf that U-Boot matches as given where Linux
     (and U-Boot's own leaf rule) would not: leading/trailing blanks or
@@ -1167,14 +1209,11 @@ def _literal_walk(op):
 
 
 def _result_exception(op, expected, actual):
-    if actual == "EILSEQ" and expected != "ok" and _unsendable(op):
-        return SHELL_BYTES
+    # uboot-shell-bytes and uboot-name-check-first are no result exceptions:
+    # the profile predicts them (path_err, name_first), so any other answer
+    # is a finding
     if expected == "ENOTDIR" and actual == "ENOENT":
         return WALK_ENOENT
-    comps = [c for c in op.args[0].split("/") if c]
-    if actual in ("EINVAL", "EIO") and expected in ("ENOENT", "ENOTDIR") and comps \
-            and op.kind in ("create", "mkdir") and _uboot_name_err(comps[-1]) == actual:
-        return NAME_FIRST
     return None
 
 
@@ -1298,8 +1337,32 @@ def _uboot_lookup(d, leaf):
     return None
 
 
+def _uboot_path_err(op):
+    """EILSEQ where the glue refuses the path before U-Boot sees it
+    (UbootWriter._static, Session.words): a character beyond U+00FF, or a
+    path word() cannot build (a "'" with non-ASCII bytes, or in a path over
+    400 bytes); whatever the op and whether anything on the path exists.
+    Not for the paths the glue answers as Linux first: the root, a last
+    component "." or "..", a '\\' or a control character (EINVAL/ENOENT)."""
+    comps = [c for c in op.args[0].split("/") if c]
+    if op.kind == "rename" or not comps or comps[-1] in (".", "..") or \
+            any("\\" in c or any(ord(x) < 0x20 for x in c) for c in comps):
+        return None
+    try:
+        word(enc(op.args[0]), "p")
+    except Unnameable:
+        return "EILSEQ"
+    return None
+
+
 PROFILE = {
     "name_err": _uboot_name_err,
+    # the glue's EILSEQ comes before any lookup, and U-Boot checks a new
+    # leaf (split_filename, normalize_longname) before it walks the parent
+    # (fat_write.c file_fat_write_at, fat_mkdir): exceptions uboot-shell-bytes
+    # and uboot-name-check-first, predicted rather than tolerated
+    "path_err": _uboot_path_err,
+    "name_first": True,
     "lookup": _uboot_lookup,
     "store": uboot_norm,
     # U-Boot gives every name LFN slots and a ~N alias (even "dir" -> DIR~1):
@@ -1333,8 +1396,9 @@ EXCEPTIONS = [
                    "U-Boot's command line holds bytes; its FAT writer turns each byte into one "
                    "UTF-16 unit, so a name with a character beyond U+00FF cannot be written; "
                    "its hush refuses a \"'\" inside an expanded variable. The glue answers "
-                   "EILSEQ before U-Boot sees such a name, and the uboot profile predicts it",
-                   "result EILSEQ, predicted by the profile's name_err"),
+                   "EILSEQ before U-Boot sees such a name, whatever the op and before any "
+                   "lookup, and the uboot profile predicts it",
+                   "result EILSEQ, predicted by the profile's path_err (no result exception)"),
     NamedException(NO_RENAME, "uboot", "writer",
                    "U-Boot 2023.01 has no FAT rename: the writer answers ENOSYS and its Entry "
                    "does not support rename, so the campaign sends it no renames",
@@ -1359,8 +1423,8 @@ EXCEPTIONS = [
                    "walks the parent: a refused name under a missing parent is EINVAL (or EIO "
                    "for a leaf of blanks and dots) where Linux says ENOENT (or ENOTDIR). Both "
                    "refuse; the order differs",
-                   "expected ENOENT/ENOTDIR, got what the profile's name_err says for the leaf "
-                   "(UbootWriter.result_exception)"),
+                   "predicted by the profile (name_first: mkdir/create answer name_err(leaf) "
+                   "before the parent walk's ENOENT/ENOTDIR; no result exception)"),
     NamedException(ALIAS_E5, "uboot", "writer",
                    "U-Boot 2023.01 builds the 8.3 alias from the raw Latin-1 bytes and does not "
                    "turn a first byte 0xE5 into 0x05: a file named 'åland' gets alias E5 'LAND~1' "
