@@ -8,6 +8,7 @@ nodual entries, damaged chains); the expected trees are computed from what
 was put in.
 """
 import os
+import random
 import shutil
 import signal
 import struct
@@ -340,6 +341,26 @@ class Writer(unittest.TestCase):
         self.assertEqual(mdir_paths(img), set(tree))
         fsck = run(["fsck.fat", "-n", img])
         self.assertEqual(fsck.returncode, 0, fsck.stdout + fsck.stderr)
+
+    def test_bytes_the_kernel_did_not_write_come_back(self):
+        # The guest sends back only its file's data extents: every block the
+        # host sent (here random bytes in the free half of the volume) must
+        # come back unchanged, and the blocks the kernel wrote with it.
+        img = mkfs("dense.img")
+        rng = random.Random(1915)
+        with open(img, "r+b") as f:
+            data = bytearray(f.read())
+            half = len(data) // 2
+            data[half:] = rng.randbytes(len(data) - half)
+            f.seek(0)
+            f.write(data)
+        res = K.KernelWriter(build_dir=KBUILD).apply(img, opscript.parse('mkdir "/d"\n'))
+        self.assertEqual(res.results, ["ok"], res.raw)
+        with open(img, "rb") as f:
+            back = f.read()
+        self.assertEqual(len(back), len(data))
+        self.assertTrue(back[half:] == bytes(data[half:]), "the free half's bytes were lost")
+        self.assertNotEqual(back[:half], bytes(data[:half]), "the mkdir did not come back")
 
     def test_write_applies_to_existing_image_in_place(self):
         img = mkfs("inplace.img")

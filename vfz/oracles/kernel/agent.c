@@ -566,8 +566,29 @@ static void cmd_get(void)
 	struct run *runs = NULL;
 	size_t nruns = 0, cap = 0;
 	uint64_t total = 8;
+	/* Only the file's data extents are read: the image was written as
+	 * chunks into an emptied tmpfs file, so its holes are the blocks that
+	 * neither the host sent nor the kernel wrote, and they read as zeros.
+	 * Scanning a 34 MB FAT32 image byte by byte under TCG cost ~300 ms. */
+	off_t hole = 0;
 	for (off_t off = 0; off < st.st_size;) {
-		ssize_t n = pread(fd, blk, sizeof blk, off);
+		if (off >= hole) {
+			off_t d = lseek(fd, off, SEEK_DATA);
+			if (d < 0 && errno == ENXIO)
+				break;          /* only a hole is left */
+			if (d < 0) {            /* no SEEK_DATA: read all of it */
+				hole = st.st_size;
+				continue;
+			}
+			hole = lseek(fd, d, SEEK_HOLE);
+			if (hole < 0 || hole > st.st_size)
+				hole = st.st_size;
+			off = d & ~(off_t)(BS - 1);
+		}
+		size_t want = sizeof blk;
+		if ((off_t)want > hole - off)
+			want = (size_t)(hole - off);
+		ssize_t n = pread(fd, blk, want, off);
 		if (n <= 0)
 			break;
 		for (ssize_t i = 0; i < n; i += BS) {
