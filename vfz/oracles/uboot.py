@@ -1197,6 +1197,7 @@ def dup_short_ext(listing_):
             seen[key] = e["path"]
     return out
 NAME_FIRST = "uboot-name-check-first"
+SKIPPED_05 = "uboot-05-skipped"
 ALIAS_E5 = "uboot-alias-e5"
 
 
@@ -1252,11 +1253,25 @@ def _known_failure(ev):
     return None
 
 
+def long_05(listing_):
+    """Paths of the entries that have LFN slots and whose short entry starts
+    with 0x05 (the FAT stand-in for a first byte 0xE5), from the core's
+    listing of the image (its "short" hex and "lfn" count)."""
+    return {e["path"] for e in listing_ or ()
+            if e.get("lfn") and str(e.get("short", "")).lower().startswith("05")}
+
+
 def _reader_explain(ev):
-    """uboot-unaddressable: the reader's only differences are files it did
-    not load (no sha256) and entries missing under directories it did not
-    list, and its listing marks that many entries as unaddressable (names
-    whose U-Boot form holds '\\' or 0xFF: its shell cannot be given them)."""
+    """Missing and changed entries, each explained from the evidence:
+      uboot-05-skipped (a bug): a missing entry is, or lies under, an entry
+        with LFN slots whose short entry starts with 0x05 in the image (the
+        core's listing): U-Boot's extract_vfat_name takes such an entry for
+        a deleted one and skips it;
+      uboot-unaddressable: a file listed without sha256 that the listing
+        marks unread=uboot-unaddressable (a name whose U-Boot form holds
+        '\\' or 0xFF: its shell cannot be given it), an entry missing under
+        a directory so marked.
+    -> the kinds seen (one finding each), or None when anything else differs."""
     d, r = getattr(ev, "diff", None), getattr(ev, "rr", None)
     if d is None or r is None or r.listing is None or r.complaints or d.extra or d.ambiguous:
         return None
@@ -1266,9 +1281,23 @@ def _reader_explain(ev):
     for a, b in d.changed:
         if "sha256" in b or {k: v for k, v in a.items() if k != "sha256"} != b:
             return None
-    if len(d.changed) > len(files) or (d.missing and not dirs):
+    if len(d.changed) > len(files):
         return None
-    return UNADDRESSABLE if (d.changed or d.missing) else None
+    kinds = [UNADDRESSABLE] if d.changed else []
+    missing = [e["path"] for e in d.missing]
+    if missing and ev.image:
+        from vfz.evidence import core_listing
+        skipped = long_05(core_listing(ev.image))
+        left = [p for p in missing if not any(p == q or p.startswith(q + "/") for q in skipped)]
+        if len(left) < len(missing):
+            kinds.append(SKIPPED_05)
+        missing = left
+    if missing:
+        if not dirs:
+            return None
+        if UNADDRESSABLE not in kinds:
+            kinds.append(UNADDRESSABLE)
+    return kinds or None
 
 
 def _writer_explain(ev):
@@ -1433,6 +1462,19 @@ EXCEPTIONS = [
                    "wrong: fatgen103, DIR_Name[0] 0xE5 means free, 0x05 stands for 0xE5",
                    "an op answered ok made a leaf starting with U+00E5 and the core's listing of "
                    "the image lacks it (UbootWriter.known_failure)", bug="uboot-alias-e5"),
+    NamedException(SKIPPED_05, "uboot", "reader",
+                   "U-Boot skips an entry with a long name whose 8.3 entry starts with 0x05, "
+                   "the FAT stand-in for a first byte 0xE5 (fs/fat/fat.c extract_vfat_name: "
+                   "'if (dent->nameext.name[0] == DELETED_FLAG || ... == aRING) return NULL'): "
+                   "FatFs writes 'σ' (CP437 0xE5) so, as the specification says, and so may a v3 "
+                   "dummy. fatls does not list it, fatload cannot find it, nothing under a "
+                   "skipped directory is reachable. U-Boot is wrong: fatgen103, DIR_Name[0] "
+                   "0x05 means the name starts with 0xE5 (its get_name does turn 0x05 into "
+                   "0xE5 for a bare 8.3 entry; commit a2c5a92d486 fixed fat_itr_next alone). "
+                   "Present in v2023.01 and in master of 2026-08",
+                   "every missing entry is, or lies under, an entry that the core's listing of "
+                   "the image shows with LFN slots and a short entry starting 05 "
+                   "(UbootReader.explain, long_05)", bug="uboot-05-skipped"),
     NamedException(UNADDRESSABLE, "uboot", "reader",
                    "A name whose U-Boot form (one byte per UTF-16 unit) holds 0x5C ('한' U+D55C) "
                    "or 0xFF cannot be handed to a command: U-Boot splits paths at '\\' too, and "
