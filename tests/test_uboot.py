@@ -10,6 +10,8 @@ One QEMU for the whole test (a Board shared by the reader and the writer):
   * the writer's tree is accepted by fsck.fat -n and `vfat ls` shows the
     same tree, and the same op results, as the core writer on the same
     script (rename aside: ENOSYS);
+  * an entry with a long name whose 8.3 name starts with 0x05 is not
+    listed, and the reader's explain names it uboot-05-skipped (a U-Boot bug);
   * a garbage image is an error, a directory whose cluster chain loops is a
     trap (no prompt in the time limit), and the next image reads right.
 """
@@ -213,6 +215,30 @@ class TestUboot(unittest.TestCase):
         # uboot-alias-e5: 'åland' reads as deleted (alias byte 0xE5)
         self.assertNotIn("/åland", [e["path"] for e in shown])
         self.assertIn("Orphaned long file name part", run(["fsck.fat", "-n", w]).stdout)
+
+    def test_5c_05_entries_skipped(self):
+        """uboot-05-skipped: a long-named entry whose 8.3 name starts with
+        0x05 is not listed (here a v3 dummy, core seed 21, under /d), and
+        UbootReader.explain names exactly that from the image's bytes."""
+        from vfz.evidence import Evidence
+        from vfz.verdict import listing_diff
+        path = os.path.join(self.tmp, "v3-05.img")
+        ops = os.path.join(self.tmp, "v3-05.ops")
+        with open(ops, "w") as f:
+            f.write('mkdir "/d"\ncreate "/d/a long file name.txt" 10 1\ncreate "/d/b" 2 2\n')
+        self.assertEqual(run([VFAT, "mkfs", path, "--size", "16M", "--fat", "16"]).returncode, 0)
+        p = run([VFAT, "apply", path, ops, "--names", "nodual", "--dummy", "v3", "--seed", "21"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        core = core_ls(path)
+        shorts = {e["path"]: e["short"] for e in listing.loads(run([VFAT, "ls", path]).stdout)}
+        self.assertTrue(shorts["/d/a long file name.txt"].startswith("05"), shorts)
+        r = self.read(path)
+        diff = listing_diff(core, listing.normalize(r.listing))
+        self.assertEqual([e["path"] for e in diff.missing], ["/d/a long file name.txt"])
+        self.assertFalse(diff.extra or diff.changed)
+        ev = Evidence(opscript.parse(open(ops).read()), writer="core-v3", reader="uboot", rr=r,
+                      verdict="differs", diff=diff, image=path)
+        self.assertEqual(uboot.UbootReader.explain(ev), [uboot.SKIPPED_05])
 
     def test_6_hostile_images(self):
         garbage = os.path.join(self.tmp, "garbage.img")
