@@ -75,6 +75,14 @@ def fuzzers_of(workdir):
     return out
 
 
+def niceness(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[16])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 @unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat not built")
 class PipelineTests(unittest.TestCase):
     @classmethod
@@ -116,6 +124,8 @@ class PipelineTests(unittest.TestCase):
                     break
                 time.sleep(0.05)
             corpus_at_kill = corpus_names(wd)
+            for pid in fuzzers_of(wd):      # the check lanes come first
+                self.assertEqual(niceness(pid), 10, f"fuzz_ops pid {pid} not at nice 10")
             os.kill(p.pid, signal.SIGKILL)
             p.wait()
             with open(log) as f:
@@ -157,6 +167,11 @@ class PipelineTests(unittest.TestCase):
         self.assertEqual([n for n in os.listdir(pend) if n.endswith(".json")] if os.path.isdir(pend) else [],
                          [], "pending divergences left after a normal end")
         self.assertLessEqual(corpus_before, corpus_names(wd))
+        with open(os.path.join(wd, "summary.json")) as f:
+            pl = json.load(f)["pipeline"]
+        self.assertGreater(pl["fuzzer_cpu_seconds"], 0.0, "the fuzzer's CPU was not counted")
+        self.assertLess(pl["fuzzer_cpu_seconds"], pl["used_cpu_seconds"])
+        self.assertIn("the fuzzer took", r.stdout)
 
     def test_2_corrupt_state_is_an_error(self):
         wd = os.path.join(self.tmp, "corrupt")

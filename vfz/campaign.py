@@ -1,7 +1,7 @@
 """The differential campaign (`vfatfuzz campaign`, the main job).
 
     campaign [--minutes M] [--seed N] [--oracles LIST] [--writers LIST]
-             [--jobs J] [--fuzz-jobs F] [--shard I/N] [--workdir DIR]
+             [--jobs J] [--fuzz-jobs F] [--fuzz-nice N] [--shard I/N] [--workdir DIR]
              [--fs LIST] [--vfat PATH] [--fresh] [--no-fuzzer]
 
 Until the time budget is spent (or SIGINT/SIGTERM), J check lanes (threads,
@@ -10,7 +10,8 @@ the kernel VM is the process's pooled one, shared under its lock) take
 jobs from the main thread, one more job queued than there are lanes:
   1. the job's op-script: a harvested fuzz_ops corpus entry converted with
      `vfat gen --from-input` (fuzz_ops runs on F workers in the background
-     for the whole budget; it is required unless --no-fuzzer), else `vfat
+     for the whole budget, at niceness N (default 10) so that the check
+     lanes come first; it is required unless --no-fuzzer), else `vfat
      gen --seed S --ops K` with S, K and the volume derived from the
      campaign seed and the iteration (shard I of N: iterations I, I+N, ...);
   2. vfz.checker: every writer applies it to a fresh image, its results
@@ -44,7 +45,7 @@ import threading
 import time
 from collections import Counter
 
-from vfz import diff, findings, minimize, minworker, opscript, oracles, pace
+from vfz import diff, findings, minimize, minworker, opscript, oracles, pace, steer
 from vfz.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS
 from vfz.errors import UsageError
 from vfz.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary
@@ -80,10 +81,12 @@ class Campaign:
         self.harvested = 0
         self.new = []             # (sig, summary) of findings written in this run
         self.seen_divs = Counter()  # (role, oracle or writer): divergences seen (incl. known)
+        self.census = steer.Census()   # states the scripts reached (vfz.steer)
         self.phase = "starting"
         self.loop_t0 = None
         self.loop_s = 0.0
         self.loop_cpu = None
+        self.fuzzer_cpu = None
         self.fuzzer = None
         self.checker = None       # lane 0's (the probe's)
         self.checkers = []        # every lane's
@@ -228,7 +231,7 @@ class Campaign:
                     self.say(f"note: fuzz_ops exists but {why}; corpus harvesting off")
                 else:
                     self.fuzzer = Fuzzer(fb, self.workdir, a.fuzz_jobs, budget,
-                                         shard_seed(seed, self.shard))
+                                         shard_seed(seed, self.shard), nice=a.fuzz_nice)
                     self.fuzzer.start()
                     self.say(f"fuzzer: {fb} on {a.fuzz_jobs} worker(s), corpus {self.fuzzer.corpus}")
             self.loop()
@@ -240,6 +243,7 @@ class Campaign:
             self.stop_lanes()
             self.loop_s = time.monotonic() - self.loop_t0 if self.loop_t0 else 0.0
             self.loop_cpu = pace.tree_cpu() - self.loop_cpu0 if self.loop_t0 else None
+            self.fuzzer_cpu = self.fuzzer.cpu() if self.fuzzer and self.loop_t0 else None
             self.phase = "finishing"
             if self.fuzzer:
                 self.fuzzer.stop()
@@ -296,11 +300,22 @@ class Campaign:
                 src = {"source": "vfat gen", "iteration": job.iteration, "gen_seed": gseed, "ops": nops}
                 if self.shard[1] > 1:
                     src["shard"] = f"{self.shard[0]}/{self.shard[1]}"
+                tour = steer.campaign_tour(checker, self.seed, shard_iteration(job.iteration, self.shard),
+                                           self.fs_list)
+                if tour:          # one iteration in steer.STEER_EVERY: a steered tour instead
+                    ops, fs = tour
+                    src = dict(src, source="steer tour", ops=len(ops))
         finally:
             checker.timed("generate", time.monotonic() - t0)
         job.ops, job.fs, job.src = ops, fs, src
         if ops:
             job.res = checker.check(ops, fs)
+            t0 = time.monotonic()
+            try:
+                job.census = steer.result_census(checker, job.res, ops, fs)
+            except Exception as e:       # the census is a report, never a stop
+                job.note = f"census: {type(e).__name__}: {e}"
+            checker.timed("census", time.monotonic() - t0)
 
     def loop(self):
         self.loop_t0 = time.monotonic()
@@ -381,6 +396,7 @@ class Campaign:
             self.notes.append(job.note)
         if job.res is not None:
             self.scripts += 1
+            self.census.add(job.fs, job.src.get("source"), getattr(job, "census", None))
             for sig, d in job.res.divs.items():
                 # a writer's own (results, failures) by writer name: family
                 # names ("kernel") would mix with the reader of that name
@@ -488,6 +504,9 @@ def add_arguments(p):
     p.add_argument("--jobs", type=int, default=pace.cores(),
                    help=f"check lanes: scripts checked at once (default: the cores, {pace.cores()})")
     p.add_argument("--fuzz-jobs", type=int, default=1, help="fuzz_ops workers (default 1)")
+    p.add_argument("--fuzz-nice", type=int, default=10, metavar="N",
+                   help="niceness of the fuzz_ops workers (default 10: the check lanes come "
+                        "first, the fuzzer takes the idle time; 0 = as the lanes)")
     p.add_argument("--shard", help="I/N: run shard I of N (disjoint generated scripts and fuzzer "
                                    "seeds; give each shard its own workdir; merge with vfatfuzz merge)")
     p.add_argument("--workdir", default="campaign", help="findings, corpus and state (default ./campaign)")

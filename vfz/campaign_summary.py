@@ -26,7 +26,8 @@ def summarise(self):
     prep = pace.report(stage_s, stage_n, self.total("own_s"),
                        {n: imgs[n] for n in ck.reader_names}, self.loop_s,
                        cpu_s=self.total("cpu_s"),
-                       used_cpu=(self.loop_cpu if self.loop_cpu is not None else None))
+                       used_cpu=(self.loop_cpu if self.loop_cpu is not None else None),
+                       fuzzer_cpu=self.fuzzer_cpu)
     prep["lanes"] = len(self.lanes)
     mn = self.minimiser
     if mn:
@@ -41,6 +42,8 @@ def summarise(self):
         self.say(f"minimiser: {mn.done} job(s) in {mn.seconds:.1f} s beside the main loop"
                  + (f"; {len(prep['minimiser']['pending'])} pending for the next run"
                     if prep["minimiser"]["pending"] else ""))
+    for ln in self.census.lines():
+        self.say(ln)
     if self.fuzzer:
         self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
                  f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
@@ -57,6 +60,7 @@ def summarise(self):
                                   for n in ck.reader_names},
             "fuzz_execs_per_s": self.fuzzer.execs_per_s() if self.fuzzer else None,
             "pipeline": prep,
+            "census": self.census.to_json(),
             "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}
     try:
         tmp = os.path.join(self.workdir, f".summary.json.{os.getpid()}")

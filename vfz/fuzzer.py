@@ -6,6 +6,8 @@ import subprocess
 import tempfile
 import time
 
+from vfz import pace
+
 from vfz import REPO, opscript
 from vfz.proc import run
 
@@ -57,9 +59,15 @@ def fs_from_options(opts):
     return None
 
 
-def _die_with_parent():
+def _die_with_parent(nice=0):
     """In the child before exec: SIGKILL when the campaign dies (a kill -9
-    of the campaign must not leave libFuzzer running for the budget)."""
+    of the campaign must not leave libFuzzer running for the budget), and
+    the niceness the fuzzer runs at."""
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
@@ -72,7 +80,7 @@ class Fuzzer:
     crashes in <workdir>/crashes; harvest() yields corpus entries not seen
     before (newest first)."""
 
-    def __init__(self, binary, workdir, jobs, seconds, seed):
+    def __init__(self, binary, workdir, jobs, seconds, seed, nice=0):
         self.binary = os.path.abspath(binary)
         self.corpus = os.path.join(workdir, "corpus")
         self.crashes = os.path.join(workdir, "crashes")
@@ -88,6 +96,9 @@ class Fuzzer:
         self.jobs = max(1, jobs)
         self.deadline = time.monotonic() + seconds
         self.seed = seed
+        self.nice = nice
+        self.cpu_dead = 0.0      # CPU of workers that stopped (last sample)
+        self.cpu_last = {}       # pid -> last CPU sample of a live worker
         self.procs = []
         self.restarts = 0
         seeds = os.path.join(REPO, "corpus", "fuzz_ops")
@@ -111,7 +122,8 @@ class Fuzzer:
             argv.append(f"-dict={self.dict}")
         log = open(os.path.join(self.logs, f"worker{i}.log"), "ab")
         p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                             start_new_session=True, preexec_fn=_die_with_parent)
+                             start_new_session=True,
+                             preexec_fn=lambda: _die_with_parent(self.nice))
         log.close()
         return p
 
@@ -120,10 +132,22 @@ class Fuzzer:
 
     def poll(self):
         """Restart workers that stopped (a crash stops libFuzzer) while time is left."""
+        self.cpu()
         for i, p in enumerate(self.procs):
             if p is not None and p.poll() is not None:
+                self.cpu_dead += self.cpu_last.pop(p.pid, 0.0)
                 self.restarts += 1
                 self.procs[i] = self._start(i)
+
+    def cpu(self):
+        """CPU seconds the workers have used (their fork-mode jobs
+        included); a worker that stopped counts with its last sample."""
+        for p in self.procs:
+            if p is not None and p.returncode is None:
+                c = pace.tree_cpu(p.pid)
+                if c:
+                    self.cpu_last[p.pid] = c
+        return self.cpu_dead + sum(self.cpu_last.values())
 
     def execs_per_s(self):
         total = 0.0
@@ -200,6 +224,7 @@ class Fuzzer:
         return crash_line(p.errtext + p.text, p.rc)
 
     def stop(self):
+        self.cpu()
         for p in self.procs:
             if p is not None and p.poll() is None:
                 try:

@@ -21,14 +21,17 @@ def cores():
         return os.cpu_count() or CORES
 
 
-def tree_cpu():
+def tree_cpu(root=None):
     """CPU seconds of this process and all its descendants, live (e.g. the
-    kernel VM, the fuzzer) or reaped."""
+    kernel VM, the fuzzer) or reaped. root: a child's pid instead: that
+    process (its reaped children included) and its live descendants; 0.0
+    once it is gone."""
     tck = os.sysconf("SC_CLK_TCK")
     total = 0.0
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        ru = resource.getrusage(who)
-        total += ru.ru_utime + ru.ru_stime
+    if root is None:
+        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+            ru = resource.getrusage(who)
+            total += ru.ru_utime + ru.ru_stime
     parent, cpu = {}, {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -40,7 +43,9 @@ def tree_cpu():
             continue
         parent[int(d)] = int(st[1])
         cpu[int(d)] = sum(int(x) for x in st[11:15]) / tck   # utime stime cutime cstime
-    me = os.getpid()
+    me = os.getpid() if root is None else root
+    if root is not None:
+        total += cpu.get(root, 0.0)
     for pid in cpu:
         p, hops = parent.get(pid), 0
         while p and p != me and hops < 64:
@@ -50,7 +55,8 @@ def tree_cpu():
     return total
 
 
-def report(stage_s, stage_n, own_s, images, wall, ncores=None, cpu_s=None, used_cpu=None):
+def report(stage_s, stage_n, own_s, images, wall, ncores=None, cpu_s=None, used_cpu=None,
+           fuzzer_cpu=None):
     """stage_s/stage_n/own_s/cpu_s: Counters by stage name ("write core-v1",
     "read mtools", ...); images: {reader: images checked}; wall: the
     seconds the main loop ran (VM boot excluded). -> dict (summary.json).
@@ -65,7 +71,13 @@ def report(stage_s, stage_n, own_s, images, wall, ncores=None, cpu_s=None, used_
     loop ran; "share" = used_cpu / (wall x cores) is how much of the
     machine it got (other jobs on the cores lower it), and
     "pace_vs_bound_at_share" = pace / (bound x share): the pipeline's own
-    efficiency, which the machine's other load does not move."""
+    efficiency, which the machine's other load does not move.
+
+    fuzzer_cpu: the part of used_cpu that the background fuzz_ops took.
+    The bound counts the oracles alone, so with the fuzzer beside the lanes
+    the pace is also given against the bound over the CPU the fuzzer left
+    them ("pace_vs_bound_beside_fuzzer": pace / (bound x (1 - fuzzer
+    share))); the fuzzer runs niced so that it takes mostly idle time."""
     ncores = ncores or cores()
     roles = ("write ", "read ")
     own_wall = sum(v for k, v in own_s.items() if k.startswith(roles))
@@ -100,6 +112,12 @@ def report(stage_s, stage_n, own_s, images, wall, ncores=None, cpu_s=None, used_
         out["share"] = round(share, 3)
         out["pace_vs_bound_at_share"] = {r: round(v / share, 3) if v and share else None
                                          for r, v in out["pace_vs_bound"].items()}
+    if fuzzer_cpu is not None and wall > 0:
+        fshare = min(fuzzer_cpu / (wall * ncores), 0.999)
+        out["fuzzer_cpu_seconds"] = round(fuzzer_cpu, 1)
+        out["fuzzer_share"] = round(fshare, 3)
+        out["pace_vs_bound_beside_fuzzer"] = {r: round(v / (1.0 - fshare), 3) if v else None
+                                              for r, v in out["pace_vs_bound"].items()}
     return out
 
 
@@ -122,4 +140,9 @@ def table(rep):
         lines.append(f"the campaign got {rep['share']:.2f} of the {rep['cores']} cores "
                      f"({rep['used_cpu_seconds']:.0f} CPU-s in {rep['loop_seconds']:.0f} s); at that share "
                      f"the pace is {(rep['pace_vs_bound_at_share'].get(r0) or 0):.2f} of the bound")
+    if "fuzzer_share" in rep:
+        r0 = next(iter(rep["pace"]), None)
+        lines.append(f"the fuzzer took {rep['fuzzer_share']:.2f} of the cores "
+                     f"({rep['fuzzer_cpu_seconds']:.0f} CPU-s); over the CPU it left, the pace is "
+                     f"{(rep['pace_vs_bound_beside_fuzzer'].get(r0) or 0):.2f} of the bound")
     return lines
