@@ -25,7 +25,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from vfz import oracles  # noqa: E402
-from vfz import hostile, hostile_findings, hostile_min  # noqa: E402
+from vfz import hostile, hostile_findings, hostile_min, hostile_seeds  # noqa: E402
 from vfz import hostile_mutate as hm  # noqa: E402
 from vfz import hostile_verdict as hv  # noqa: E402
 
@@ -164,6 +164,59 @@ class T(unittest.TestCase):
         with open(os.path.join(fd, "hostile.img.xz"), "wb") as f:
             f.write(lzma.compress(d))
         self.assertEqual(hostile_findings.replay(fd, log=lambda s: None), 1)
+
+    def test_fuzz_image_patch_inputs(self):
+        # a patch-form input (byte 0 bit 7) decodes to the harness's template
+        # with the records written over it: the core's checker finds the
+        # damage the fuzzer made, and the bare template is clean
+        vfat = os.path.join(REPO, "build", "vfat")
+        seeds = hostile_seeds.corpus_seeds(())
+        with open(os.path.join(REPO, "corpus", "fuzz_image", "patch-fat16-fat"), "rb") as f:
+            raw = f.read()
+        self.assertTrue(raw[0] & 0x80)
+        img = seeds["corpus:patch-fat16-fat"]
+        tmpl = hostile_seeds.template(raw[0] & 3)
+        self.assertEqual(len(img), len(tmpl))
+        self.assertEqual(len(tmpl), 4200 * 512 + 65536)     # vfat_fuzz_image_size(16, 512)
+        changed = hm.byte_ranges(tmpl, img)
+        self.assertTrue(changed)
+        scale = 4 << ((raw[0] >> 2) & 7)
+        recs, i = [], 16
+        while i + 3 <= len(raw):
+            recs.append((int.from_bytes(raw[i:i + 2], "little") * scale, raw[i + 2]))
+            i += 3 + raw[i + 2]
+        for off, n in changed:
+            self.assertTrue(any(o <= off and off + n <= o + m for o, m in recs), (off, n, recs))
+        p_t, p_i = self.path("tmpl.img", tmpl), self.path("patched.img", img)
+        self.assertEqual(subprocess.run([vfat, "check", p_t], capture_output=True).returncode, 0)
+        self.assertNotEqual(subprocess.run([vfat, "check", p_i], capture_output=True).returncode, 0)
+        # whole-image inputs are the bytes after the header
+        with open(os.path.join(REPO, "corpus", "fuzz_image", "fat12-mtools"), "rb") as f:
+            self.assertEqual(seeds["corpus:fat12-mtools"], f.read()[16:])
+
+    def test_campaign_pool_and_dir_seeds(self):
+        cache = os.path.join(self.tmp, "pool")
+        pool = hostile_seeds.campaign_seeds(3, cache, ["core-v1", "mtools"], log=lambda s: None)
+        for fs in ("fat12", "fat16", "fat32"):
+            base = pool[f"pristine:{fs}"]
+            self.assertEqual(base[510:512], b"\x55\xaa")
+            for w in ("core-v1", "mtools"):
+                name = next(n for n in pool if n.startswith(f"{w}:{fs}-gen"))
+                self.assertEqual(len(pool[name]), len(base))
+                self.assertNotEqual(pool[name], base, name)          # the writer wrote the script
+                self.assertGreater(len(hm.Layout(pool[name]).chains), len(hm.Layout(base).chains), name)
+        # a second run with the same seed reuses the cache: same bytes
+        self.assertEqual(hostile_seeds.campaign_seeds(3, cache, ["core-v1", "mtools"], log=lambda s: None), pool)
+        # a directory of images: valid ones once each, others left out
+        d = os.path.join(self.tmp, "imgs")
+        os.makedirs(os.path.join(d, "findings", "a"))
+        one, two = pool["core-v1:fat12-gen30"], pool["mtools:fat12-gen30"]
+        for rel, data in (("findings/a/after-x.img", one), ("findings/a/after-y.img", one),
+                          ("b.img", two), ("junk.img", b"\0" * 4096), ("notes.txt", one)):
+            with open(os.path.join(d, rel), "wb") as f:
+                f.write(data)
+        got = hostile_seeds.dir_seeds(d, 0, log=lambda s: None)
+        self.assertEqual(sorted(got.values()), sorted([one, two]))
 
     def test_bad_reader_name(self):
         p = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "vfatfuzz"), "hostile",

@@ -22,7 +22,11 @@ def add_arguments(p):
     p.add_argument("--min-seconds", type=float, default=120.0,
                    help="seconds spent minimising one finding (default 120)")
     p.add_argument("--seeds", action="append", metavar="DIR",
-                   help="more seed images (*.img, *.img.xz under DIR; repeatable)")
+                   help="more seed images (*.img, *.img.xz under DIR, e.g. a campaign workdir; repeatable)")
+    p.add_argument("--fuzz-corpus", action="append", metavar="DIR",
+                   help="a fuzz_image corpus beside corpus/fuzz_image/ (raw harness inputs; repeatable)")
+    p.add_argument("--pool-writers", type=_list, default=None,
+                   help="writers of the seed pool (default: the campaign's default writers)")
     p.add_argument("--asan-peers", metavar="DIR",
                    help="mtools and fsck.fat built with ASan by scripts/build-asan-peers.sh DIR")
     p.add_argument("--replay", metavar="FINDING", help="replay one finding directory and exit")
@@ -38,6 +42,16 @@ def run(args):
         sys.stderr.write("vfatfuzz hostile: error: --minutes and --timeout must be positive\n")
         return 2
 
+    for d in (args.seeds or []) + (args.fuzz_corpus or []):
+        if not os.path.isdir(d):
+            sys.stderr.write(f"vfatfuzz hostile: error: {d}: no such directory\n")
+            return 2
+    if args.pool_writers:
+        from vfz import oracles
+        bad = [w for w in args.pool_writers if w not in oracles.names("writer")]
+        if bad:
+            sys.stderr.write(f"vfatfuzz hostile: error: unknown writer(s) {', '.join(bad)}\n")
+            return 2
     if args.asan_peers and not os.path.isdir(os.path.join(args.asan_peers, "bin")):
         sys.stderr.write(f"vfatfuzz hostile: error: {args.asan_peers}/bin missing "
                          "(run scripts/build-asan-peers.sh first)\n")

@@ -4,11 +4,13 @@
     vfatfuzz hostile --replay FINDING_DIR
 
 Image number i of a run is made from random.Random(f"{seed}:{i}") alone: a
-seed image (fuzz_image's whole-image corpus, corpus/fuzz_image/, plus a
-small pool the core writes: `vfat mkfs` + `vfat apply` of `vfat gen --seed
-N --ops K` scripts, N from the run's seed; plus any --seeds DIR of images,
-e.g. the ones the differential campaign wrote), then 1-4 structure-aware
-mutations (vfz.hostile_mutate); one image in four is a canary image.
+seed image (vfz.hostile_seeds: fuzz_image's corpus, corpus/fuzz_image/ and
+any --fuzz-corpus DIR, both of the harness's input forms decoded; the
+volumes the differential campaign writes, its pristine mkfs.fat volumes and
+what each of its writers (--pool-writers, default the campaign's) leaves
+after a `vfat gen` script, N from the run's seed; any --seeds DIR of images,
+e.g. a campaign workdir), then 1-4 structure-aware mutations
+(vfz.hostile_mutate); one image in four is a canary image.
 Every reader has its own thread walking i = 0, 1, 2, ... at its own pace
 until the deadline, so a slow reader (a VM) does not hold up the others and
 every reader's image i is the same volume.
@@ -33,20 +35,19 @@ bench reads it: bench/bench_hostile.py).
 """
 import glob
 import json
-import lzma
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from vfz import REPO, oracles
+from vfz import oracles
 from vfz import hostile_mutate as hm
 from vfz import hostile_verdict as hv
 from vfz import hostile_min
+from vfz.hostile_seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  # noqa: F401
 from vfz.hostile_findings import reader_cfg, write_finding, replay, reminimise
 
 CANARY_SHARE = 0.25
@@ -57,72 +58,6 @@ DEFAULT_SKIP = ("core", "vfat-check", "vfat-check-own", "kernel-nodual", "kernel
 
 def default_readers():
     return [n for n in oracles.names("reader") if n not in DEFAULT_SKIP]
-
-
-# ------------------------------------------------------------------ seeds
-def corpus_seeds():
-    out = {}
-    for f in sorted(glob.glob(os.path.join(REPO, "corpus", "fuzz_image", "*"))):
-        with open(f, "rb") as fh:
-            d = fh.read()
-        if len(d) > 16 + 2048 and not d[0] & 0x80:     # whole-image inputs (16-byte header)
-            out["corpus:" + os.path.basename(f)] = d[16:]
-    return out
-
-
-CORE_POOL = (("fat12", "1M", "12", "1024"), ("fat16", "4M", "16", "512"), ("fat32", "34M", "32", "512"))
-
-
-def core_seeds(seed, cache, vfat=None, log=print):
-    """A small pool the core writes: one volume per FAT type, each filled by
-    `vfat gen --seed N --ops 14` (N from the run's seed)."""
-    vfat = vfat or os.path.join(REPO, "build", "vfat")
-    out = {}
-    if not os.access(vfat, os.X_OK):
-        log(f"hostile: no core pool ({vfat} missing)")
-        return out
-    os.makedirs(cache, exist_ok=True)
-    for k, (tag, size, fat, cs) in enumerate(CORE_POOL):
-        n = seed * 10 + k
-        img = os.path.join(cache, f"core-{tag}-gen{n}.img")
-        if not os.path.exists(img):
-            tmp = img + ".tmp"
-            script = subprocess.run([vfat, "gen", "--seed", str(n), "--ops", "14"], capture_output=True)
-            sp = img + ".ops"
-            with open(sp, "wb") as f:
-                f.write(script.stdout)
-            subprocess.run([vfat, "mkfs", tmp, "--size", size, "--fat", fat, "--cluster", cs],
-                           capture_output=True)
-            a = subprocess.run([vfat, "apply", tmp, sp, "--no-sync"], capture_output=True)
-            if a.returncode != 0 or not os.path.exists(tmp):
-                log(f"hostile: core pool {tag}: vfat failed: {a.stderr.decode()[-200:]}")
-                continue
-            os.replace(tmp, img)
-        with open(img, "rb") as f:
-            out[f"core:{tag}-gen{n}"] = f.read()
-    return out
-
-
-def dir_seeds(d):
-    out = {}
-    for f in sorted(glob.glob(os.path.join(d, "**", "*.img*"), recursive=True)):
-        try:
-            data = lzma.decompress(open(f, "rb").read()) if f.endswith(".xz") else open(f, "rb").read()
-        except (OSError, lzma.LZMAError):
-            continue
-        if len(data) >= 2048 and data[510:512] == b"\x55\xaa":
-            out["dir:" + os.path.relpath(f, d)] = data
-    return out
-
-
-def layouts(seeds, log=print):
-    out = {}
-    for name, data in seeds.items():
-        try:
-            out[name] = hm.Layout(data)
-        except Exception as e:            # a seed the layout reader cannot walk
-            log(f"hostile: seed {name} skipped: {type(e).__name__}: {e}")
-    return out
 
 
 # ------------------------------------------------------------------ images
@@ -240,10 +175,11 @@ class Run:
         a = self.args
         self.log(f"hostile: seed {a.seed}, {a.minutes:g} min, timeout {a.timeout:g}s per image, "
                  f"workdir {self.workdir}")
-        seeds = corpus_seeds()
-        seeds.update(core_seeds(a.seed, os.path.join(self.workdir, "seeds"), log=self.log))
+        seeds = corpus_seeds(getattr(a, "fuzz_corpus", None) or (), log=self.log)
+        pool = getattr(a, "pool_writers", None)
+        seeds.update(campaign_seeds(a.seed, os.path.join(self.workdir, "seeds"), pool, log=self.log))
         for d in a.seeds or ():
-            seeds.update(dir_seeds(d))
+            seeds.update(dir_seeds(d, a.seed, log=self.log))
         self.layouts = layouts(seeds, self.log)
         if not self.layouts:
             self.log("hostile: error: no usable seed image")
