@@ -24,7 +24,10 @@ on). From each campaign's summary.json "pipeline" (vfz/pace.py):
   share      the CPU seconds the campaign's process tree used over
              (loop seconds x cores): how much of the machine it got;
   pace / bound at share = pace / (bound x share): the pipeline's own
-             efficiency, which other jobs on the machine do not move.
+             efficiency, which other jobs on the machine do not move;
+  fuzzer     with the fuzzer beside the lanes (--fuzzer): the share of the
+             cores fuzz_ops took (niced), and the pace over the bound of
+             the CPU it left the lanes = pace / bound / (1 - fuzzer share).
 
 Goal (not a test): pace >= 2/3 of the bound. Writes campaign.md and
 campaign.json under --out; the load average is recorded beside each run.
@@ -75,11 +78,12 @@ def render(rows, args):
            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {args.minutes} min per campaign, "
            f"seed {args.seed}, cores {rows[0]['summary']['pipeline']['cores'] if rows and 'summary' in rows[0] else '?'}", "",
            "| campaign | load | scripts | reader | images | pace /min | bound /min (CPU) | pace / bound "
-           "| bound /min (wall) | share of cores | pace / bound at share |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| bound /min (wall) | share of cores | pace / bound at share | fuzzer share "
+           "| pace / bound beside the fuzzer |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "summary" not in r:
-            out.append(f"| `{r['command']}` | | | | | {r.get('error', '')} | | | | | |")
+            out.append(f"| `{r['command']}` | | | | | {r.get('error', '')} | | | | | | | |")
             continue
         s, pl = r["summary"], r["summary"]["pipeline"]
         for rd, n in s["readers"].items():
@@ -87,7 +91,9 @@ def render(rows, args):
                        f"{r['load_before']:.1f}-{r['load_after']:.1f} | {s['scripts']} | {rd} | {n} | "
                        f"{fmt(pl['pace'][rd])} | {fmt(pl['bound'][rd])} | "
                        f"{fmt(pl['pace_vs_bound'][rd], 2)} | {fmt(pl['bound_wall'][rd])} | "
-                       f"{fmt(pl.get('share'), 2)} | {fmt((pl.get('pace_vs_bound_at_share') or {}).get(rd), 2)} |")
+                       f"{fmt(pl.get('share'), 2)} | {fmt((pl.get('pace_vs_bound_at_share') or {}).get(rd), 2)} | "
+                       f"{fmt(pl.get('fuzzer_share'), 2) if 'fuzzer_share' in pl else '-'} | "
+                       f"{fmt((pl.get('pace_vs_bound_beside_fuzzer') or {}).get(rd), 2) if 'fuzzer_share' in pl else '-'} |")
     out += ["", f"Goal: pace >= {GOAL:.2f} of the bound.", "",
             "Each oracle's own time (per call, ms) and where a script's time goes:", ""]
     for r in rows:
