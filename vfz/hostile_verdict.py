@@ -109,11 +109,24 @@ def hang(rr, timeout=None):
 UBOOT_TRAP = re.compile(r"U-Boot printed|QEMU exited|console is gone")
 
 
+def uboot_message(err):
+    """The signature part of a U-Boot trap: what happened and during which
+    command, without the command's arguments (the path differs per image:
+    "QEMU exited (fatls virtio 0:0 '/x'; echo ...)" -> "QEMU exited during
+    fatls")."""
+    why = err[6:].split("; console:")[0].strip()
+    i = why.find(" (")
+    if i >= 0 and why.endswith(")"):
+        verb = re.match(r"[\w-]*", why[i + 2:]).group(0)
+        why = why[:i] + (f" during {verb}" if verb else "")
+    return norm(why, 80)
+
+
 def trap(rr):
     err = rr.error or ""
     if err.startswith("trap: "):          # U-Boot (vfz/oracles/uboot.py)
         if UBOOT_TRAP.search(err):
-            return Verdict("trap", norm(err[6:].split("; console:")[0], 80), err[:2000])
+            return Verdict("trap", uboot_message(err), err[:2000])
         return None
     if re.search(r"^fatfs: trap: ", err):  # FatFs: a wasm trap or JS exception
         return Verdict("trap", norm(err.split("trap: ", 1)[1], 80), err[:2000])
