@@ -9,8 +9,10 @@ import struct
 
 
 class Fat:
-    def __init__(self, data):
-        self.b = bytearray(data)
+    def __init__(self, data, copy=True):
+        # copy=False: read-only access to data as given (an mmap of a large
+        # image: only the pages read are touched)
+        self.b = bytearray(data) if copy else data
         b = self.b
         self.bps, self.spc, self.res, self.nfats, self.rootent = struct.unpack_from("<HBHBH", b, 11)
         tot16 = struct.unpack_from("<H", b, 19)[0]

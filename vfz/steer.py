@@ -28,6 +28,8 @@ Data never exceed ~92 % of the free bytes: the model predicts no ENOSPC for
 data clusters, so a full volume would be a false divergence.
 """
 import os
+import random
+from collections import Counter
 
 from vfz import opscript
 from vfz.fatimg import Fat
@@ -42,12 +44,19 @@ TOUR_NAMES = ["README.TXT", "lower.md", "Mixed Case Name.text", "thirteen13chr",
               "bad*name?", "CON", "nul.txt", "Case.txt", "CASE.TXT", "σigma"]
 
 
-def tour(free, cluster):
+def tour(free, cluster, rng=None, fill=True):
     """-> [Op] reaching every state of STATES on a fresh volume with `free`
-    data bytes in clusters of `cluster` bytes."""
+    data bytes in clusters of `cluster` bytes. rng (random.Random): the
+    campaign's variant, names in another order and other sizes and data
+    (the same states); fill=False leaves out the volume-filling part
+    (near-full, alloc-wrap, the big files' reuse: a light tour)."""
+    names = list(TOUR_NAMES)
+    if rng:
+        rng.shuffle(names)
     lines = ['mkdir "/d"']
-    for i, n in enumerate(TOUR_NAMES):
-        lines.append(f'create "/d/{n}" {17 * i % 700} {i}')
+    for i, n in enumerate(names):
+        size = rng.randrange(700) if rng else 17 * i % 700
+        lines.append(f'create "/d/{n}" {size} {rng.randrange(1 << 16) if rng else i}')
     for i in range(12):                 # 2 KiB clusters too: the directory spans clusters
         lines.append(f'create "/d/a longer name, number {i:02} of the tour.txt" {40 * i} {i}')
     deep = "/t1"
@@ -61,8 +70,11 @@ def tour(free, cluster):
               'rename "/t3" "/d/t3"', 'rename "/d/t3/t4" "/t4"', 'rename "/t4" "/t1/t4"']
     # near full, then allocation across the end of the volume into a hole
     big = int(free * 0.40) // cluster * cluster
+    if not fill:                  # small files in place of the big ones: reuse after unlink still
+        big = 3 * cluster
     lines += [f'create "/big1" {big} 11', f'create "/big2" {big} 12', 'create "/small" 700 13',
-              'unlink "/big1"', f'create "/big3" {int(free * 0.45) // cluster * cluster} 14',
+              'unlink "/big1"',
+              f'create "/big3" {int(free * 0.45) // cluster * cluster if fill else 4 * cluster} 14',
               f'write "/small" 600 {3 * cluster} 15', 'mkdir "/late"',
               'create "/late/f1" 100 16', f'create "/late/f2" {2 * cluster + 1} 17']
     low = "/t1/" + "/".join(f"t{k}" for k in range(4, 13))    # the deep leaf's dir after the moves
@@ -82,6 +94,50 @@ def probe():
     checking a formatter on each FAT type without a tour's cost)."""
     return opscript.parse('mkdir "/p"\ncreate "/p/a long name.txt" 3000 1\ncreate "/B.TXT" 10 2\n'
                           'unlink "/p/a long name.txt"\n')
+
+
+def result_census(ck, res, ops, fs):
+    """The census of one script a vfz.checker.Checker has checked: the
+    states reached on the image of its first core writer (its per-op
+    results from its raw output); reuse-after-unlink is looked for after
+    the first successful unlink/rmdir that a later allocation follows (the
+    writer applies the script cut before and after it). -> set of STATES,
+    or None when no core writer wrote the script."""
+    import json
+    from vfz import oracles
+    from vfz.checker import write_copy
+    wn = next((n for n, _ in ck.writers if oracles.entry(n).family == "core" and n in res.images
+               and not res.verdicts.get(n, {}).get("(writer)")), None)
+    if wn is None:
+        return None
+    results = []
+    for ln in (res.raws.get(wn) or "").split("\n"):
+        try:
+            o = json.loads(ln)
+        except ValueError:
+            continue
+        if isinstance(o, dict) and "result" in o:
+            results.append(o["result"])
+    cuts = {}
+    i = next((i for i, op in enumerate(ops) if op.kind in ("unlink", "rmdir") and i < len(results)
+              and results[i] == "ok" and any(o.kind in ("create", "mkdir", "write") for o in ops[i + 1:])),
+             None)
+    if i is not None:
+        w = dict(ck.writers)[wn]
+        base = ck.pristine_image(fs)
+        pair = []
+        for k, prefix in (("a", ops[:i]), ("b", ops[:i + 1])):
+            img = os.path.join(os.path.dirname(res.images[wn]), f"census-{k}.img")
+            write_copy(w, wn, base, img, prefix)
+            pair.append(img)
+        cuts[i] = tuple(pair)
+    try:
+        return census(res.images[wn], ops, results, cuts)
+    finally:
+        for a, b in cuts.values():
+            for p in (a, b):
+                if os.path.exists(p):
+                    os.unlink(p)
 
 
 def volume_free(image):
@@ -111,9 +167,24 @@ def _walk(fat):
     return out
 
 
+def _free(fat):
+    """Free data clusters (a FAT16/32 table counted in one pass)."""
+    import array
+    n = fat.clusters
+    if fat.bits == 12:
+        return sum(1 for c in range(2, n + 2) if fat.get(c) == 0)
+    w = fat.bits // 8
+    a = array.array("H" if w == 2 else "I", bytes(fat.b[fat.fat_off + 2 * w:fat.fat_off + (n + 2) * w]))
+    if w == 4:
+        return sum(1 for v in a if not v & 0x0FFFFFFF)
+    return a.count(0)
+
+
 def _used(image):
+    import mmap
     with open(image, "rb") as f:
-        fat = Fat(f.read())
+        # mapped, not read: a sparse 34 MB FAT32 image costs ~1 s to read here
+        fat = Fat(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), copy=False)
     return fat, {c for _, _, ch in _walk(fat) for c in ch} | (
         set(fat.chain(fat.root_cluster)) if fat.bits == 32 else set())
 
@@ -124,7 +195,7 @@ def census(image, ops, results, cuts=None):
     (image before it, image after it)} for reuse-after-unlink."""
     reached = set()
     fat, used = _used(image)
-    free = sum(1 for c in range(2, fat.clusters + 2) if fat.get(c) == 0)
+    free = _free(fat)
     if free < 0.15 * fat.clusters:
         reached.add("near-full")
     for depth, is_dir, ch in _walk(fat):
@@ -195,3 +266,54 @@ def written(vfat, ops, fs, workdir, cut_unlinks=3):
         if op.kind in ("unlink", "rmdir") and i < len(res) and res[i] == "ok":
             cuts[i] = (apply(ops[:i], f"cut{i}a.img")[0], apply(ops[:i + 1], f"cut{i}b.img")[0])
     return img, res, cuts
+
+
+# ---------------------------------------------------------------- the campaign
+STEER_EVERY = 50      # one generated iteration in STEER_EVERY is a tour (~3-4 s of checks)
+
+
+def campaign_tour(ck, seed, iteration, fs_list):
+    """The campaign's steered scripts: generated iteration i with
+    i % STEER_EVERY == STEER_EVERY - 1 is a tour (its variant seeded by the
+    campaign seed and i), on the volumes of fs_list in turn; on FAT32 the
+    light tour (filling the 34 MB volume costs ~30 s of kernel reads).
+    -> (ops, fs) or None for a plain generated iteration."""
+    if iteration % STEER_EVERY != STEER_EVERY - 1:
+        return None
+    from vfz.checker import fat_bits
+    fs = fs_list[(iteration // STEER_EVERY) % len(fs_list)]
+    free, cl = volume_free(ck.pristine_image(fs))
+    return tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fat_bits(fs) != 32), fs
+
+
+class Census:
+    """How often the campaign's scripts reached each state, per volume and
+    source (generated, tour, fuzz_ops corpus)."""
+
+    def __init__(self):
+        self.n = Counter()          # (fs, source) -> scripts with a census
+        self.reached = Counter()    # (fs, source, state) -> scripts that reached it
+
+    def add(self, fs, source, states):
+        if states is None:
+            return
+        self.n[(fs, source)] += 1
+        for st in states:
+            self.reached[(fs, source, st)] += 1
+
+    def lines(self):
+        """The summary table: one row per state, one column per (volume, source)."""
+        cols = sorted(self.n)
+        if not cols:
+            return []
+        out = ["states reached (scripts that reached it / scripts, per volume and source):",
+               f"{'state':<20} " + " ".join(f"{fs + ' ' + src:>20}" for fs, src in cols)]
+        for st in STATES:
+            out.append(f"{st:<20} " + " ".join(
+                f"{self.reached[(fs, src, st)]:>9}/{self.n[(fs, src)]:<10}" for fs, src in cols))
+        return out
+
+    def to_json(self):
+        return [{"fs": fs, "source": src, "scripts": self.n[(fs, src)],
+                 "reached": {st: self.reached[(fs, src, st)] for st in STATES}}
+                for fs, src in sorted(self.n)]
