@@ -369,14 +369,21 @@ class Tree:
     """A copy of the sources the vfat CLI and the unit suites build from
     (build-mutants/TAG/tree/), with at most one file mutated at a time."""
 
-    def __init__(self, tag=FAULT_NAME):
+    def __init__(self, tag=FAULT_NAME, rev="HEAD", preset="default"):
         self.tag = tag
+        self.rev = rev
+        self.preset = preset          # "asan": the sanitizers' build (build-fault-TAG-asan/)
         self.root = os.path.join(WORK, tag, "tree")
         self.orig = {}
 
+    @property
+    def bdir(self):
+        return os.path.join(REPO, f"build-fault-{self.tag}" + ("" if self.preset == "default"
+                                                               else f"-{self.preset}"))
+
     def sync(self):
-        """The committed sources (git HEAD), not the working tree: others
-        edit core/src while a run goes on."""
+        """The committed sources (git HEAD, or the revision asked for), not
+        the working tree: others edit core/src while a run goes on."""
         old = {}
         for d, _, fs in os.walk(self.root):
             for f in fs:
@@ -386,11 +393,11 @@ class Tree:
         shutil.rmtree(self.root, ignore_errors=True)
         os.makedirs(self.root)
         units = ["tests"]            # the unit suites, and the tests CMakeLists.txt names
-        cml = subprocess.run(["git", "-C", REPO, "show", "HEAD:CMakeLists.txt"], capture_output=True,
+        cml = subprocess.run(["git", "-C", REPO, "show", f"{self.rev}:CMakeLists.txt"], capture_output=True,
                              text=True, check=True).stdout
         extra = [f for args in re.findall(r"add_executable\(\w+ ([^)$]*)\)", cml)    # study_collide, ...
                  for f in args.split() if f.endswith(".c")]
-        arch = subprocess.run(["git", "-C", REPO, "archive", "HEAD", *TREE_FILES, "core", *units, *extra],
+        arch = subprocess.run(["git", "-C", REPO, "archive", self.rev, *TREE_FILES, "core", *units, *extra],
                               capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", self.root], input=arch.stdout, check=True)
         # tar gives the commit's time, older than the objects of an earlier
@@ -404,7 +411,7 @@ class Tree:
                     prev = old.get(os.path.relpath(p, self.root))
                     t = prev[1] if prev and prev[0] == fh.read() else now
                 os.utime(p, (t, t))
-        self.head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+        self.head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", self.rev],
                                    capture_output=True, text=True).stdout.strip()
 
     def text(self, f):
@@ -426,12 +433,13 @@ class Tree:
         self.write(m.file, self.text(m.file))
 
 
-def build(tree):
+def build(tree, preset=None):
     """The vfat CLI of the tree as it is, in build-fault-<TAG>/ (the
     planted faults' builder, warnings not fatal: a mutant is a plausible
-    bug, not lint) -> (path, error)."""
+    bug, not lint; preset asan: build-fault-<TAG>-asan/) -> (path, error)."""
     from vfz import cmd_selftest
-    vfat, err, _ = cmd_selftest.build_fault(tree.tag, werror=False, src=tree.root)
+    vfat, err, _ = cmd_selftest.build_fault(tree.tag, werror=False, src=tree.root,
+                                            preset=preset or tree.preset)
     return vfat, err
 
 
@@ -465,7 +473,7 @@ def stripped(vfat, out):
 
 def unit_suites(tree):
     """Build and run the C unit suites against the tree -> (ok, detail)."""
-    bdir = os.path.join(REPO, f"build-fault-{tree.tag}")
+    bdir = tree.bdir
     names = sorted(f[:-2] for f in os.listdir(os.path.join(tree.root, "tests"))
                    if f.startswith("unit_") and f.endswith(".c"))
     p = subprocess.run(["cmake", "--build", bdir, "-j2", "--target", *names], capture_output=True,
@@ -514,9 +522,20 @@ def add_arguments(p):
                         "tree, every name class; FAT12 on the first formatter, FAT16 on the second)")
     p.add_argument("--unit", action="store_true",
                    help="with --mutants: run the C unit suites on each survivor")
+    p.add_argument("--twins", action="store_true",
+                   help="with --mutants: the core writers' twins (Entry.twin: the kernel writers, one "
+                        "persistent QEMU guest per module set for the whole run) write every script "
+                        "too, unread, for the twin byte comparison (vfz.twins)")
+    p.add_argument("--sanitize", action="store_true",
+                   help="with --mutants: build the unmutated tree and each mutant with the asan "
+                        "preset (ASan+UBSan+LSan, directory index cross-checked): a memory error or "
+                        "leak of a writer or of `vfat ls` is a failed answer")
+    p.add_argument("--git", default="HEAD", metavar="REV",
+                   help="with --mutants: mutate core/src as committed in REV (default HEAD; an "
+                        "earlier run's revision draws the same mutants with the same seed)")
 
 
-def confirm(h, vfat, base, readers, writers, formatter="mkfs.fat"):
+def confirm(h, vfat, base, readers, writers, formatter="mkfs.fat", unread=()):
     """A kill seen by the hunt, checked once more on fresh checkers (no
     state shared with the long-lived reference checker): the minimised
     script must show the signature on the mutant and not on the
@@ -526,7 +545,7 @@ def confirm(h, vfat, base, readers, writers, formatter="mkfs.fat"):
     rdr = [h["oracle"]] if "role=reader" in (h["signature"] or "") else []
     seen = []
     for v in (vfat, base):
-        ck = checker.Checker(readers, writers, vfat=v, timeout=30.0, notes=[],
+        ck = checker.Checker(readers, writers, vfat=v, timeout=30.0, notes=[], unread=unread,
                              **({"formatter": formatter} if formatter != "mkfs.fat" else {}))
         try:
             res = ck.check(ops, h["fs"], writers=[h["writer"]], readers=rdr)
@@ -571,6 +590,14 @@ def run(args):
         print("vfatfuzz selftest: --shard: I/N with 0 <= I < N", file=sys.stderr)
         return 2
     shard_i, shard_n = int(shard.group(1)), int(shard.group(2))
+    if subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--quiet", f"{args.git}^{{commit}}"],
+                      capture_output=True).returncode != 0:
+        print(f"vfatfuzz selftest: --git: no commit {args.git}", file=sys.stderr)
+        return 2
+    if args.sanitize:
+        # a sanitizer report aborts the tool: the writer (or `vfat ls`) failed
+        os.environ["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1:allocator_may_return_null=1"
+        os.environ["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:abort_on_error=1"
     rerun = None
     if args.rerun:
         if not os.path.isfile(args.rerun):
@@ -585,7 +612,11 @@ def run(args):
     done = {r["id"] for r in prior if r.get("status") != "nocompile"}
     failed = {r["id"] for r in prior if r.get("status") == "nocompile"}
     diff.WRITE_TIMEOUT = MUTANT_WRITE_TIMEOUT
-    tree = Tree(args.mutants_tag)
+    tree = Tree(args.mutants_tag, args.git)
+    # with --sanitize every tree is built twice: the default build decides
+    # what compiles and what is equivalent by construction (the same sample
+    # as without), the asan build is the one hunted
+    san = "asan" if args.sanitize else None
     tree.sync()
     t = time.monotonic()
     base, err = build(tree)
@@ -595,12 +626,25 @@ def run(args):
     base_copy = os.path.join(work, "vfat-base")
     shutil.copy2(base, base_copy)
     base_strip = stripped(base_copy, os.path.join(work, "vfat-base.stripped"))
+    if san:
+        base, err = build(tree, san)
+        if err:
+            print(f"vfatfuzz selftest: the unmutated tree does not build with --preset {san}: {err}",
+                  file=sys.stderr)
+            return 2
+        base_copy = os.path.join(work, f"vfat-base-{san}")
+        shutil.copy2(base, base_copy)
     print(f"unmutated tree (git {tree.head}) built in {time.monotonic() - t:.0f} s", flush=True)
     ref = campaign.vfat_default()
     cmd_selftest._REF[:] = [ref]
     notes = []
     readers = args.oracles.split(",") if args.oracles else cmd_selftest.FAST_READERS
-    writers = args.writers.split(",") if args.writers else checker.DEFAULT_WRITERS
+    writers = args.writers.split(",") if args.writers else list(checker.DEFAULT_WRITERS)
+    unread = []
+    if args.twins:
+        from vfz import oracles
+        unread = [t for t in dict.fromkeys(oracles.entry(w).twin for w in writers) if t and t not in writers]
+        writers = writers + unread
     formatters = [f.strip() for f in (args.formatters or "mkfs.fat").split(",") if f.strip()]
     refcks = []
     try:
@@ -609,6 +653,7 @@ def run(args):
         # one reference checker per formatter of the pristine volumes
         for fmt in formatters:
             refcks.append(checker.Checker(readers, writers, vfat=base_copy, timeout=30.0, notes=notes,
+                                          unread=unread,
                                           **({"formatter": fmt} if fmt != "mkfs.fat" else {})))
     except errors.UsageError as e:
         print(f"vfatfuzz selftest: {e}", file=sys.stderr)
@@ -618,8 +663,20 @@ def run(args):
     refck = refcks[0]
     for n in notes:
         print(f"note: {n[:300]}")
-    print(f"readers {','.join(refck.reader_names)}; writers {','.join(refck.writer_names)}; "
-          f"volumes by {' then '.join(formatters)} ({args.budget / len(formatters):g} s each)", flush=True)
+    print(f"readers {','.join(refck.reader_names)}; writers {','.join(refck.writer_names)}"
+          + (f" ({','.join(unread)} unread: twins)" if unread else "")
+          + f"; volumes by {' then '.join(formatters)} ({args.budget / len(formatters):g} s each)"
+          + (f"; core of git {tree.head}" + ("; asan builds" if args.sanitize else "")), flush=True)
+    config = {"twins": sorted(set(refck.writer_names) & set(unread)), "sanitize": bool(args.sanitize),
+              "tour": bool(args.tour), "writers": refck.writer_names}
+    t = time.monotonic()
+    for ck in refcks:
+        # the VMs boot and the pristine volumes are made before any budget runs
+        from vfz import steer
+        for fs in campaign.DEFAULT_FS:
+            ck.check(steer.probe(), fs)
+    print(f"warm-up (pristine volumes{', VM boots' if unread else ''}) {time.monotonic() - t:.0f} s",
+          flush=True)
     tours = None
     if args.tour:
         from vfz import steer
@@ -650,15 +707,21 @@ def run(args):
             if rerun is None and m.id in failed:
                 continue
             row = dict(m.to_dict(), diff=m.diff(tree.text(m.file)), seed=args.seed, budget=args.budget,
-                       git=tree.head, readers=refck.reader_names, formatters=formatters)
+                       git=tree.head, readers=refck.reader_names, formatters=formatters, **config)
             try:
                 tree.mutate(m)
                 t = time.monotonic()
                 try:
                     err = strict_error(tree, m)
-                    vfat = None
+                    vfat = hvfat = None
                     if not err:
                         vfat, err = build(tree)
+                    hvfat = vfat
+                    if san and not err:
+                        hvfat, serr = build(tree, san)
+                        if serr:         # clang refuses what gcc built: hunt the default build
+                            hvfat = vfat
+                            row["note"] = f"{san} build failed, default build hunted: {serr[:150]}"
                 finally:
                     tree.restore(m)
                 row["build_s"] = round(time.monotonic() - t, 1)
@@ -672,7 +735,7 @@ def run(args):
                                shallow=False):
                     row.update(status="equivalent", why="same machine code as the unmutated build (TCE)")
                 else:
-                    h, fmt = hunt(m, vfat, refcks, args, notes, tours)
+                    h, fmt = hunt(m, hvfat, refcks, args, notes, tours)
                     row.update({k: h.get(k) for k in ("seconds", "ops", "oracle", "signature", "scripts",
                                                       "writer", "fs", "ops_orig", "script")})
                     row["status"] = "killed" if h["found"] else "survived"
@@ -681,7 +744,8 @@ def run(args):
                     if h["found"] and h.get("script") and "role=reader" in (h.get("signature") or ""):
                         # a writer's result or crash is the mutant's own; a
                         # reader's verdict is checked again on fresh checkers
-                        ok, why = confirm(h, vfat, base_copy, refck.reader_names, refck.writer_names, fmt)
+                        ok, why = confirm(h, hvfat, base_copy, refck.reader_names, refck.writer_names, fmt,
+                                          unread)
                         if not ok:
                             row.update(status="unconfirmed", note=why)
                     if not h["found"] and args.unit:
