@@ -1338,7 +1338,11 @@ def _uboot_name_err(leaf):
     command fails without an errno ("Unable to write file": EIO, where Linux
     says ENOENT for dots, EINVAL for blanks); normalize_longname refuses "."
     and "..", 256 bytes or more, units below 0x20 and <>:"/\\|?* (EINVAL).
-    A trailing blank is not refused (U-Boot drops it; Linux: EINVAL)."""
+    A trailing blank is not refused (U-Boot drops it; Linux: EINVAL).
+    A control character or a '\\' comes first: the glue answers EINVAL for
+    it before it encodes the name (UbootWriter._static)."""
+    if any(ord(c) < 0x20 or c == "\\" for c in leaf):
+        return "EINVAL"
     if any(ord(c) >= 0xFF for c in leaf) or ("'" in leaf and any(ord(c) > 0x7E for c in leaf)):
         return "EILSEQ"
     n = uboot_norm(leaf)
