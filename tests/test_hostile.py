@@ -218,6 +218,46 @@ class T(unittest.TestCase):
         got = hostile_seeds.dir_seeds(d, 0, log=lambda s: None)
         self.assertEqual(sorted(got.values()), sorted([one, two]))
 
+    def test_flaky_then_confirmed(self):
+        # a tool that dies by SIGSEGV only on every other call: the campaign
+        # does not record the first unconfirmed sightings (a later image
+        # gets its own chance), records a confirmed one minimised, and keeps
+        # the minimised volume's output, not the seed's
+        d, h = canary_case()
+        work = os.path.join(self.tmp, "flaky")
+        flip = os.path.join(self.tmp, "flip")
+        tool = ["sh", "-c", f'if [ -e {flip} ]; then rm {flip}; kill -SEGV $$; else : > {flip}; fi; '
+                            'exec fsck.fat "$@"', "sh"]
+        args = argparse.Namespace(seed=0, timeout=20.0, min_seconds=60.0, workdir=work, asan_peers=None)
+        run = hostile.Run(args, log=lambda s: None)
+        run.layouts = {"s": hm.Layout(d)}
+        run.stats["dosfsck"] = {"images": 0, "seconds": 0.0, "refused": 0, "verdicts": {}, "error": None}
+        h = dict(h, seed_name="s")
+        r = oracles.get_reader("dosfsck", fsck=tool, repair=False)
+        path = os.path.join(self.tmp, "flaky.img")
+        for k in range(hostile.FLAKY_TRIES - 1):
+            # the sighting's own call crashed; the confirming call does not
+            open(flip, "w").close()
+            rr = r.read(self.path("f0.img", h["image"]), 20)
+            v = hv.classify(rr, timeout=20)
+            self.assertEqual([x.kind for x in v], ["crash"])
+            run.found("dosfsck", r, h, v[0], rr, path)
+            self.assertEqual(os.listdir(os.path.join(work, "findings")), [], k)
+            self.assertNotIn(v[0].signature("dosfsck"), run.sigs)
+        # now every call crashes: confirmed, on the seed too, written once
+        always = oracles.get_reader("dosfsck", fsck=["sh", "-c", "kill -SEGV $$", "sh"], repair=False)
+        rr = always.read(self.path("f1.img", h["image"]), 20)
+        v = hv.classify(rr, timeout=20)
+        run.found("dosfsck", always, h, v[0], rr, path)
+        fds = os.listdir(os.path.join(work, "findings"))
+        self.assertEqual(len(fds), 1)
+        import json
+        with open(os.path.join(work, "findings", fds[0], "finding.json")) as f:
+            info = json.load(f)
+        self.assertFalse(info["flaky"])
+        self.assertTrue(info["on_seed"])
+        self.assertEqual(info["ranges"], [])          # minimised down to the seed itself
+
     def test_bad_reader_name(self):
         p = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "vfatfuzz"), "hostile",
                             "--oracles", "nosuch", "--minutes", "0.1", "--workdir", os.path.join(self.tmp, "w")],

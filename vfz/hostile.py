@@ -51,6 +51,7 @@ from vfz.hostile_seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  
 from vfz.hostile_findings import reader_cfg, write_finding, replay, reminimise
 
 CANARY_SHARE = 0.25
+FLAKY_TRIES = 3        # unconfirmed sightings of a signature before it is recorded as flaky
 # readers of the implementations apart from the core, one per family (the
 # kernel's patched variants read as the stock one does)
 DEFAULT_SKIP = ("core", "vfat-check", "vfat-check-own", "kernel-nodual", "kernel-nodual-v3", "kernel-no83")
@@ -87,6 +88,7 @@ class Run:
         self.lock = threading.Lock()
         self.sigs = {}                 # signature -> finding dir
         self.stats = {}
+        self.unconfirmed = {}          # signature -> reads that did not confirm it
         self.stop = threading.Event()
         self.workdir = os.path.abspath(args.workdir)
         os.makedirs(os.path.join(self.workdir, "findings"), exist_ok=True)
@@ -151,6 +153,16 @@ class Run:
         t = self.args.timeout
         confirm = hostile_min.Checker(reader, name, sig, h["canary"], t * (2 if v.kind == "hang" else 1), path)
         if not confirm(h["image"]):
+            with self.lock:
+                tries = self.unconfirmed[sig] = self.unconfirmed.get(sig, 0) + 1
+                if tries < FLAKY_TRIES:
+                    # not recorded yet: a later image with this signature
+                    # gets its own chance to be confirmed
+                    del self.sigs[sig]
+            if tries < FLAKY_TRIES:
+                self.log(f"hostile: {name}: {v.kind} did not happen again on a second read "
+                         f"({tries} of {FLAKY_TRIES} before it is recorded as flaky)")
+                return
             self.log(f"hostile: {name}: {v.kind} did not happen again on a second read: recorded as flaky")
             flaky = True
             small = h["image"]
@@ -165,7 +177,12 @@ class Run:
             small = hostile_min.minimise(seed_img, h, check, budget_s=self.args.min_seconds)
             if small != h["image"] and v.kind == "hang" and not confirm(small):
                 small = h["image"]
-            rr = check.last or confirm.last or rr
+            # the output kept is the minimised volume's (the seed's, read
+            # last when it showed the verdict too, is not)
+            done = [c for c in (confirm, check) if c.last_image == small]
+            if not done and check(small):
+                done = [check]
+            rr = done[0].last if done else rr
         d = write_finding(self.workdir, name, v, rr, h, seed_img, small, self.args, flaky)
         with self.lock:
             self.sigs[sig] = d

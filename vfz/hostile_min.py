@@ -4,7 +4,9 @@ finding's signature stays.
 Two passes, each a greedy one-at-a-time reversion (what is reverted stays
 reverted when the signature survives): first whole mutations (the patches
 of one mutator, the canary tail), then the byte ranges that still differ
-from the seed (skipped for hangs: every try costs a whole time limit).
+from the seed. For a hang only the tries that still hang cost a whole time
+limit (the others answer), so the second pass runs for hangs too unless
+hang=True asks to skip it.
 The minimiser never adds bytes: the result differs from the seed in a
 subset of the original ranges. Bounded by a number of reads and seconds.
 """
@@ -21,7 +23,8 @@ class Checker:
         self.reader, self.name, self.sig = reader, name, sig
         self.canary, self.timeout, self.path = canary, timeout, path
         self.reads = 0
-        self.last = None
+        self.last = None          # the answer of the last image that kept the signature
+        self.last_image = None
 
     def __call__(self, image):
         with open(self.path, "wb") as f:
@@ -31,7 +34,7 @@ class Checker:
         ok = any(v.signature(self.name) == self.sig
                  for v in hv.classify(rr, image, self.canary, self.timeout))
         if ok:
-            self.last = rr
+            self.last, self.last_image = rr, image
         return ok
 
 
