@@ -115,19 +115,16 @@ class Run:
         i = 0
         try:
             while time.monotonic() < deadline and not self.stop.is_set():
-                h = make(layouts_, self.args.seed, i)
-                with open(path, "wb") as f:
-                    f.write(h["image"])
-                rr = reader.read(path, self.args.timeout)
-                vs = hv.classify(rr, h["image"], h["canary"], self.args.timeout)
-                with self.lock:
-                    st["images"] += 1
-                    st["seconds"] += rr.seconds
-                    st["refused"] += 1 if rr.error and not vs else 0
-                    for v in vs:
-                        st["verdicts"][v.kind] = st["verdicts"].get(v.kind, 0) + 1
-                for v in vs:
-                    self.found(name, reader, h, v, rr, path)
+                try:
+                    self.one(name, reader, layouts_, i, path, st)
+                except Exception as e:
+                    # the harness's own failure on one image: logged and
+                    # counted, the reader goes on with the next image
+                    msg = f"image {i}: {type(e).__name__}: {e}"
+                    self.log(f"hostile: {name}: harness error on {msg}")
+                    with self.lock:
+                        st["harness_errors"] = st.get("harness_errors", 0) + 1
+                        st["error"] = st["error"] or f"harness error on {msg}"[:300]
                 i += 1
         finally:
             try:
@@ -135,6 +132,21 @@ class Run:
             except Exception:
                 pass
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def one(self, name, reader, layouts_, i, path, st):
+        h = make(layouts_, self.args.seed, i)
+        with open(path, "wb") as f:
+            f.write(h["image"])
+        rr = reader.read(path, self.args.timeout)
+        vs = hv.classify(rr, h["image"], h["canary"], self.args.timeout)
+        with self.lock:
+            st["images"] += 1
+            st["seconds"] += rr.seconds
+            st["refused"] += 1 if rr.error and not vs else 0
+            for v in vs:
+                st["verdicts"][v.kind] = st["verdicts"].get(v.kind, 0) + 1
+        for v in vs:
+            self.found(name, reader, h, v, rr, path)
 
     def found(self, name, reader, h, v, rr, path):
         sig = v.signature(name)
