@@ -58,5 +58,54 @@ class Tour(unittest.TestCase):
         self.assertEqual(got, {"dir-to-root", "dir-from-root"})
 
 
+@unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat missing")
+class Campaign(unittest.TestCase):
+    """What the campaign draws from vfz.steer: a seeded tour every
+    STEER_EVERY-th iteration, and the census of a checked script."""
+
+    @classmethod
+    def setUpClass(cls):
+        from vfz import checker
+        cls.ck = checker.Checker(["dosfsck"], ["core-dual"], vfat=VFAT)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ck.close()
+
+    def test_tour_iterations(self):
+        fsl = ["fat12", "fat16", "fat32"]
+        k = steer.STEER_EVERY
+        self.assertIsNone(steer.campaign_tour(self.ck, 5, 0, fsl))
+        self.assertIsNone(steer.campaign_tour(self.ck, 5, k, fsl))
+        a = steer.campaign_tour(self.ck, 5, k - 1, fsl)
+        b = steer.campaign_tour(self.ck, 5, 2 * k - 1, fsl)
+        self.assertEqual((a[1], b[1]), ("fat12", "fat16"))       # the volumes in turn
+        same = steer.campaign_tour(self.ck, 5, k - 1, fsl)[0]
+        other = steer.campaign_tour(self.ck, 6, k - 1, fsl)[0]
+        self.assertEqual(opscript.dump(a[0]), opscript.dump(same))    # replayable
+        self.assertNotEqual(opscript.dump(a[0]), opscript.dump(other))
+        light = steer.campaign_tour(self.ck, 5, 3 * k - 1, fsl)
+        self.assertEqual(light[1], "fat32")
+        big = max(op.args[1] for op in light[0] if op.kind == "create")
+        self.assertLess(big, 64 * 1024)          # no volume fill on FAT32
+
+    def test_census_of_a_checked_tour(self):
+        ops, fs = steer.campaign_tour(self.ck, 9, 2 * steer.STEER_EVERY - 1, ["fat12", "fat16"])
+        res = self.ck.check(ops, fs)
+        got = steer.result_census(self.ck, res, ops, fs)
+        self.assertEqual(got, set(steer.STATES) - {"fat12-sector-edge"})
+        plain = opscript.parse('mkdir "/a"\ncreate "/a/b" 100 1\n')
+        res = self.ck.check(plain, "fat16")
+        self.assertEqual(steer.result_census(self.ck, res, plain, "fat16"), set())
+        c = steer.Census()
+        c.add("fat16", "steer tour", got)
+        c.add("fat16", "vfat gen", set())
+        c.add("fat16", "vfat gen", None)          # no core writer: not counted
+        row = {d["source"]: d for d in c.to_json()}
+        self.assertEqual(row["vfat gen"]["scripts"], 1)
+        self.assertEqual(row["steer tour"]["reached"]["near-full"], 1)
+        self.assertTrue(any(ln.startswith("near-full") for ln in c.lines()))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
