@@ -251,7 +251,7 @@ def main(args, log=print):
     if args.replay and getattr(args, "minimise", False):
         return reminimise(args.replay, args.min_seconds, log)
     if args.replay:
-        return replay(args.replay, log)
+        return replay(args.replay, log, asan_peers=getattr(args, "asan_peers", None))
     if args.oracles:
         known = oracles.names("reader")
         bad = [n for n in args.oracles if n not in known]

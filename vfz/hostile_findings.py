@@ -134,14 +134,37 @@ def load_finding(d):
     return info, img
 
 
-def replay(d, log=print, timeout=None):
+def replay_cfg(info, asan_peers=None):
+    """The reader's cfg for a replay -> (cfg, None) or (None, why). A finding
+    of a sanitizer build names its binaries by the path they had where it
+    was found; on another machine (or checkout) they are looked up under
+    asan_peers, else <repo>/build-asan-peers (scripts/build-asan-peers.sh)."""
+    cfg = dict(info.get("cfg") or {})
+    paths = {k: v for k, v in cfg.items() if isinstance(v, str) and os.path.isabs(v)}
+    if not paths or all(os.path.exists(v) for v in paths.values()):
+        return cfg, None
+    from vfz import REPO
+    for root in [asan_peers] if asan_peers else [os.path.join(REPO, "build-asan-peers")]:
+        alt = reader_cfg(info["reader"], root)
+        if all(os.path.exists(alt.get(k, "")) for k in paths):
+            return dict(cfg, **{k: alt[k] for k in paths}), None
+    missing = ", ".join(sorted(os.path.basename(v) for v in paths.values()))
+    return None, (f"this finding reads with a sanitizer build ({missing}) that is not here: "
+                  f"run `scripts/build-asan-peers.sh build-asan-peers` (or pass --asan-peers OUT)")
+
+
+def replay(d, log=print, timeout=None, asan_peers=None):
     """-> 0 REPRODUCED (the same signature), 1 NOT REPRODUCED, 2 cannot run."""
     try:
         info, img = load_finding(d)
     except (OSError, ValueError, KeyError, lzma.LZMAError) as e:
         log(f"hostile: error: {d} is not a hostile finding: {e}")
         return 2
-    reader = oracles.get_reader(info["reader"], **info.get("cfg", {}))
+    cfg, why = replay_cfg(info, asan_peers)
+    if cfg is None:
+        log(f"CANNOT RUN: {why}")
+        return 2
+    reader = oracles.get_reader(info["reader"], **cfg)
     ok, why = reader.available() if hasattr(reader, "available") else (True, "")
     if not ok:
         log(f"CANNOT RUN: {info['reader']} unavailable: {why}")
@@ -184,7 +207,11 @@ def reminimise(d, budget_s=600.0, log=print):
         return 2
     patches = [hm.Patch(p["offset"], b"\0" * p["length"], p["field"]) for p in info["patches"]]
     canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
-    reader = oracles.get_reader(info["reader"], **info.get("cfg", {}))
+    cfg, why = replay_cfg(info)
+    if cfg is None:
+        log(f"CANNOT RUN: {why}")
+        return 2
+    reader = oracles.get_reader(info["reader"], **cfg)
     tmp = tempfile.mkdtemp(prefix="vfz-hostile-min-")
     try:
         path = os.path.join(tmp, "hostile.img")
