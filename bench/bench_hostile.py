@@ -11,6 +11,13 @@ minute of the run's wall clock, mean seconds per image, refusals, verdicts,
 and the core's rate over the reader's. Readers share the machine's cores,
 so a rate is the reader's under that load, comparable only within one run.
 Results: bench/results/hostile.md and hostile.json (and the console).
+
+    bench/bench_hostile.py --from-stats WORKDIR/stats.json [--name NAME] [--load TEXT]
+
+renders the figures of a hostile run made apart (e.g. the 30-minute campaign
+over all readers, which has no core yardstick) without running anything:
+bench/results/NAME.md and NAME.json. The load is the run's own samples
+(stats.json "load"), else --load as given (how it was measured).
 """
 import argparse
 import json
@@ -24,6 +31,43 @@ sys.path.insert(0, REPO)
 from vfz import hostile  # noqa: E402
 
 
+def render(st, name, load_text, asked_seed=None):
+    wall = st["wall_s"]
+    core = st["readers"].get("core", {}).get("images", 0) / wall * 60
+    rows = []
+    for n, r in st["readers"].items():
+        rate = r["images"] / wall * 60
+        rows.append({"reader": n, "images": r["images"], "per_min": round(rate, 1),
+                     "s_per_image": round(r["seconds"] / r["images"], 2) if r["images"] else None,
+                     "refused": r["refused"], "verdicts": r["verdicts"], "error": r["error"],
+                     "core_over_reader": round(core / rate, 1) if rate and core else None})
+    md = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, seed {st['seed']}, "
+          f"{wall / 60:.1f} min wall, timeout {st['timeout']:g} s, load {load_text}.", "",
+          "| reader | images | images/min | s/image | refused | verdicts | core / reader |",
+          "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {r['reader']} | {r['images']} | {r['per_min']} | {r['s_per_image']} | {r['refused']} | "
+                  f"{r['verdicts'] or '-'} | {r['core_over_reader'] or '-'} |"
+                  + (f" ({r['error']})" if r["error"] else ""))
+    md.append("")
+    md.append(f"Findings: {', '.join(st['findings']) or 'none'}")
+    out = os.path.join(REPO, "bench", "results")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, name + ".md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(out, name + ".json"), "w") as f:
+        json.dump({"seed": st["seed"], "wall_s": wall, "load": load_text, "rows": rows,
+                   "findings": st["findings"]}, f, indent=1)
+    print("\n".join(md))
+
+
+def load_text_of(st):
+    ld = st.get("load")
+    if not ld:
+        return None
+    return f"{ld['min']:.1f}-{ld['max']:.1f} (mean {ld['mean']:.1f}) on {ld['cores']} cores"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=5.0)
@@ -33,7 +77,24 @@ def main():
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--min-seconds", type=float, default=60.0)
     ap.add_argument("--asan-peers", default=None, help="OUT of scripts/build-asan-peers.sh")
+    ap.add_argument("--from-stats", default=None, help="render this run's stats.json, run nothing")
+    ap.add_argument("--name", default="hostile", help="results file name (default hostile)")
+    ap.add_argument("--load", default=None, help="with --from-stats: the load, when stats.json has none")
     a = ap.parse_args()
+    if a.from_stats:
+        try:
+            with open(a.from_stats) as f:
+                st = json.load(f)
+            st["wall_s"], st["readers"]
+        except (OSError, ValueError, KeyError) as e:
+            print(f"bench_hostile: error: {a.from_stats}: not a hostile run's stats.json ({e})")
+            return 2
+        lt = load_text_of(st) or a.load
+        if not lt:
+            print("bench_hostile: error: stats.json has no load samples: give --load")
+            return 2
+        render(st, a.name, lt)
+        return 0
     names = a.oracles.split(",") if a.oracles else hostile.default_readers()
     if "core" not in names:
         names = ["core"] + names
@@ -46,34 +107,7 @@ def main():
         return rc
     with open(os.path.join(os.path.abspath(a.workdir), "stats.json")) as f:
         st = json.load(f)
-    wall = st["wall_s"]
-    core = st["readers"].get("core", {}).get("images", 0) / wall * 60
-    rows = []
-    for n, r in st["readers"].items():
-        rate = r["images"] / wall * 60
-        rows.append({"reader": n, "images": r["images"], "per_min": round(rate, 1),
-                     "s_per_image": round(r["seconds"] / r["images"], 2) if r["images"] else None,
-                     "refused": r["refused"], "verdicts": r["verdicts"], "error": r["error"],
-                     "core_over_reader": round(core / rate, 1) if rate else None})
-    load = os.getloadavg()[0]
-    md = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, seed {a.seed}, "
-          f"{wall / 60:.1f} min wall, timeout {a.timeout:g} s, load {load:.1f} on {os.cpu_count()} cores.", "",
-          "| reader | images | images/min | s/image | refused | verdicts | core / reader |",
-          "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        md.append(f"| {r['reader']} | {r['images']} | {r['per_min']} | {r['s_per_image']} | {r['refused']} | "
-                  f"{r['verdicts'] or '-'} | {r['core_over_reader'] or '-'} |"
-                  + (f" ({r['error']})" if r["error"] else ""))
-    md.append("")
-    md.append(f"Findings: {', '.join(st['findings']) or 'none'}")
-    out = os.path.join(REPO, "bench", "results")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "hostile.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
-    with open(os.path.join(out, "hostile.json"), "w") as f:
-        json.dump({"seed": a.seed, "wall_s": wall, "load": load, "rows": rows, "findings": st["findings"]}, f,
-                  indent=1)
-    print("\n".join(md))
+    render(st, a.name, load_text_of(st) or f"{os.getloadavg()[0]:.1f} at the end on {os.cpu_count()} cores")
     return 0
 
 

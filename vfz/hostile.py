@@ -30,7 +30,8 @@ written atomically (vfz.hostile_findings) to <workdir>/findings/<reader>-<kind>-
 Replay: `vfatfuzz hostile --replay DIR` (exit 0 REPRODUCED, 1 NOT REPRODUCED);
 `--replay DIR --minimise` minimises it again. --asan-peers OUT reads with the
 ASan+UBSan mtools and fsck.fat of scripts/build-asan-peers.sh OUT.
-<workdir>/stats.json: per reader images, seconds, refusals, verdicts (the
+<workdir>/stats.json: per reader images, seconds, refusals, verdicts; the
+seed images; the machine's load (1-min average, sampled once a minute) (the
 bench reads it: bench/bench_hostile.py).
 """
 import glob
@@ -223,10 +224,14 @@ class Run:
                    for n in names]
         for t in threads:
             t.start()
+        loads, next_load = [], t0
         try:
             for t in threads:
                 while t.is_alive():
                     t.join(1.0)
+                    if time.monotonic() >= next_load:        # the machine's load, once a minute
+                        loads.append(round(os.getloadavg()[0], 2))
+                        next_load += 60
         except KeyboardInterrupt:
             # each reader ends its current read and closes (its VM, its process)
             self.log("hostile: interrupted: stopping the readers")
@@ -235,7 +240,9 @@ class Run:
                 t.join(a.timeout * 3 + 10)
         wall = time.monotonic() - t0
         out = {"seed": a.seed, "minutes": a.minutes, "wall_s": wall, "timeout": a.timeout,
-               "readers": self.stats,
+               "load": {"min": min(loads), "max": max(loads), "mean": round(sum(loads) / len(loads), 2),
+                        "cores": os.cpu_count()} if loads else None,
+               "seeds": sorted(self.layouts), "readers": self.stats,
                "findings": sorted(os.path.basename(d) for d in self.sigs.values() if d)}
         with open(os.path.join(self.workdir, "stats.json"), "w") as f:
             json.dump(out, f, indent=1)
