@@ -12,6 +12,8 @@ One QEMU for the whole test (a Board shared by the reader and the writer):
     script (rename aside: ENOSYS);
   * an entry with a long name whose 8.3 name starts with 0x05 is not
     listed, and the reader's explain names it uboot-05-skipped (a U-Boot bug);
+  * two long names U-Boot shows alike ('😀', '😀😀': '=') cannot both be
+    opened, and the explain names it uboot-lfn-collide;
   * a garbage image is an error, a directory whose cluster chain loops is a
     trap (no prompt in the time limit), and the next image reads right.
 """
@@ -239,6 +241,28 @@ class TestUboot(unittest.TestCase):
         ev = Evidence(opscript.parse(open(ops).read()), writer="core-v3", reader="uboot", rr=r,
                       verdict="differs", diff=diff, image=path)
         self.assertEqual(uboot.UbootReader.explain(ev), [uboot.SKIPPED_05])
+
+    def test_5d_colliding_names(self):
+        """uboot-lfn-collide: '😀😀' (a directory) and '😀' (a file) are both
+        '=' to U-Boot; its lookup finds the first, so the file cannot be
+        loaded; UbootReader.explain names that from the image's bytes."""
+        from vfz.evidence import Evidence
+        from vfz.verdict import listing_diff
+        script = 'mkdir "/😀😀"\ncreate "/😀" 3 1\ncreate "/B" 2 2\n'
+        path = self.img("collide.img", script)
+        core = core_ls(path)
+        r = self.reader.read(path, 120.0)
+        self.assertIsNone(r.error, r.raw[-2000:])
+        self.assertEqual(sorted((e["path"], e["type"]) for e in r.listing),
+                         [("/=", "dir"), ("/=", "file"), ("/B", "file")])
+        self.assertTrue(any(c.startswith("fatload /=") for c in r.complaints), r.complaints)
+        shown = [dict(e, path={"/=": "/😀"}.get(e["path"], e["path"])) for e in r.listing
+                 if e["type"] == "file"] + [{"path": "/😀😀", "type": "dir"}]
+        diff = listing_diff(core, listing.normalize(shown))
+        self.assertTrue(diff)
+        ev = Evidence(opscript.parse(script), writer="core-dual", reader="uboot", rr=r,
+                      verdict="differs", diff=diff, image=path)
+        self.assertEqual(uboot.UbootReader.explain(ev), [uboot.COLLIDE])
 
     def test_6_hostile_images(self):
         garbage = os.path.join(self.tmp, "garbage.img")

@@ -930,8 +930,15 @@ class UbootWriter(Writer):
             # U-Boot splits paths at '\\' too (ISDIRDELIM): "/caca\\" would write
             # "caca"; a control byte does not reach the command intact. Both are
             # refused in new names by Linux and by U-Boot (normalize_longname),
-            # so no entry has one: a new leaf EINVAL, any other path ENOENT
-            leafy = op.kind in ("mkdir", "create") and not any(bad(c) for c in comps[:-1])
+            # so no entry has one: a new leaf with one EINVAL (U-Boot checks the
+            # leaf before it walks the parent), any other path ENOENT; a create
+            # with a trailing '/' walks the parent first, as Linux does (below)
+            from vfz.model.names import trailing_slash
+            if op.kind == "create" and trailing_slash(op.args[0]):
+                if any(bad(c) for c in comps[:-1]):
+                    return "ENOENT", "a '\\' or a control byte before the leaf (glue)"
+                return None
+            leafy = op.kind in ("mkdir", "create") and bad(comps[-1])
             return ("EINVAL" if leafy else "ENOENT"), "a '\\' or a control byte (glue)"
         try:
             enc(op.args[0])
@@ -974,6 +981,18 @@ class UbootWriter(Writer):
             probe = None
             for k, wd, pw in zip(batch, words, pwords):
                 op = ops[k]
+                if op.kind == "create" and trailing_slash(op.args[0]):
+                    # Linux walks the parent first: ENOENT / ENOTDIR, else EISDIR
+                    # (the leaf itself is never sent: it may hold a control byte)
+                    par = enc(op.args[0].rstrip("/").rpartition("/")[0] or "/")
+                    [pp] = s.words([par])
+                    if isinstance(pp, Unnameable):
+                        res[k], notes[k] = "EILSEQ", str(pp)
+                        continue
+                    lines.append(b"if fatls %s %s; then @@M 204; else if size %s %s; then @@M 203; "
+                                 b"else @@M 205; fi; fi" % (DEV, pp, DEV, pp))
+                    owners.append(k)
+                    continue
                 if isinstance(pw, Unnameable):
                     wd = pw
                 elif uboot_norm([c for c in op.args[0].split("/") if c][-1]) in ("", ".", ".."):
@@ -989,15 +1008,6 @@ class UbootWriter(Writer):
                     continue
                 if op.kind == "mkdir":
                     lines.append(b"fatmkdir %s %s" % (DEV, wd))
-                elif op.kind == "create" and trailing_slash(op.args[0]):
-                    # Linux walks the parent first: ENOENT / ENOTDIR, else EISDIR
-                    par = enc(op.args[0].rstrip("/").rpartition("/")[0] or "/")
-                    [pp] = s.words([par])
-                    if isinstance(pp, Unnameable):
-                        res[k], notes[k] = "EILSEQ", str(pp)
-                        continue
-                    lines.append(b"if fatls %s %s; then @@M 204; else if size %s %s; then @@M 203; "
-                                 b"else @@M 205; fi; fi" % (DEV, pp, DEV, pp))
                 elif op.kind == "create":
                     size, seed = op.args[1], op.args[2]
                     at = len(data)
@@ -1198,6 +1208,7 @@ def dup_short_ext(listing_):
     return out
 NAME_FIRST = "uboot-name-check-first"
 SKIPPED_05 = "uboot-05-skipped"
+COLLIDE = "uboot-lfn-collide"
 ALIAS_E5 = "uboot-alias-e5"
 
 
@@ -1261,67 +1272,162 @@ def long_05(listing_):
             if e.get("lfn") and str(e.get("short", "")).lower().startswith("05")}
 
 
+def _fold_shown(text):
+    return _latin1_lower(text.encode("latin-1", "replace")).decode("latin-1")
+
+
+def shown_paths(listing_):
+    """{path: the path as U-Boot shows it, case folded} for every entry of
+    the core's listing of an image: a long name as lfn_low_byte_form makes
+    it, a bare 8.3 entry as its OEM bytes (NT case bits, 0x05 read as 0xE5)."""
+    own = {}
+    for e in listing_ or ():
+        path = e["path"]
+        leaf = path.rpartition("/")[2]
+        sh = e.get("short")
+        if e.get("lfn") or not sh:
+            own[path] = lfn_low_byte_form(leaf)
+            continue
+        raw = bytearray(bytes.fromhex(sh))
+        if raw[0] == 0x05:
+            raw[0] = 0xE5
+        base, ext = bytes(raw[:8]).rstrip(b" "), bytes(raw[8:11]).rstrip(b" ")
+        nt = e.get("nt") or 0
+        base = _latin1_lower(base) if nt & 0x08 else base
+        ext = _latin1_lower(ext) if nt & 0x10 else ext
+        own[path] = (base + (b"." + ext if ext else b"")).decode("latin-1")
+    out = {}
+    for path in own:
+        comps = path.split("/")[1:]
+        out[path] = _fold_shown("".join("/" + own.get("/".join([""] + comps[:i + 1]), c)
+                                        for i, c in enumerate(comps)))
+    return out
+
+
+def colliding(shown):
+    """The shown (folded) paths two or more entries of one directory share:
+    U-Boot's lookup (fat_itr_resolve, strncasecmp) finds the first of them
+    only, so the others cannot be opened, listed or loaded by name."""
+    count = {}
+    for v in shown.values():
+        count[v] = count.get(v, 0) + 1
+    return {v for v, n in count.items() if n > 1}
+
+
+def _under(p, paths):
+    return any(p == q or p.startswith(q + "/") for q in paths)
+
+
 def _reader_explain(ev):
-    """Missing and changed entries, each explained from the evidence:
+    """Every difference of the reader's listing and every complaint,
+    explained from the evidence, or None:
       uboot-05-skipped (a bug): a missing entry is, or lies under, an entry
         with LFN slots whose short entry starts with 0x05 in the image (the
         core's listing): U-Boot's extract_vfat_name takes such an entry for
         a deleted one and skips it;
+      uboot-lfn-collide: an entry shown under a name another entry of its
+        directory is shown under too (uboot-lfn-low-byte folds distinct
+        long names together: '😀' and '😀😀' are both '='; the core's
+        listing gives every entry's U-Boot form): a missing, extra or changed
+        entry at or under such a name, a failed fatload/fatls of one;
       uboot-unaddressable: a file listed without sha256 that the listing
         marks unread=uboot-unaddressable (a name whose U-Boot form holds
         '\\' or 0xFF: its shell cannot be given it), an entry missing under
         a directory so marked.
-    -> the kinds seen (one finding each), or None when anything else differs."""
+    -> the kinds seen (one finding each)."""
     d, r = getattr(ev, "diff", None), getattr(ev, "rr", None)
-    if d is None or r is None or r.listing is None or r.complaints or d.extra or d.ambiguous:
+    if d is None or r is None or r.listing is None or d.ambiguous:
         return None
     marked = [e for e in r.listing if e.get("unread") == UNADDRESSABLE]
     files = [e for e in marked if e["type"] == "file"]
     dirs = [e for e in marked if e["type"] == "dir"]
+    memo = {}
+
+    def core():
+        if "core" not in memo:
+            from vfz.evidence import core_listing
+            memo["core"] = core_listing(ev.image) if ev.image else None
+            memo["shown"] = shown_paths(memo["core"])
+            memo["collide"] = colliding(memo["shown"])
+        return memo
+
+    def collides(path):
+        m = core()
+        return bool(m["collide"]) and _under(m["shown"].get(path, _fold_shown(path)), m["collide"])
+
+    kinds = []
+
+    def add(k):
+        if k not in kinds:
+            kinds.append(k)
+    for c in r.complaints:
+        m = re.match(r"(?:fatload|fatls) (.*?): ", str(c))
+        if not m or not collides(m.group(1)):
+            return None
+        add(COLLIDE)
+    sha_only = 0
     for a, b in d.changed:
-        if "sha256" in b or {k: v for k, v in a.items() if k != "sha256"} != b:
+        if collides(a["path"]):
+            add(COLLIDE)
+        elif "sha256" in b or {k: v for k, v in a.items() if k != "sha256"} != b:
             return None
-    if len(d.changed) > len(files):
+        else:
+            sha_only += 1
+            add(UNADDRESSABLE)
+    if sha_only > len(files):
         return None
-    kinds = [UNADDRESSABLE] if d.changed else []
-    missing = [e["path"] for e in d.missing]
-    if missing and ev.image:
-        from vfz.evidence import core_listing
-        skipped = long_05(core_listing(ev.image))
-        left = [p for p in missing if not any(p == q or p.startswith(q + "/") for q in skipped)]
-        if len(left) < len(missing):
-            kinds.append(SKIPPED_05)
-        missing = left
-    if missing:
-        if not dirs:
+    for e in d.extra:
+        if not collides(e["path"]):
             return None
-        if UNADDRESSABLE not in kinds:
-            kinds.append(UNADDRESSABLE)
+        add(COLLIDE)
+    if d.missing:
+        skipped = long_05(core()["core"])
+        for e in d.missing:
+            if _under(e["path"], skipped):
+                add(SKIPPED_05)
+            elif collides(e["path"]):
+                add(COLLIDE)
+            elif dirs:
+                add(UNADDRESSABLE)
+            else:
+                return None
     return kinds or None
 
 
 def _writer_explain(ev):
-    """fsck.fat's complaints on an image U-Boot wrote:
-      uboot-alias-del: every complaint is a bad short name holding 0x7F
-        ('Bad short file name (\x7f~1)') at a path holding DEL;
-      uboot-alias-dup (a bug): fsck.fat finds a duplicate and the core's
-        listing shows two equal aliases with a 1-2 character extension;
-      uboot-fsinfo-stale: the only complaint is the FAT32 FSInfo free count."""
+    """fsck.fat's complaints on an image U-Boot wrote, each kind explained:
+      uboot-alias-del: every bad short name holds 0x7F ('Bad short file
+        name (\x7f~1)') at a path holding DEL;
+      uboot-alias-dup (a bug): fsck.fat finds a duplicate (and maybe other
+        lines of that report) and the core's listing shows two equal
+        aliases with a 1-2 character extension;
+      uboot-fsinfo-stale: the FAT32 FSInfo free count.
+    -> the kinds (one finding each), or None when a complaint is left."""
     r = getattr(ev, "rr", None)
     if r is None:
         return None
     cs = [c for c in r.extra.get("complaints", ()) if isinstance(c, dict)]
     kinds = {c.get("kind") for c in cs}
-    if cs and kinds == {"bad-short-name"} and all(
-            "\x7f" in c.get("message", "") and "\x7f" in str(c.get("path", "")) for c in cs):
-        return ALIAS_DEL
-    if ev.fat_bits == 32 and kinds == {"free-count"}:
-        return FSINFO
-    if cs and kinds <= {"duplicate", "other", "free-count"} and "duplicate" in kinds and ev.image:
+    if not cs or len(cs) != len(r.extra.get("complaints", ())):
+        return None
+    out = []
+    bad = [c for c in cs if c.get("kind") == "bad-short-name"]
+    if bad:
+        if not all("\x7f" in c.get("message", "") and "\x7f" in str(c.get("path", "")) for c in bad):
+            return None
+        out.append(ALIAS_DEL)
+    if "duplicate" in kinds:
         from vfz.evidence import core_listing
-        if dup_short_ext(core_listing(ev.image)):
-            return ALIAS_DUP
-    return None
+        if not ev.image or not dup_short_ext(core_listing(ev.image)):
+            return None
+        out.append(ALIAS_DUP)
+    if "free-count" in kinds:
+        if ev.fat_bits != 32:
+            return None
+        out.append(FSINFO)
+    left = kinds - {"bad-short-name", "duplicate", "free-count"} - \
+        ({"other"} if "duplicate" in kinds else set())
+    return None if left else (out or None)
 
 
 UbootReader.explain = staticmethod(_reader_explain)
@@ -1332,19 +1438,18 @@ UbootWriter.known_failure = staticmethod(_known_failure)
 
 # ---------------------------------------------------------------- model profile
 def _uboot_name_err(leaf):
-    """A new name (U-Boot's fat_write.c, measured): EILSEQ where the glue
-    cannot hand the name over (a character beyond U+00FF, or a "'" with
-    non-ASCII characters, see word()); nothing left after uboot_norm: the
+    """A new name (U-Boot's fat_write.c, measured): nothing left after uboot_norm: the
     command fails without an errno ("Unable to write file": EIO, where Linux
     says ENOENT for dots, EINVAL for blanks); normalize_longname refuses "."
     and "..", 256 bytes or more, units below 0x20 and <>:"/\\|?* (EINVAL).
     A trailing blank is not refused (U-Boot drops it; Linux: EINVAL).
     A control character or a '\\' comes first: the glue answers EINVAL for
-    it before it encodes the name (UbootWriter._static)."""
+    it before it encodes the name (UbootWriter._static). The glue's EILSEQ
+    for a name it cannot hand over is path_err's, for the whole path and
+    before any lookup; under a parent with a control byte or a '\\' the
+    glue answers ENOENT instead (no entry holds one), so not here."""
     if any(ord(c) < 0x20 or c == "\\" for c in leaf):
         return "EINVAL"
-    if any(ord(c) >= 0xFF for c in leaf) or ("'" in leaf and any(ord(c) > 0x7E for c in leaf)):
-        return "EILSEQ"
     n = uboot_norm(leaf)
     if not n:
         return "EIO"
@@ -1479,6 +1584,15 @@ EXCEPTIONS = [
                    "every missing entry is, or lies under, an entry that the core's listing of "
                    "the image shows with LFN slots and a short entry starting 05 "
                    "(UbootReader.explain, long_05)", bug="uboot-05-skipped"),
+    NamedException(COLLIDE, "uboot", "reader",
+                   "Distinct long names that U-Boot's one byte per UTF-16 unit "
+                   "(uboot-lfn-low-byte) shows alike in one directory ('😀' and '😀😀' are both "
+                   "'=', 'Ł' and 'a' both 'a' to its case-insensitive lookup): fat_itr_resolve "
+                   "finds the first only, so the others cannot be loaded or listed by name. "
+                   "U-Boot is wrong (a consequence of uboot-lfn-low-byte)",
+                   "every difference and complaint concerns a path that the core's listing of "
+                   "the image shows two entries of one directory share in U-Boot's form "
+                   "(UbootReader.explain, shown_paths, colliding)"),
     NamedException(UNADDRESSABLE, "uboot", "reader",
                    "A name whose U-Boot form (one byte per UTF-16 unit) holds 0x5C ('한' U+D55C) "
                    "or 0xFF cannot be handed to a command: U-Boot splits paths at '\\' too, and "
