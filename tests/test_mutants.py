@@ -5,13 +5,21 @@
   nowhere in comments, literals, preprocessor lines or VFAT_FAULT code;
   pointer declarators and unary minus are not taken for binary operators;
   the order is a function of the seed.
-* End to end: three mutants of fatent.c and namei.c are built, hunted for a
-  few seconds on the fast readers, and recorded (one JSON line each); then
-  the mutant that deletes remove_entry's fat_free_chain call (what the
-  planted fault CLUSTER_LEAK does by hand) is hunted again with --rerun
+* The hunt's parts: a writer the checker does not read (a twin, unread)
+  still writes and is held to the model; a twin divergence is checked
+  again with its twin.
+* End to end: three mutants of fatent.c and namei.c are built with the
+  asan preset (clang -O0: a fresh build of the vfat CLI takes seconds, the
+  default preset's -O2 minutes at our load), hunted for a few seconds on
+  the fast readers and the mutant's own checker and `vfat ls`, and
+  recorded (one JSON line each); then the mutant that deletes
+  remove_entry's fat_free_chain call (what the planted fault CLUSTER_LEAK
+  does by hand) is hunted again with --rerun and the steered tour first,
   and must be killed by a reader that sees lost clusters, with a minimised
-  script. Own work dirs (--mutants-tag MUTANT_TEST), so a full run in the
-  background is not disturbed.
+  script (a checker's lost clusters, or the ENOSPC of the tour's near-full
+  part). Own work dirs (--mutants-tag MUTANT_TEST), so a full run in the
+  background is not disturbed; build-fault-MUTANT_TEST-asan/ is kept, so a
+  later run recompiles only what changed.
 """
 import json
 import os
@@ -124,6 +132,42 @@ class Operators(unittest.TestCase):
         self.assertEqual([i.split(":")[0] for i in a[:4]], ["t.c", "u.c", "t.c", "u.c"])
 
 
+VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
+
+
+@unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat missing")
+class HuntParts(unittest.TestCase):
+    def test_unread_writer(self):
+        from vfz import checker, opscript
+        ck = checker.Checker(["dosfsck"], ["core-dual", "core-v1"], vfat=VFAT, unread=["core-v1"])
+        try:
+            ops = opscript.parse('mkdir "/a long dir"\ncreate "/a long dir/x.txt" 10 1\n')
+            res = ck.check(ops, "fat12")
+            self.assertEqual(ck.images_checked["dosfsck"], 1)          # core-dual's image only
+            self.assertEqual(ck.applies["core-v1"], 1)
+            self.assertIn("core-v1", res.images)
+            self.assertEqual(res.verdicts["core-v1"], {})
+            self.assertEqual(res.verdicts["core-dual"], {"dosfsck": "ok"})
+        finally:
+            ck.close()
+
+    def test_twin_divergence_writers(self):
+        from vfz import checker, cmd_selftest
+        ck = checker.Checker(["dosfsck"], ["core-dual", "core-v1"], vfat=VFAT)
+        try:
+            base = {"role": "writer", "oracle": "core", "op": "create", "cls": "long"}
+            bytes_d = checker.Divergence(dict(base, verdict="bytes", kind="twin-short"), "core-dual", "")
+            result_d = checker.Divergence(dict(base, verdict="result", kind="ok->EIO"), "core-dual", "")
+            # the twin (kernel) is not among this checker's writers: the writer alone
+            self.assertEqual(cmd_selftest.div_writers(ck, bytes_d), ["core-dual"])
+            ck.writers.append(("kernel", None))             # as if the kernel twin were loaded
+            self.assertEqual(cmd_selftest.div_writers(ck, bytes_d), ["core-dual", "kernel"])
+            self.assertEqual(cmd_selftest.div_writers(ck, result_d), ["core-dual"])
+            ck.writers.pop()
+        finally:
+            ck.close()
+
+
 def vfatfuzz(*argv, timeout=900):
     return subprocess.run([sys.executable, os.path.join(REPO, "scripts", "vfatfuzz"), "selftest", *argv],
                           capture_output=True, text=True, timeout=timeout)
@@ -137,7 +181,8 @@ class EndToEnd(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix="vfz-test-mutants-")
         cls.out = os.path.join(cls.tmp.name, "r.jsonl")
         cls.common = ["--seed", "7", "--files", "fatent.c,namei.c", "--mutants-tag", "MUTANT_TEST",
-                      "--mutants-out", cls.out, "--min-budget", "10"]
+                      "--mutants-out", cls.out, "--min-budget", "5", "--sanitize",
+                      "--oracles", "dosfsck,vfat-check,vfat-check-own,core"]
         cls.p = vfatfuzz("--mutants", "3", "--budget", "4", *cls.common)
 
     @classmethod
@@ -174,11 +219,16 @@ class EndToEnd(unittest.TestCase):
         rerun = os.path.join(self.tmp.name, "rerun.jsonl")
         with open(rerun, "w") as f:
             f.write(json.dumps(dict(leak[0].to_dict(), status="survived")) + "\n")
-        p = vfatfuzz("--mutants", "1", "--budget", "60", "--rerun", rerun, *self.common)
+        p = vfatfuzz("--mutants", "1", "--budget", "60", "--rerun", rerun, "--tour", *self.common)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         r = [x for x in self.rows() if x["id"] == leak[0].id][-1]
         self.assertEqual(r["status"], "killed", r)
-        self.assertIn(r["oracle"], ("dosfsck", "vfat-check"))
+        # lost clusters: a checker sees them, or the tour's near-full part
+        # runs out of space where the model has room (ENOSPC)
+        self.assertIn(r["oracle"], ("dosfsck", "vfat-check", "vfat-check-own", "core"))
+        if r["oracle"] == "core":
+            self.assertIn("->ENOSPC", r["signature"])
+        self.assertTrue(r["sanitize"] and r["tour"])
         self.assertLessEqual(r["ops"], r["ops_orig"])
         self.assertIn("fat_free_chain", r["diff"])
 

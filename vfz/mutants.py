@@ -522,10 +522,11 @@ def add_arguments(p):
                         "tree, every name class; FAT12 on the first formatter, FAT16 on the second)")
     p.add_argument("--unit", action="store_true",
                    help="with --mutants: run the C unit suites on each survivor")
-    p.add_argument("--twins", action="store_true",
+    p.add_argument("--twins", nargs="?", const="all", metavar="LIST",
                    help="with --mutants: the core writers' twins (Entry.twin: the kernel writers, one "
                         "persistent QEMU guest per module set for the whole run) write every script "
-                        "too, unread, for the twin byte comparison (vfz.twins)")
+                        "too, unread, for the twin byte comparison (vfz.twins); LIST: only these "
+                        "twins (e.g. kernel: core-dual's)")
     p.add_argument("--sanitize", action="store_true",
                    help="with --mutants: build the unmutated tree and each mutant with the asan "
                         "preset only (clang -O0, ASan+UBSan+LSan, directory index cross-checked): "
@@ -594,6 +595,20 @@ def run(args):
                       capture_output=True).returncode != 0:
         print(f"vfatfuzz selftest: --git: no commit {args.git}", file=sys.stderr)
         return 2
+    writers = args.writers.split(",") if args.writers else list(checker.DEFAULT_WRITERS)
+    unread = []
+    if args.twins:
+        from vfz import oracles
+        unread = [t for t in dict.fromkeys(oracles.entry(w).twin for w in writers) if t and t not in writers]
+        if args.twins != "all":
+            want = [t.strip() for t in args.twins.split(",") if t.strip()]
+            bad = [t for t in want if t not in unread]
+            if bad:
+                print(f"vfatfuzz selftest: --twins: {','.join(bad)} is no twin of the writers "
+                      f"(twins: {','.join(unread)})", file=sys.stderr)
+                return 2
+            unread = want
+        writers = writers + unread
     if args.sanitize:
         # a sanitizer report aborts the tool: the writer (or `vfat ls`) failed
         os.environ["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1:allocator_may_return_null=1"
@@ -629,12 +644,6 @@ def run(args):
     cmd_selftest._REF[:] = [ref]
     notes = []
     readers = args.oracles.split(",") if args.oracles else cmd_selftest.FAST_READERS
-    writers = args.writers.split(",") if args.writers else list(checker.DEFAULT_WRITERS)
-    unread = []
-    if args.twins:
-        from vfz import oracles
-        unread = [t for t in dict.fromkeys(oracles.entry(w).twin for w in writers) if t and t not in writers]
-        writers = writers + unread
     formatters = [f.strip() for f in (args.formatters or "mkfs.fat").split(",") if f.strip()]
     refcks = []
     try:
