@@ -842,8 +842,9 @@ class UbootWriter(Writer):
     lookups (`size` finds any entry, as fat_itr_resolve does with both the
     long and the short name, ASCII and Latin-1 case-insensitively; `fatls`
     succeeds on a directory only):
-      * a last component "." or "..": mkdir/create EEXIST, unlink EISDIR,
-        rmdir "." EINVAL, ".." ENOTEMPTY, write EISDIR (Linux's answers);
+      * a last component "." or "..": the parent walked first (ENOENT,
+        ENOTDIR), then mkdir/create EEXIST, unlink EISDIR, rmdir "." EINVAL,
+        ".." ENOTEMPTY, write EISDIR (Linux's answers);
       * create of an existing name EEXIST (fatwrite would overwrite it);
       * write to a missing file ENOENT, to a directory EISDIR; unlink of a
         directory EISDIR; rmdir of a file ENOTDIR (fatrm removes both);
@@ -909,7 +910,8 @@ class UbootWriter(Writer):
         return w
 
     # glue verdicts inside the scripts ("@@M CODE"): codes above any exit code
-    CODES = {201: "EEXIST", 202: "EISDIR", 203: "ENOTDIR", 204: "EISDIR", 205: "ENOENT"}
+    CODES = {201: "EEXIST", 202: "EISDIR", 203: "ENOTDIR", 204: "EISDIR", 205: "ENOENT",
+             206: "EINVAL", 207: "ENOTEMPTY"}
 
     @staticmethod
     def _static(op):
@@ -918,14 +920,25 @@ class UbootWriter(Writer):
             return "ENOSYS", "no FAT rename in U-Boot 2023.01"
         comps = [c for c in op.args[0].split("/") if c]
         last = comps[-1] if comps else ""
+
+        def bad(c):
+            return "\\" in c or any(ord(x) < 0x20 for x in c)
         if last in (".", ".."):
+            # Linux walks the parent first (ENOENT/ENOTDIR): the script asks
+            # U-Boot about a parent other than the root (DOT_CODES)
+            if len(comps) > 1:
+                if any(bad(c) for c in comps[:-1]):
+                    return "ENOENT", "a '\\' or a control byte before the leaf (glue)"
+                try:
+                    enc("/" + "/".join(comps[:-1]))
+                except Unnameable:
+                    return "ENOENT", "a parent U-Boot cannot be given: no entry holds it (glue)"
+                return None
             return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
                     "rmdir": "EINVAL" if last == "." else "ENOTEMPTY"}[op.kind], "VFS (glue)"
         if not comps:
             return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
                     "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
-        def bad(c):
-            return "\\" in c or any(ord(x) < 0x20 for x in c)
         if any(bad(c) for c in comps):
             # U-Boot splits paths at '\\' too (ISDIRDELIM): "/caca\\" would write
             # "caca"; a control byte does not reach the command intact. Both are
@@ -981,6 +994,20 @@ class UbootWriter(Writer):
             probe = None
             for k, wd, pw in zip(batch, words, pwords):
                 op = ops[k]
+                dots = [c for c in op.args[0].split("/") if c]
+                if dots[-1] in (".", ".."):
+                    # a last component "." or "..": the parent walked first (as
+                    # Linux), then Linux's answer for the leaf
+                    [pp] = s.words([enc("/" + "/".join(dots[:-1]))])
+                    if isinstance(pp, Unnameable):
+                        res[k], notes[k] = "ENOENT", "a parent U-Boot cannot be given: no entry holds it"
+                        continue
+                    code = {"mkdir": 201, "create": 201, "unlink": 202, "write": 202,
+                            "rmdir": 206 if dots[-1] == "." else 207}[op.kind]
+                    lines.append(b"if fatls %s %s; then @@M %d; else if size %s %s; then @@M 203; "
+                                 b"else @@M 205; fi; fi" % (DEV, pp, code, DEV, pp))
+                    owners.append(k)
+                    continue
                 if op.kind == "create" and trailing_slash(op.args[0]):
                     # Linux walks the parent first: ENOENT / ENOTDIR, else EISDIR
                     # (the leaf itself is never sent: it may hold a control byte)
@@ -1063,7 +1090,9 @@ class UbootWriter(Writer):
                                                                    202: "fatls: a directory",
                                                                    203: "fatls: not a directory",
                                                                    204: "a trailing '/'",
-                                                                   205: "parent missing"}[rc]
+                                                                   205: "parent missing",
+                                                                   206: "rmdir '.'",
+                                                                   207: "rmdir '..'"}[rc]
                 elif rc == 0:
                     res[k] = "ok"
                 elif k in cut and cut_walk(text, cut[k]):
