@@ -551,6 +551,13 @@ def enc(path):
     return b
 
 
+def _enc_or_root(path):
+    try:
+        return enc(path)
+    except Unnameable:
+        return b"/"
+
+
 class Session:
     """Commands on one loaded image, with paths handed over as words."""
 
@@ -951,8 +958,12 @@ class UbootWriter(Writer):
                 if any(bad(c) for c in comps[:-1]):
                     return "ENOENT", "a '\\' or a control byte before the leaf (glue)"
                 return None
-            leafy = op.kind in ("mkdir", "create") and bad(comps[-1])
-            return ("EINVAL" if leafy else "ENOENT"), "a '\\' or a control byte (glue)"
+            if op.kind in ("mkdir", "create"):
+                # U-Boot checks the leaf before it walks the parent
+                err = _uboot_name_err(comps[-1])
+                if err:
+                    return err, "the leaf refused before the walk (glue, U-Boot's order)"
+            return "ENOENT", "a '\\' or a control byte before the leaf (glue)"
         try:
             enc(op.args[0])
         except Unnameable as x:
@@ -986,8 +997,10 @@ class UbootWriter(Writer):
                     break
             # the probes look the leaf up as fatwrite/fatmkdir/fatrm will:
             # normalised (uboot_norm); the command gets the path as given
-            paths = [enc(ops[k].args[0]) for k in batch]
-            probes = [enc(norm_path(ops[k].args[0])) for k in batch]
+            # (a path enc refuses reaches here only for the branches below
+            # that send its parent alone: a trailing-'/' create, a "."/"..")
+            paths = [_enc_or_root(ops[k].args[0]) for k in batch]
+            probes = [_enc_or_root(norm_path(ops[k].args[0])) for k in batch]
             words = s.words(paths + probes)
             words, pwords = words[:len(paths)], words[len(paths):]
             lines, owners = list(head), list(head_owner)
