@@ -14,12 +14,21 @@ bug fails here, and the entry then moves to "fixed" in bugs.md. A case
 whose tool is not installed says CANNOT RUN and is reported as skipped,
 except dosfstools and mtools, which the suite always has.
 
+A hostile-volume case (bug.json "side": "hostile", "hostile":
+reports/hostile/NAME, vfz/export_hostile.py) has no ops: its reproducer
+runs the tool on the minimised hostile volume, hangs bounded by HANG_S=5
+seconds; one made with a sanitizer build of mtools ("sanitizer": true)
+runs with MDIR=build-asan-peers/bin/mdir and is skipped where that build
+is missing (scripts/build-asan-peers.sh).
+
 It also keeps the catalogue honest: the committed reproducer replays the
-case's own ops, bugs.md links every case, and every named exception (the
-oracle registry's and vfz.model's) is named in bugs.md, as a bug or as a
-design difference -- a new exception without an entry fails here.
+case's own ops (or its hostile volume), bugs.md links every case, and every
+named exception (the oracle registry's and vfz.model's) is named in bugs.md
+and links its entry: an anchor `<a id="...">` of its `bug` field, or of its
+own name -- a new exception without an entry fails here.
 """
 import json
+import lzma
 import os
 import re
 import shutil
@@ -39,6 +48,8 @@ BUGS_MD = os.path.join(REPO, "reports", "bugs.md")
 ALWAYS = {"dosfsck", "mtools"}
 # the FatFs reproducer installs js-fatfs with npm ci unless given one: the fatfs oracle's
 JS_FATFS = os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules")
+SAN_MDIR = os.path.join(REPO, "build-asan-peers", "bin", "mdir")
+HANG_S = "5"
 
 
 def cases():
@@ -76,6 +87,9 @@ class PeerBugTests(unittest.TestCase):
         for n in cases():
             s = spec(n)
             with self.subTest(case=n):
+                if s["side"] == "hostile":
+                    self.check_hostile(n, s)
+                    continue
                 self.assertIn(s["impl"], export.IMPLS)
                 self.assertIn(s["side"], ("reader", "writer"))
                 self.assertTrue(s.get("expect"), "no expected symptom")
@@ -90,14 +104,35 @@ class PeerBugTests(unittest.TestCase):
                                  opscript.dump(opscript.load(os.path.join(CASES, n, "ops.txt"))),
                                  f"reports/bugs/{n} was exported from other ops: re-export it")
 
+    def check_hostile(self, n, s):
+        from vfz import hostile_findings
+        src = os.path.join(REPO, s["hostile"])
+        self.assertTrue(hostile_findings.is_hostile_finding(src), f"{n}: {s['hostile']} is no hostile finding")
+        with open(os.path.join(CASES, n, "README"), encoding="utf-8") as f:
+            self.assertEqual(len(f.read().strip().split("\n")), 1)
+        d = os.path.join(REPORTS, n)
+        for f in ("README.md", "run.sh", "image.img.xz"):
+            self.assertTrue(os.path.isfile(os.path.join(d, f)), f"reports/bugs/{n}: no {f}")
+        with open(os.path.join(d, "image.img.xz"), "rb") as f1, \
+                open(os.path.join(src, "hostile.img.xz"), "rb") as f2:
+            self.assertEqual(lzma.decompress(f1.read()), lzma.decompress(f2.read()),
+                             f"reports/bugs/{n} was exported from another volume: re-export it")
+        with open(os.path.join(d, "README.md"), encoding="utf-8") as f:
+            self.assertIn("## The mutated fields", f.read())
+
     def test_2_each_bug_is_still_present(self):
         for n in cases():
             s = spec(n)
             with self.subTest(case=n):
+                env = dict(os.environ, LC_ALL="C.UTF-8", HANG_S=HANG_S,
+                           **({"VFZ_JS_FATFS": JS_FATFS} if os.path.isdir(JS_FATFS) else {}))
+                if s.get("sanitizer"):
+                    if not os.access(SAN_MDIR, os.X_OK):
+                        print(f"{n}: skipped here: no sanitizer mtools ({SAN_MDIR})", file=sys.stderr)
+                        continue
+                    env["MDIR"] = SAN_MDIR
                 r = subprocess.run(["sh", os.path.join(REPORTS, n, "run.sh"), os.path.join(self.tmp, n)],
-                                   capture_output=True, text=True, errors="replace", timeout=600,
-                                   env=dict(os.environ, LC_ALL="C.UTF-8",
-                                            **({"VFZ_JS_FATFS": JS_FATFS} if os.path.isdir(JS_FATFS) else {})))
+                                   capture_output=True, text=True, errors="replace", timeout=600, env=env)
                 out = r.stdout + r.stderr
                 last = out.strip().split("\n")[-1]
                 if r.returncode == 2 and s["impl"] not in ALWAYS:
@@ -112,7 +147,7 @@ class PeerBugTests(unittest.TestCase):
 
     def test_3_bugs_md_links_every_case(self):
         for n in cases():
-            self.assertIn(f"(bugs/{n}/)", self.md, f"reports/bugs.md does not link bugs/{n}/")
+            self.assertTrue(f"(bugs/{n}/)" in self.md, f"reports/bugs.md does not link bugs/{n}/")
         for n in os.listdir(REPORTS):
             self.assertIn(n, cases(), f"reports/bugs/{n} has no case in corpus/peer-bugs")
 
@@ -120,12 +155,17 @@ class PeerBugTests(unittest.TestCase):
         missing = sorted(x for x in exception_names() if not re.search(r"`" + re.escape(x) + r"`", self.md))
         self.assertEqual(missing, [], "named exceptions with no entry in reports/bugs.md (a bug or a "
                                       "design difference)")
-        # an exception that links its entry (NamedException.bug) links an anchor that exists
+        # each links its entry: the anchor its bug field names, else an anchor of its own name
         from vfz import oracles
         anchors = set(re.findall(r'<a id="([^"]+)"></a>', self.md))
-        for x in oracles.exceptions():
+        unlinked = []
+        for x in list(oracles.exceptions()) + list(getattr(model, "EXCEPTIONS", [])):
             if getattr(x, "bug", None):
                 self.assertIn(x.bug, anchors, f"{x.name}: bug={x.bug!r} is no anchor of reports/bugs.md")
+            elif x.name not in anchors:
+                unlinked.append(x.name)
+        self.assertEqual(unlinked, [], "named exceptions with no bug= link and no anchor of their name "
+                                       "in reports/bugs.md")
 
 
 if __name__ == "__main__":

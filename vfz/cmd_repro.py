@@ -36,7 +36,8 @@ def _run(args):
     vfat = args.vfat or campaign.vfat_default()
     if args.export:
         from vfz import export
-        t = None if export.is_spec(args.target) else targets.Target(args.target, vfat)
+        hostile = export.hostile_source(args.target)
+        t = None if hostile or export.is_spec(args.target) else targets.Target(args.target, vfat)
         return export.repro_export(args, t)
     t, ck, notes = targets.open_target(args, vfat)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(130))

@@ -649,12 +649,39 @@ def is_spec(path):
     return os.path.isfile(os.path.join(path, "bug.json"))
 
 
+def hostile_source(path):
+    """The hostile finding directory PATH stands for: PATH itself
+    (reports/hostile/NAME, vfz.hostile_findings), or the one a peer-bug
+    case names (bug.json "hostile", relative to the repository); else None."""
+    from vfz import hostile_findings
+    if hostile_findings.is_hostile_finding(path):
+        return path
+    if is_spec(path):
+        h = load_spec(os.path.join(path, "bug.json")).get("hostile")
+        if h:
+            repo = os.path.abspath(os.path.join(path, "..", "..", ".."))
+            return h if os.path.isabs(h) else os.path.join(repo, h)
+    return None
+
+
 def repro_export(args, target):
     """`vfatfuzz repro TARGET --export DIR`: write and run the reproducer
     (target None: args.target is a catalogued peer bug, corpus/peer-bugs/NAME).
     -> exit status: 1 it reproduces (the bug still shows), 0 it does not,
     2 it could not be written or run."""
     import sys
+    hostile = hostile_source(args.target)
+    if hostile:
+        from vfz import export_hostile
+        try:
+            res = export_hostile.export_finding(hostile, args.export, run=True,
+                                                timeout=max(60.0, args.timeout * 5))
+        except ExportError as e:
+            print(f"vfatfuzz repro: {e}", file=sys.stderr)
+            return 2
+        print(f"exported hostile-volume reproducer of {hostile} to {res['dir']}")
+        print(f"run.sh here: {res['result'] or '(no output)'}")
+        return {0: 1, 1: 0}.get(res["status"], 2)
     work = tempfile.mkdtemp(prefix="vfz-export-")
     try:
         if target is None:

@@ -1,0 +1,338 @@
+"""Reproducers of hostile-volume findings (vfz/hostile*.py, reports/hostile/)
+in the format of vfz.export: a directory a maintainer runs without
+vfatfuzz.
+
+    image.img.xz   the minimised hostile volume
+    run.sh         POSIX sh: the tool's own command on the volume, bounded
+                   by `timeout`; ends REPRODUCED: why (0) / NOT REPRODUCED
+                   (1) / CANNOT RUN: why (2)
+    printed.txt    what run.sh printed at export time
+    README.md      the bug report: versions, what goes wrong, steps,
+                   expected, actual, and a hexdump of the mutated fields
+                   (the unmutated seed's bytes beside the hostile ones)
+
+What run.sh does, by the finding's kind and implementation (the hook
+vfz.hostile_findings.export_case gives kind, reader, image, hexdump):
+
+    crash    mtools: `mdir -/ -b -a` (the hostile campaign's command); a
+             signal is the symptom; a sanitizer report ("runtime error:",
+             "AddressSanitizer") needs a sanitizer build of mtools, named
+             by MDIR=/path/to/mdir (else CANNOT RUN)
+    hang     the listing of each directory whose cluster chain loops (found
+             in the image here, written into run.sh), bounded by a limit
+             (HANG_S seconds, default 10): GRUB `grub-fstest IMG ls -la`,
+             U-Boot `fatls` typed at qemu-x86 U-Boot's prompt (as
+             vfz/export_uboot.py), fusefat a `ls -la` on its mount. A
+             listing that does not end in the limit, or that prints more
+             than 1 MiB for a directory of a few entries, is the symptom
+    canary   fatcat: `fatcat IMG -x DIR` extracts every file; file contents
+             holding the canary (bytes placed only past the volume's
+             declared end) are the symptom
+
+    export_finding(finding_dir, out_dir, run=True) -> {"dir", "status", "result"}
+"""
+import json
+import os
+import struct
+
+from vfz import export, export_uboot, fatimg
+from vfz import hostile_findings as hf
+from vfz.export import ExportError, q
+
+PACKAGES = {"mtools": ["mtools"], "grub": ["grub-common"], "uboot": ["u-boot-qemu", "qemu-system-x86"],
+            "fusefat": ["fusefat", "fuse"], "fatcat": ["fatcat"], "dosfsck": ["dosfstools"],
+            "7z": ["7zip", "p7zip-full"], "sleuthkit": ["sleuthkit"]}
+CAP = 1 << 20          # bytes of listing output that mean "never ends"
+
+
+def looping_dirs(img):
+    """Paths of the directories whose cluster chain loops (reached first
+    by a walk from the root that visits each directory cluster once)."""
+    fat = fatimg.Fat(img)
+    out, seen = [], set()
+    todo = [("", None)]
+    while todo and len(seen) < 10000:
+        path, cl = todo.pop(0)
+        for off, name11, attr, first, size, lfn in _short_entries(fat, cl):
+            if not attr & 0x10 or name11[:1] == b"." or first < 2:
+                continue
+            name = export._lfn_text(fat, lfn) if lfn else export._short_text(name11)
+            p = f"{path}/{name}"
+            if _loops(fat, first):
+                out.append(p)
+            elif first not in seen:
+                seen.add(first)
+                todo.append((p, first))
+    return out
+
+
+def uboot_word(path):
+    """path as one word of U-Boot's hush, unquoted: every character but
+    letters, digits and / . _ - after a backslash (a name holding a quote
+    cannot be typed inside quotes)."""
+    export_uboot.typed(path)       # refuses what U-Boot's prompt cannot take at all
+    return "".join(c if c.isalnum() and ord(c) < 0x80 or c in "/._-" else "\\" + c for c in path)
+
+
+def _short_entries(fat, cl):
+    try:
+        if cl is not None and _loops(fat, cl):
+            return []
+        return fat.short_entries(cl)
+    except (struct.error, IndexError, ValueError):
+        return []
+
+
+def _loops(fat, c):
+    met = set()
+    while 2 <= c < fat.clusters + 2:
+        if c in met:
+            return True
+        met.add(c)
+        c = fat.get(c)
+    return False
+
+
+def body(info, impl, img):
+    kind = info["kind"]
+    if kind == "crash" and impl == "mtools":
+        san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
+            "asan" in json.dumps(info.get("cfg", {}))
+        return MTOOLS.replace("{SAN}", "1" if san else "0"), [("mdir", "mtools")]
+    if kind == "canary" and impl == "fatcat":
+        return FATCAT.replace("{CANARY}", info["canary"]), [("fatcat", "fatcat"), ("od", "coreutils")]
+    if kind == "hang":
+        dirs = looping_dirs(img) or ["/"]
+        words = " ".join(q(d) for d in dirs)
+        if impl == "grub":
+            return HANG_GRUB.replace("{DIRS}", words), [("grub-fstest", "grub-common"), ("timeout", "coreutils")]
+        if impl == "fusefat":
+            return HANG_FUSEFAT.replace("{DIRS}", words), [("fusefat", "fusefat"), ("fusermount", "fuse"),
+                                                         ("timeout", "coreutils")]
+        if impl == "uboot":
+            words = " ".join(q(uboot_word(d)) for d in dirs)
+            body = export_uboot.CONSOLE.replace("{XFER}", "") + HANG_UBOOT.replace("{DIRS}", words)
+            return body, export_uboot.NEEDS
+    raise ExportError(f"no hostile reproducer for a {kind} of {impl} (have: mtools crash, fatcat "
+                      "canary, GRUB/U-Boot/fusefat hang)")
+
+
+MTOOLS = r"""
+SAN={SAN}
+MDIR=${MDIR:-mdir}
+if [ "$SAN" = 1 ] && [ "$MDIR" = mdir ]; then
+    cannot "this report comes from a sanitizer build of mtools: build mtools with -fsanitize=address,undefined and run MDIR=/path/to/that/mdir sh run.sh"
+fi
+echo "== $MDIR -i image.img -/ -b -a ::/"
+MTOOLS_SKIP_CHECK=1 timeout -k 2 ${HANG_S:-10} "$MDIR" -i "$IMG" -/ -b -a ::/ > "$OUT/mdir.txt" 2>&1
+rc=$?
+head -n 40 "$OUT/mdir.txt" | indent
+echo "    exit $rc"
+[ $rc -ne 124 ] || bug "mdir did not end within ${HANG_S:-10} s"
+[ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "mdir killed by signal $((rc - 128))"
+if grep -q 'runtime error:\|ERROR: AddressSanitizer' "$OUT/mdir.txt"; then
+    bug "sanitizer: $(grep -m 1 'runtime error:\|ERROR: AddressSanitizer' "$OUT/mdir.txt")"
+fi
+"""
+
+FATCAT = r"""
+CANARY={CANARY}
+echo "== fatcat image.img -x DIR"
+X="$OUT/x"
+rm -rf "$X"
+mkdir -p "$X"
+timeout -k 2 ${HANG_S:-10} fatcat "$IMG" -x "$X" > "$OUT/x.txt" 2>&1
+rc=$?
+grep -a '^Extracting' "$OUT/x.txt" | sed "s|$X||" | indent
+echo "    exit $rc"
+[ $rc -lt 128 ] || bug "fatcat -x killed by signal $((rc - 128))"
+[ $rc -ne 124 ] || bug "fatcat -x did not end within ${HANG_S:-10} s"
+find "$X" -type f | while IFS= read -r f; do
+    if od -An -v -tx1 "$f" | tr -d ' \n' | grep -q "$CANARY"; then
+        echo "${f#$X}"
+    fi
+done > "$OUT/canary.txt"
+if [ -s "$OUT/canary.txt" ]; then
+    echo "files holding the canary (bytes that lie only past the volume's declared end):"
+    indent < "$OUT/canary.txt"
+    bug "fatcat returned contents from past the declared volume end: $(head -n 1 "$OUT/canary.txt")"
+fi
+"""
+
+HANG_GRUB = r"""
+for d in {DIRS}; do
+    echo "== grub-fstest image.img -- ls -la '(loop0)$d/' (limit ${HANG_S:-10} s, 1 MiB of output)"
+    { timeout -k 2 ${HANG_S:-10} grub-fstest "$IMG" -- ls -la "(loop0)$d/" 2>&1; echo $? > "$OUT/rc"; } \
+        | head -c """ + str(CAP) + r""" > "$OUT/ls.txt"
+    rc=$(cat "$OUT/rc")
+    n=$(wc -c < "$OUT/ls.txt")
+    head -c 300 "$OUT/ls.txt" | indent
+    echo
+    echo "    exit $rc, $n bytes of output"
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        bug "grub-fstest ls of $d did not end within ${HANG_S:-10} s"
+    elif [ "$n" -ge """ + str(CAP) + r""" ]; then
+        bug "grub-fstest ls of $d printed more than 1 MiB (endless listing)"
+    fi
+done
+"""
+
+HANG_FUSEFAT = r"""
+M="$OUT/mnt"
+mkdir -p "$M"
+fusefat -f -s -o ro "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+FPID=$!
+i=0
+until grep -q " $M fuse" /proc/mounts; do
+    i=$((i + 1))
+    if [ $i -gt 100 ] || ! kill -0 $FPID 2>/dev/null; then
+        cannot "fusefat did not mount the image: $(tail -n 2 "$OUT/fusefat.log")"
+    fi
+    sleep 0.1
+done
+trap 'kill -9 $FPID 2>/dev/null; fusermount -u -z "$M" 2>/dev/null' EXIT
+for d in {DIRS}; do
+    echo "== ls -la on the fusefat mount: $d (limit ${HANG_S:-10} s)"
+    ls -la "$M$d/" > "$OUT/ls.txt" 2>&1 &
+    LPID=$!
+    end=$(($(date +%s) + ${HANG_S:-10}))
+    while kill -0 $LPID 2>/dev/null && [ "$(date +%s)" -le $end ]; do
+        sleep 0.2
+    done
+    if kill -0 $LPID 2>/dev/null; then
+        # ls waits in the kernel for fusefat's answer: only ending fusefat frees it
+        st=$(ps -o stat=,time= -p $FPID 2>/dev/null)
+        kill -9 $FPID 2>/dev/null
+        fusermount -u -z "$M" 2>/dev/null
+        kill -9 $LPID 2>/dev/null
+        wait $LPID 2>/dev/null
+        bug "readdir of $d on the fusefat mount did not end within ${HANG_S:-10} s (fusefat state, CPU time: $st)"
+        break
+    fi
+    wait $LPID
+    rc=$?
+    head -c 300 "$OUT/ls.txt" | indent
+    echo "    exit $rc"
+    kill -0 $FPID 2>/dev/null || { bug "fusefat died: $(tail -n 1 "$OUT/fusefat.log")"; break; }
+done
+"""
+
+HANG_UBOOT = r"""
+for d in {DIRS}; do
+    echo "== U-Boot: fatls virtio 0:0 $d (limit ${HANG_S:-10} s)"
+    N=$((N + 1))
+    printf 'fatls virtio 0:0 %s; echo "@@V""FZ%d" $?\n' "$d" $N >&3
+    end=$(($(date +%s) + ${HANG_S:-10}))
+    while ! grep -q "@@VFZ$N " "$OUT/console.log" && kill -0 $QPID 2>/dev/null \
+            && [ "$(date +%s)" -le $end ]; do
+        sleep 0.2
+    done
+    if grep -q "@@VFZ$N " "$OUT/console.log"; then
+        echo "    fatls returned"
+    elif ! kill -0 $QPID 2>/dev/null; then
+        cannot "QEMU ended: $(tail -n 3 "$OUT/console.log")"
+    else
+        tr -d '\r' < "$OUT/console.log" | tail -n 6 | indent
+        bug "U-Boot fatls of $d did not return to the prompt within ${HANG_S:-10} s"
+        break
+    fi
+done
+kill $QPID 2>/dev/null
+wait $QPID 2>/dev/null
+trap - EXIT
+"""
+
+
+def export_finding(path, dirname, run=True, timeout=120):
+    """Write the reproducer of the hostile finding PATH into DIRNAME."""
+    if not hf.is_hostile_finding(path):
+        raise ExportError(f"{path}: not a hostile finding (no finding.json + hostile.img.xz)")
+    c = hf.export_case(path)
+    with open(os.path.join(path, "finding.json"), encoding="utf-8") as f:
+        info = json.load(f)
+    impl = c["impl"]
+    text, needs = body(info, impl, c["image"])
+    title = f"{info['reader']}: {info['kind']} on a hostile FAT volume ({info['message']})"
+    sh = export.PREAMBLE.format(title=title.replace("\n", " "),
+                                tools=", ".join(sorted({p for _, p in needs})),
+                                needs="\n".join(f"need {a} {b}" for a, b in needs))
+    sh += text + export.TAIL
+    os.makedirs(dirname, exist_ok=True)
+    import lzma
+    export._write(dirname, "run.sh", sh.encode("utf-8"), mode=0o755)
+    export._write(dirname, "image.img.xz", lzma.compress(c["image"], preset=9))
+    status, printed = None, ""
+    if run:
+        env_mdir = _sanitizer_mdir(info)
+        old = os.environ.get("MDIR")
+        if env_mdir:
+            os.environ["MDIR"] = env_mdir
+        try:
+            status, printed, work = export.run_script(dirname, timeout)
+        finally:
+            if env_mdir:
+                if old is None:
+                    os.environ.pop("MDIR", None)
+                else:
+                    os.environ["MDIR"] = old
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)
+        export._write(dirname, "printed.txt", printed.encode("utf-8"))
+    export._write(dirname, "README.md", report(info, c, impl, status, printed, path).encode("utf-8"))
+    return {"dir": dirname, "status": status, "result": export.last_line(printed)}
+
+
+def _sanitizer_mdir(info):
+    """The sanitizer mdir a finding was made with, when it is on this machine."""
+    m = (info.get("cfg") or {}).get("mdir")
+    return m if m and os.access(m, os.X_OK) else None
+
+
+def _printable(text):
+    """Field names hold raw 8.3 bytes: control characters as \\xNN."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def _printable_lines(text):
+    return "\n".join(_printable(ln) for ln in text.split("\n"))
+
+
+EXPECT = {"crash": "the tool lists what it can read of the volume, or refuses it with an error "
+                   "message, and exits normally (no signal, no sanitizer report)",
+          "hang": "the listing ends (a directory whose cluster chain loops is an error to report, "
+                  "or a listing cut at the loop), within a second",
+          "canary": "no file contents come from sectors past the volume's declared end (the tool "
+                    "refuses the cluster, or returns an error)"}
+
+
+def report(info, c, impl, status, printed, path):
+    vers = export.package_versions(PACKAGES.get(impl, []))
+    L = [f"# {info['reader']}: {info['kind']} on a hostile FAT volume", ""]
+    L += [f"Implementation: **{impl}**; vfatfuzz hostile finding `{info['signature']}` "
+          f"({os.path.basename(os.path.normpath(path))}).", "", "## Versions", ""]
+    L += [f"- {p} {v}" for p, v in vers.items()]
+    L += ["", "## What goes wrong", "", f"{info['kind']}: {info['message']}."]
+    if info.get("on_seed"):
+        L += ["", "It happens on the unmutated seed volume too: a bug on a well-formed volume."]
+    L += ["", "Fields the volume changes, against the well-formed volume it was made from: "
+          + ("; ".join(", ".join(_printable(f) for f in r["fields"]) for r in info.get("ranges", []))
+             or "(none)") + "."]
+    L += ["", "Evidence when found:", "", "```"] + export._clip(info.get("evidence", "").split("\n"), 30) + ["```"]
+    L += ["", "## Steps", "", "    sh run.sh            # or: sh run.sh WORKDIR to keep the work files", "",
+          "`run.sh` unpacks `image.img.xz` (the minimised volume) and runs the tool on it, bounded by "
+          "`timeout` (HANG_S seconds, default 10). It ends with `REPRODUCED: why` (exit 0), "
+          "`NOT REPRODUCED` (exit 1) or `CANNOT RUN: why` (exit 2).", "",
+          "## Expected", "", EXPECT.get(info["kind"], "the tool reads the volume or refuses it cleanly") + ".",
+          "", "## Actual", ""]
+    if status is None:
+        L.append("Not run when exported.")
+    else:
+        L.append(f"On the exporting machine: **{export.RESULT.get(status, status)}** "
+                 f"(`{export.last_line(printed)}`).")
+        L += ["", "What `run.sh` printed (`printed.txt`):", "", "```"]
+        L += export._clip(printed.rstrip("\n").split("\n"), 60) + ["```"]
+    L += ["", "## The mutated fields", "",
+          "Offset, field, and the bytes of the well-formed seed volume beside the hostile ones:", "",
+          "```", _printable_lines(c["hexdump"].rstrip("\n")[:6000]), "```", "",
+          "## Files", "", "`image.img.xz` (xz), `run.sh`, `printed.txt`.", ""]
+    return "\n".join(L)
