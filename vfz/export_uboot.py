@@ -147,6 +147,30 @@ cp "$IMG" "$OUT/after.img"
 """
 
 
+# extra {"check": "fsck"}: after U-Boot ran, fsck.fat -n reads the image it
+# left, for a bug U-Boot's own listing cannot show (two equal 8.3 aliases:
+# fatls lists the long names); its "Duplicate directory entry" (or any
+# complaint, with "complaints": true) is the symptom, and the 8.3 names of
+# the root are printed from the image's bytes
+FSCK = r"""
+echo "== fsck.fat -n of the image U-Boot left (its own fatls shows the long names, not the 8.3 ones)"
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
+fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
+rc=$?
+indent < "$OUT/fsck.txt"
+echo "    exit $rc"
+if command -v mdir >/dev/null 2>&1; then
+    echo "== the 8.3 names beside the long ones (mdir, if mtools is there)"
+    MTOOLS_SKIP_CHECK=1 mdir -i "$OUT/after.img" ::/ 2>&1 | indent
+fi
+if grep -q "Duplicate directory entry" "$OUT/fsck.txt"; then
+    bug "fsck.fat -n: $(grep -A 1 -m 1 'Duplicate directory entry' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
+elif [ "$rc" != 0 ] && [ "{ANY}" = 1 ]; then
+    bug "fsck.fat -n complains (exit $rc): $(sed -n 2p "$OUT/fsck.txt")"
+fi
+"""
+
+
 def body(case, data):
     xfer, ops = [], []
     block = 0
@@ -179,4 +203,7 @@ def body(case, data):
             ops.append(f"ustep {n} {want} '{cmd}'\n")
     if block * 512 > (1 << 20):
         raise ExportError("the writes' bytes exceed the 1 MiB transfer disk")
-    return CONSOLE.replace("{XFER}", "\n".join(xfer)) + "".join(ops) + LIST
+    tail = ""
+    if (case.extra or {}).get("check") == "fsck":
+        tail = FSCK.replace("{ANY}", "1" if case.extra.get("complaints") else "0")
+    return CONSOLE.replace("{XFER}", "\n".join(xfer)) + "".join(ops) + LIST + tail
