@@ -1371,7 +1371,8 @@ def _reader_explain(ev):
         directory is shown under too (uboot-lfn-low-byte folds distinct
         long names together: '😀' and '😀😀' are both '='; the core's
         listing gives every entry's U-Boot form): a missing, extra or changed
-        entry at or under such a name, a failed fatload/fatls of one;
+        entry at or under such a name, a failed fatload/fatls of one, a
+        size fatload read that is not the size fatls showed for it;
       uboot-unaddressable: a file listed without sha256 that the listing
         marks unread=uboot-unaddressable (a name whose U-Boot form holds
         '\\' or 0xFF: its shell cannot be given it), an entry missing under
@@ -1403,7 +1404,8 @@ def _reader_explain(ev):
         if k not in kinds:
             kinds.append(k)
     for c in r.complaints:
-        m = re.match(r"(?:fatload|fatls) (.*?): ", str(c))
+        # "fatload PATH: ...", "fatls PATH: ...", "PATH: fatls says N bytes, fatload read M"
+        m = re.match(r"(?:fatload |fatls )?(/.*?): ", str(c))
         if not m or not collides(m.group(1)):
             return None
         add(COLLIDE)
