@@ -299,6 +299,10 @@ class Model:
             return "EEXIST"
         if not is_dir and trailing_slash(path):
             return "EISDIR"         # open(O_CREAT) checks the slash before it looks
+        if self.p.get("leaf_name_first"):
+            err = self._name_err(leaf)      # the writer checks the leaf before it looks
+            if err:
+                return err
         if self._find(par, self._stored(leaf)) is not None:
             return "EEXIST"
         err = self._name_err(leaf)

@@ -567,6 +567,9 @@ def _fatfs_lookup(d, leaf):
 # Knobs of vfz.model (see the knob comments in vfz/model/profiles.py).
 PROFILE = {
     "name_err": _fatfs_name_err,
+    # follow_path: create_name refuses the leaf before dir_find looks it up, so
+    # 255 'x' + '.' is EINVAL even when 255 'x' exists (campaign 1313, 61a7b9646f65)
+    "leaf_name_first": True,
     "store": _fatfs_store,
     "lookup": _fatfs_lookup,
     # f_rename of an entry to a respelling of its own name (same directory
