@@ -18,8 +18,11 @@ A hostile-volume case (bug.json "side": "hostile", "hostile":
 reports/hostile/NAME, vfz/export_hostile.py) has no ops: its reproducer
 runs the tool on the minimised hostile volume, hangs bounded by HANG_S=5
 seconds; one made with a sanitizer build of mtools ("sanitizer": true)
-runs with MDIR=build-asan-peers/bin/mdir and is skipped where that build
-is missing (scripts/build-asan-peers.sh).
+runs with MDIR=build-asan-peers/bin/mdir (hostile cases) and
+MTOOLS_SAN=build-asan-peers/bin/mtools (op-script cases: every mtools
+command from that build) and is skipped where that build is missing
+(scripts/build-asan-peers.sh). A nondeterministic case (extra "repeat")
+replays its ops REPEAT=3 times here.
 
 It also keeps the catalogue honest: the committed reproducer replays the
 case's own ops (or its hostile volume), bugs.md links every case, and every
@@ -49,7 +52,9 @@ ALWAYS = {"dosfsck", "mtools"}
 # the FatFs reproducer installs js-fatfs with npm ci unless given one: the fatfs oracle's
 JS_FATFS = os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules")
 SAN_MDIR = os.path.join(REPO, "build-asan-peers", "bin", "mdir")
+SAN_MTOOLS = os.path.join(REPO, "build-asan-peers", "bin", "mtools")
 HANG_S = "5"
+REPEAT = "3"        # runs of a nondeterministic case's repetition here (its own default is higher)
 
 
 def cases():
@@ -124,13 +129,14 @@ class PeerBugTests(unittest.TestCase):
         for n in cases():
             s = spec(n)
             with self.subTest(case=n):
-                env = dict(os.environ, LC_ALL="C.UTF-8", HANG_S=HANG_S,
+                env = dict(os.environ, LC_ALL="C.UTF-8", HANG_S=HANG_S, REPEAT=REPEAT,
                            **({"VFZ_JS_FATFS": JS_FATFS} if os.path.isdir(JS_FATFS) else {}))
                 if s.get("sanitizer"):
                     if not os.access(SAN_MDIR, os.X_OK):
                         print(f"{n}: skipped here: no sanitizer mtools ({SAN_MDIR})", file=sys.stderr)
                         continue
                     env["MDIR"] = SAN_MDIR
+                    env["MTOOLS_SAN"] = SAN_MTOOLS
                 r = subprocess.run(["sh", os.path.join(REPORTS, n, "run.sh"), os.path.join(self.tmp, n)],
                                    capture_output=True, text=True, errors="replace", timeout=600, env=env)
                 out = r.stdout + r.stderr

@@ -29,6 +29,17 @@ EXPECTED = ("the tree a correct implementation holds (Linux 6.1 vfat for the wri
 
 MTOOLSRC = "mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n"
 
+# Knobs (Case.extra):
+#   "repeat": N  a nondeterministic bug: after the ops, replay them N times
+#                (REPEAT=N overrides) on fresh copies of the image, each run
+#                with another environment size (PAD=...: the stack moves),
+#                and count the runs whose image fsck.fat -n calls bad (a
+#                short name holding NUL bytes, a wrong LFN checksum); the
+#                script says how often it showed
+# Any run: MTOOLS_SAN=/path/to/mtools (a multi-call mtools built with
+# -fsanitize=address) makes every mtools command that build; an
+# AddressSanitizer report is then a symptom of its own.
+
 
 def shown(case, path):
     """Writer side: mdir spells a character outside the BMP '__' even when
@@ -58,12 +69,24 @@ def mtarget(path):
 COMMON = r"""
 printf '%s' {rc} > "$OUT/mtoolsrc"
 export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1
+if [ -n "${{MTOOLS_SAN:-}}" ]; then
+    [ -x "$MTOOLS_SAN" ] || cannot "MTOOLS_SAN=$MTOOLS_SAN is not an executable"
+    mkdir -p "$OUT/san"
+    for c in mmd mcopy mmove mdel mrd mdir mtype; do ln -sf "$MTOOLS_SAN" "$OUT/san/$c"; done
+    PATH="$OUT/san:$PATH"
+    export ASAN_OPTIONS=detect_leaks=0
+    echo "mtools commands from the sanitizer build $MTOOLS_SAN"
+fi
+cp "$IMG" "$OUT/pristine.img"
 step() {{   # N EXPECTED COMMAND...: run one mtools command, check its exit status
     n=$1; want=$2; shift 2
     echo "op $n: $*"
     "$@" > "$OUT/op$n.txt" 2>&1
     rc=$?
     indent < "$OUT/op$n.txt"
+    if grep -q 'ERROR: AddressSanitizer' "$OUT/op$n.txt"; then
+        bug "op $n: $1: $(grep -m 1 -o 'AddressSanitizer: [a-z-]*' "$OUT/op$n.txt") in $(sed -n '/ERROR: AddressSanitizer/,$p' "$OUT/op$n.txt" | grep -m 1 '#0 ' | sed 's/.* in //; s/ .*\/src\/mtools\// /')"
+    fi
     if [ $rc -ge 128 ]; then
         bug "op $n: $1 killed by signal $((rc - 128)) ($(tail -n 1 "$OUT/op$n.txt"))"
     elif [ $rc -ne 0 ] && [ "$want" = ok ]; then
@@ -93,11 +116,42 @@ mtools_listing() {{   # IMAGE -> "d PATH" / "f PATH SIZE SHA256" lines
 """
 
 
+REPEAT = r"""
+echo "== the operations again, $REPEAT times, each on a fresh copy with another environment size"
+echo "   (a nondeterministic bug: mtools reads stack bytes it never set)"
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to judge the repeated runs"
+HITS=0
+i=1
+while [ $i -le $REPEAT ]; do
+    cp "$OUT/pristine.img" "$IMG"
+    PAD=$(head -c $(( (i * 523) % 8192 )) /dev/zero | tr '\\0' x)
+    export PAD
+    replay > "$OUT/replay.txt" 2>&1
+    if ! fsck.fat -n "$IMG" > "$OUT/fsck.txt" 2>&1; then
+        HITS=$((HITS + 1))
+        [ $HITS -gt 1 ] || { cp "$IMG" "$OUT/hit.img"; echo "run $i: fsck.fat -n:"; indent < "$OUT/fsck.txt"; }
+    fi
+    i=$((i + 1))
+done
+unset PAD
+echo "fsck.fat -n complained after $HITS of $REPEAT runs"
+[ $HITS -eq 0 ] || bug "$HITS of $REPEAT runs of the same operations left an image fsck.fat calls bad (first kept as hit.img)"
+"""
+
+
 def body(case, data):
     out = [COMMON.format(rc=q(MTOOLSRC))]
     if case.side == "writer":
-        out.append(_ops(case, data))
+        ops = _ops(case, data)
+        out.append(ops)
         out.append('cp "$IMG" "$OUT/after.img"\n')
+        n = (case.extra or {}).get("repeat")
+        if n:
+            quiet = "".join(ln.replace("step ", "qstep ", 1) for ln in ops.splitlines(True)
+                            if ln.startswith("step ") or ln.startswith("rm -f") or ln.startswith("dd "))
+            out.append("qstep() { shift 2; \"$@\" >/dev/null 2>&1; }\nreplay() {\n" + quiet + ":\n}\n")
+            out.append(f"REPEAT=${{REPEAT:-{int(n)}}}\n" + REPEAT)
+            out.append('cp "$OUT/after.img" "$IMG"\n')
     out.append('echo "== listing: mdir -/ -b -a ::/ and mtype"\n')
     out.append('mtools_listing "$IMG" > "$OUT/seen.unsorted" 2> "$OUT/listing.err"\n')
     out.append('indent < "$OUT/listing.err"\n')
