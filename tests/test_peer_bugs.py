@@ -86,6 +86,8 @@ class PeerBugTests(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
+        import vfz.oracles.kernel as kernel     # a VM booted for a Linux case
+        kernel.shutdown_all()
 
     def test_1_cases_are_well_formed(self):
         self.assertGreaterEqual(len(cases()), 10)
@@ -140,11 +142,16 @@ class PeerBugTests(unittest.TestCase):
                 r = subprocess.run(["sh", os.path.join(REPORTS, n, "run.sh"), os.path.join(self.tmp, n)],
                                    capture_output=True, text=True, errors="replace", timeout=600, env=env)
                 out = r.stdout + r.stderr
+                rc = r.returncode
+                if rc == 2 and s["impl"] == "kernel":
+                    # no vfat on this host: the kernel oracle's guest (one VM for the file)
+                    from vfz import export_vm
+                    rc, out, _ = export_vm.run_in_vm(os.path.join(REPORTS, n))
                 last = out.strip().split("\n")[-1]
-                if r.returncode == 2 and s["impl"] not in ALWAYS:
+                if rc == 2 and s["impl"] not in ALWAYS:
                     print(f"{n}: skipped here: {last}", file=sys.stderr)
                     continue
-                self.assertEqual(r.returncode, 0, f"{n}: the bug no longer shows ({last}); if the "
+                self.assertEqual(rc, 0, f"{n}: the bug no longer shows ({last}); if the "
                                  f"installed {s['impl']} fixed it, move its entry in reports/bugs.md "
                                  f"to 'fixed' and drop the case\n{out[-3000:]}")
                 self.assertTrue(last.startswith("REPRODUCED: "), last)
