@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""vfz/export_hostile.py: reproducers of hostile-volume findings.
+
+Through the real CLI (`vfatfuzz repro reports/hostile/NAME --export DIR`),
+run from a copy with a bare PATH: mtools' endless recursion
+(mtools-crash-59deb88b68) says REPRODUCED with the signal, and GRUB's hang
+on a looping directory (grub-hang-c0086ebc1f) says REPRODUCED within its
+HANG_S limit. The same findings with their unmutated seed volume in place
+of the hostile one say NOT REPRODUCED, so the verdict is not a constant;
+looping_dirs finds the looping directory in the hostile volume and none in
+the seed.
+"""
+import json
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, REPO)
+
+from vfz import export_hostile  # noqa: E402
+
+VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
+HOSTILE = os.path.join(REPO, "reports", "hostile")
+MTOOLS = "mtools-crash-59deb88b68"
+GRUB = "grub-hang-c0086ebc1f"
+
+
+def run_standalone(d, tmp, hang_s="3"):
+    dst = os.path.join(tmp, "copy-" + os.path.basename(d))
+    shutil.copytree(d, dst)
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": tmp, "HANG_S": hang_s}
+    r = subprocess.run(["sh", os.path.join(dst, "run.sh"), os.path.join(tmp, "work-" + os.path.basename(d))],
+                       capture_output=True, text=True, errors="replace", env=env, timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+class ExportHostileTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="vfz-test-export-hostile-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def seed_copy(self, name):
+        """The finding with its seed volume as the hostile one."""
+        d = os.path.join(self.tmp, "seed-" + name)
+        shutil.copytree(os.path.join(HOSTILE, name), d)
+        shutil.copyfile(os.path.join(d, "seed.img.xz"), os.path.join(d, "hostile.img.xz"))
+        return d
+
+    def test_1_mtools_crash_through_the_cli(self):
+        d = os.path.join(self.tmp, "mtools")
+        r = subprocess.run([sys.executable, VFATFUZZ, "repro", os.path.join(HOSTILE, MTOOLS), "--export", d],
+                           capture_output=True, text=True, errors="replace", timeout=300,
+                           env=dict(os.environ, HANG_S="5"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("run.sh here: REPRODUCED: mdir killed by signal 11", r.stdout)
+        for f in ("README.md", "run.sh", "image.img.xz", "printed.txt"):
+            self.assertTrue(os.path.isfile(os.path.join(d, f)), f)
+        with open(os.path.join(d, "image.img.xz"), "rb") as f1, \
+                open(os.path.join(HOSTILE, MTOOLS, "hostile.img.xz"), "rb") as f2:
+            self.assertEqual(lzma.decompress(f1.read()), lzma.decompress(f2.read()))
+        with open(os.path.join(d, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        for part in ("## Versions", "- mtools 4.0", "## Steps", "## Expected", "## Actual",
+                     "## The mutated fields", "hostile 03"):
+            self.assertIn(part, readme)
+        rc, out = run_standalone(d, self.tmp)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(out.strip().split("\n")[-1], "REPRODUCED: mdir killed by signal 11")
+        with open(os.path.join(d, "run.sh"), encoding="utf-8") as f:
+            self.assertNotIn("vfatfuzz ", f.read().split("\n", 3)[3])
+
+    def test_2_seed_volume_is_not_reproduced(self):
+        for name in (MTOOLS, GRUB):
+            with self.subTest(finding=name):
+                src = self.seed_copy(name)
+                d = os.path.join(self.tmp, "seed-out-" + name)
+                res = export_hostile.export_finding(src, d, run=False)
+                self.assertIsNone(res["status"])
+                rc, out = run_standalone(d, self.tmp)
+                self.assertEqual((rc, out.strip().split("\n")[-1]), (1, "NOT REPRODUCED"), out)
+
+    def test_3_grub_hang_within_its_limit(self):
+        d = os.path.join(self.tmp, "grub")
+        export_hostile.export_finding(os.path.join(HOSTILE, GRUB), d, run=False)
+        rc, out = run_standalone(d, self.tmp, hang_s="3")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("REPRODUCED: grub-fstest ls of /&V'L_'", out)
+        with open(os.path.join(HOSTILE, GRUB, "finding.json")) as f:
+            self.assertEqual(json.load(f)["kind"], "hang")
+
+    def test_4_looping_dirs(self):
+        with open(os.path.join(HOSTILE, GRUB, "hostile.img.xz"), "rb") as f:
+            self.assertEqual(export_hostile.looping_dirs(lzma.decompress(f.read())), ["/&V'L_'"])
+        with open(os.path.join(HOSTILE, GRUB, "seed.img.xz"), "rb") as f:
+            self.assertEqual(export_hostile.looping_dirs(lzma.decompress(f.read())), [])
+        self.assertEqual(export_hostile.uboot_word("/&V'L_'"), "/\\&V\\'L_\\'")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
