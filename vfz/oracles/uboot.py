@@ -1396,7 +1396,16 @@ def _reader_explain(ev):
 
     def collides(path):
         m = core()
-        return bool(m["collide"]) and _under(m["shown"].get(path, _fold_shown(path)), m["collide"])
+        if not m["collide"]:
+            return False
+        vis = m["shown"].get(path)
+        if vis is None:
+            # a shown path (U-Boot's form already) or one the comparison
+            # mapped to expected names of a colliding group, mixed: a
+            # component beyond Latin-1 can only be a long name
+            vis = _fold_shown("".join("/" + (lfn_low_byte_form(c) if any(ord(x) > 0xFF for x in c)
+                                             else c) for c in path.split("/")[1:]))
+        return _under(vis, m["collide"])
 
     kinds = []
 
