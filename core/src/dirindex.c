@@ -23,6 +23,11 @@
 #define dir_is_small(n) ((n) < 512)
 #endif
 #define NCACHE 4
+/* First capacity of the hash tables (doubled at half load): a fixed
+ * FAT12/16 root is indexed for its 512 slots even when it holds a few
+ * names, and the index is rebuilt on every mount, so a small start keeps
+ * a mount cheap (1024 cost fuzz_ops two 28 KB clears per input). */
+#define IX_MIN_CAP 64
 #define TOMB 0xFFFFFFFEu
 #define EMPTY 0xFFFFFFFFu
 
@@ -80,7 +85,7 @@ static int nk_grow(struct dir_index *x)
 	struct nkey *old = x->nk;
 	size_t oc = x->ncap;
 
-	x->ncap = oc ? oc * 2 : 1024;
+	x->ncap = oc ? oc * 2 : IX_MIN_CAP;
 	x->nk = malloc(x->ncap * sizeof(*x->nk));
 	if (!x->nk) {
 		x->nk = old;
@@ -128,7 +133,7 @@ static int sk_grow(struct dir_index *x)
 	struct skey *old = x->sk;
 	size_t oc = x->scap;
 
-	x->scap = oc ? oc * 2 : 1024;
+	x->scap = oc ? oc * 2 : IX_MIN_CAP;
 	x->sk = calloc(x->scap, sizeof(*x->sk));
 	if (!x->sk) {
 		x->sk = old;
