@@ -26,6 +26,20 @@ def shown(case, path):
     return path
 
 
+# extra {"check": "fsck"}: fsck.fat -n reads the image fusefat left after the
+# unmount (damage the mounted listing cannot show: a file whose clusters
+# are free in the FAT); any complaint is a symptom
+FSCK = r"""
+echo "== fsck.fat -n of the image fusefat left"
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
+fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
+rc=$?
+indent < "$OUT/fsck.txt"
+echo "    exit $rc"
+[ "$rc" = 0 ] || bug "fsck.fat -n on the image fusefat left: $(sed -n '2,3p' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
+"""
+
+
 def body(case, data):
     mode = "rw+" if case.side == "writer" else "ro"
     out = [r"""
@@ -52,4 +66,6 @@ echo "fusefat exit $?"
 tail -n 20 "$OUT/fusefat.log" | indent
 cp "$IMG" "$OUT/after.img"
 """)
+    if (case.extra or {}).get("check") == "fsck":
+        out.append(FSCK)
     return "".join(out)

@@ -130,11 +130,11 @@ while [ -s "$OUT/dirs.todo" ]; do
         case "$l" in
             *" file(s), "*|"") ;;
             *[!/]/)
-                n=$(printf '%s' "$l" | sed 's/^ *//; s/\/$//')
+                n=$(printf '%s' "$l" | LC_ALL=C sed 's/^ *//; s/\/$//')
                 case "$n" in .|..) ;; *) echo "d $p/$n" >> "$OUT/seen.latin1"; echo "$p/$n/" >> "$OUT/dirs.todo" ;; esac ;;
             *)
-                s=$(printf '%s' "$l" | sed -n 's/^ *\([0-9][0-9]*\)   .*/\1/p')
-                n=$(printf '%s' "$l" | sed 's/^ *[0-9][0-9]*   //')
+                s=$(printf '%s' "$l" | LC_ALL=C sed -n 's/^ *\([0-9][0-9]*\)   .*/\1/p')
+                n=$(printf '%s' "$l" | LC_ALL=C sed 's/^ *[0-9][0-9]*   //')
                 [ -n "$s" ] && echo "f $p/$n $s" >> "$OUT/seen.latin1" ;;
         esac
     done < "$OUT/cmd.txt"

@@ -1,0 +1,121 @@
+#!/bin/sh
+# U-Boot fatls shows long names beyond U+00FF as the low bytes of their UTF-16 units
+# Reproducer exported by vfatfuzz; it needs none of vfatfuzz, only
+# coreutils, libc-bin, qemu-system-x86, xz and coreutils.
+# Usage: sh run.sh [WORKDIR]
+# Ends with one line and exit status:
+#   REPRODUCED: <why>  (0)   NOT REPRODUCED  (1)   CANNOT RUN: <why>  (2)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${1:-$(mktemp -d "${TMPDIR:-/tmp}/repro.XXXXXX")}
+mkdir -p "$OUT" || exit 2
+cannot() { echo "CANNOT RUN: $*"; exit 2; }
+need() { command -v "$1" >/dev/null 2>&1 || cannot "$1 not found (Debian package $2)"; }
+BUGS=0
+WHY=""
+bug() { echo "BUG: $*"; BUGS=$((BUGS + 1)); [ -n "$WHY" ] || WHY="$*"; }
+indent() { sed 's/^/    /'; }
+need xz xz-utils
+need qemu-system-i386 qemu-system-x86
+need iconv libc-bin
+need mkfifo coreutils
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.img.xz"
+IMG="$OUT/image.img"
+echo "work directory: $OUT"
+
+ROM=/usr/lib/u-boot/qemu-x86/u-boot.rom
+[ -f "$ROM" ] || cannot "$ROM is missing (Debian package u-boot-qemu)"
+echo "U-Boot: $(grep -a -o -m 1 'U-Boot 20[0-9.]*[^ ]*' "$ROM" | head -n 1)"
+: > "$OUT/xfer.img"
+
+truncate -s 1M "$OUT/xfer.img" 2>/dev/null || dd if=/dev/zero of="$OUT/xfer.img" bs=1 count=0 seek=1048576 2>/dev/null
+mkfifo "$OUT/console.in" || cannot "mkfifo failed"
+qemu-system-i386 -bios "$ROM" -display none -serial stdio -monitor none -nic none -vga none \
+    -m 512 -no-reboot -drive file="$IMG",format=raw,if=virtio \
+    -drive file="$OUT/xfer.img",format=raw,if=virtio \
+    < "$OUT/console.in" > "$OUT/console.log" 2>&1 &
+QPID=$!
+exec 3> "$OUT/console.in"
+trap 'kill $QPID 2>/dev/null' EXIT
+waitfor() {   # PATTERN TENTHS-OF-A-SECOND
+    i=0
+    while ! grep -q -- "$1" "$OUT/console.log"; do
+        i=$((i + 1))
+        [ $i -le $2 ] && kill -0 $QPID 2>/dev/null || return 1
+        sleep 0.1
+    done
+}
+waitfor "Hit any key" 1200 || cannot "U-Boot did not start: $(tail -n 3 "$OUT/console.log")"
+printf ' ' >&3
+N=0
+ucmd() {   # PRINTF-FORMAT: type one command line, wait for it; its output in $OUT/cmd.txt, $? in URC
+    N=$((N + 1))
+    printf "$1"'; echo "@@V""FZ%d" $?\n' $N >&3
+    waitfor "@@VFZ$N " 1200 || cannot "U-Boot stopped answering: $(tail -n 3 "$OUT/console.log")"
+    tr -d '\r' < "$OUT/console.log" | awk -v n="$N" '
+        index($0, "@@VFZ" (n - 1) " ") == 1 { go = 1; next }
+        index($0, "@@VFZ" n " ") == 1 { exit }
+        go' | sed 1d > "$OUT/cmd.txt"
+    URC=$(tr -d '\r' < "$OUT/console.log" | sed -n "s/^@@VFZ$N \([0-9]*\)\$/\1/p" | tail -n 1)
+}
+ucmd 'blkcache configure 0 0; virtio scan; virtio dev 1'
+[ "$URC" = 0 ] || cannot "virtio scan failed: $(tail -n 3 "$OUT/cmd.txt")"
+ustep() {   # N EXPECTED PRINTF-FORMAT: one operation
+    n=$1; want=$2
+    ucmd "$3"
+    echo "op $n: $(printf "$3" | iconv -f latin1 -t utf-8)"
+    indent < "$OUT/cmd.txt"
+    echo "    \$? $URC (Linux is expected to give: $want)"
+    if [ "$URC" != 0 ] && [ "$want" = ok ]; then
+        bug "op $n failed where Linux succeeds: $(tail -n 1 "$OUT/cmd.txt" | iconv -f latin1 -t utf-8)"
+    elif [ "$URC" = 0 ] && [ "$want" != ok ]; then
+        bug "op $n succeeded where Linux gives $want"
+    fi
+}
+
+echo "== fatls of every directory"
+echo / > "$OUT/dirs.todo"
+: > "$OUT/seen.latin1"
+while [ -s "$OUT/dirs.todo" ]; do
+    d=$(head -n 1 "$OUT/dirs.todo")
+    sed -i 1d "$OUT/dirs.todo"
+    ucmd "fatls virtio 0:0 \"$(printf '%s' "$d" | sed 's/\\/\\\\/g; s/%/%%/g')\""
+    { echo "fatls $d -> \$? $URC"; indent < "$OUT/cmd.txt"; } | iconv -f latin1 -t utf-8
+    [ "$URC" = 0 ] || { bug "fatls $d failed: $(tail -n 1 "$OUT/cmd.txt" | iconv -f latin1 -t utf-8)"; continue; }
+    p=${d%/}
+    # "   SIZE   NAME" for a file, "            NAME/" for a directory
+    while IFS= read -r l; do
+        case "$l" in
+            *" file(s), "*|"") ;;
+            *[!/]/)
+                n=$(printf '%s' "$l" | LC_ALL=C sed 's/^ *//; s/\/$//')
+                case "$n" in .|..) ;; *) echo "d $p/$n" >> "$OUT/seen.latin1"; echo "$p/$n/" >> "$OUT/dirs.todo" ;; esac ;;
+            *)
+                s=$(printf '%s' "$l" | LC_ALL=C sed -n 's/^ *\([0-9][0-9]*\)   .*/\1/p')
+                n=$(printf '%s' "$l" | LC_ALL=C sed 's/^ *[0-9][0-9]*   //')
+                [ -n "$s" ] && echo "f $p/$n $s" >> "$OUT/seen.latin1" ;;
+        esac
+    done < "$OUT/cmd.txt"
+done
+iconv -f latin1 -t utf-8 < "$OUT/seen.latin1" > "$OUT/seen.unsorted"
+kill $QPID 2>/dev/null
+wait $QPID 2>/dev/null
+trap - EXIT
+cp "$IMG" "$OUT/after.img"
+
+LC_ALL=C sort "$OUT/seen.unsorted" > "$OUT/seen.txt"
+echo "== expected listing vs what U-Boot fatls shows (- expected, + seen)"
+if diff -u "$HERE/expected.txt" "$OUT/seen.txt" > "$OUT/listing.diff"; then
+    echo "    (same)"
+else
+    tail -n +3 "$OUT/listing.diff" | indent
+    bug "U-Boot fatls shows another tree than expected ($(grep -c '^[-+][^-+]' "$OUT/listing.diff") lines differ)"
+fi
+
+if [ "$BUGS" -gt 0 ]; then
+    echo "REPRODUCED: $WHY"
+    exit 0
+fi
+echo "NOT REPRODUCED"
+exit 1
