@@ -10,7 +10,9 @@ Measured in the same run:
               a fixed -seed. Reported: executions, exec/s as libFuzzer
               prints it (stat::average_exec_per_sec, wall clock), executions
               per CPU-second of the fuzzer process (user+sys from wait4) and
-              the 1-minute load average at the end of the run.
+              the 1-minute load average at the end of the run. fuzz_ops
+              runs with VFAT_FUZZ_OPS_COUNT=1 and prints at exit how many
+              ops it applied and checked: checked ops per CPU-second.
   AFL++       the same target of the `afl` preset (afl-clang-fast,
               ASan/UBSan, persistent mode; the CmpLog build <target>.cmplog
               via -c) under afl-fuzz -V T, same seeds, dictionary and seed
@@ -250,9 +252,12 @@ def run_libfuzzer(target, binary, seconds, seed, scratch, overrides=None, tag=""
             argv.append(f"-{k}={v}")
     argv += [corpus, os.path.join(SRC, "corpus", target)]
     logpath = os.path.join(work, "log")
-    code, wall, cpu = run_measured(argv, work, logpath, seconds + 60)
+    # fuzz_ops counts the ops it applied and checked and prints them at exit
+    env = dict(os.environ, VFAT_FUZZ_OPS_COUNT="1") if target == "fuzz_ops" else None
+    code, wall, cpu = run_measured(argv, work, logpath, seconds + 60, env=env)
     with open(logpath, "rb") as f:
         out = f.read().decode("utf-8", "replace")
+    counted = re.search(r"fuzz_ops: (\d+) inputs, (\d+) ops applied, (\d+) checked after the op", out)
 
     def stat(name):
         m = re.search(rf"stat::{name}:\s*(\d+)", out)
@@ -272,7 +277,11 @@ def run_libfuzzer(target, binary, seconds, seed, scratch, overrides=None, tag=""
             "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "exec_per_cpu_s": round(execs / cpu, 1) if cpu > 0 else None,
             "new_units": stat("new_units_added"), "peak_rss_mb": stat("peak_rss_mb"),
-            "load1": load(), "problem": problem}
+            "load1": load(), "problem": problem,
+            "checked_ops": int(counted.group(3)) if counted else None,
+            "ops_per_input": round(int(counted.group(2)) / int(counted.group(1)), 2)
+            if counted and int(counted.group(1)) else None,
+            "checked_ops_per_cpu_s": round(int(counted.group(3)) / cpu) if counted and cpu > 0 else None}
 
 
 def run_afl(target, binary, cmplog, seconds, seed, scratch):
@@ -427,6 +436,20 @@ def target_table(rows, seconds):
             cells.append("-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def checked_ops_line(rows):
+    """fuzz_ops' checked-op rate under libFuzzer, as the harness counted it
+    (issue 15's figure: ops applied and checked per CPU-second at the
+    committed max_len, goal >= 150 000)."""
+    for r in rows:
+        lf = r.get("libfuzzer") or {}
+        if r["target"] == "fuzz_ops" and lf.get("checked_ops"):
+            return (f"fuzz_ops under libFuzzer: {fmt_int(lf['checked_ops'])} ops applied and checked "
+                    f"(counted by the harness; {lf['ops_per_input']} ops per input), "
+                    f"**{fmt_int(lf['checked_ops_per_cpu_s'])} checked ops per CPU-second** "
+                    f"(goal >= 150 000).")
+    return ""
 
 
 def oracle_rows(camp):
@@ -594,6 +617,9 @@ def main():
 
     # report ---------------------------------------------------------------
     table = target_table(rows, seconds)
+    ops_line = checked_ops_line(rows)
+    if ops_line:
+        table += "\n\n" + ops_line
     otable, fastest, orows = "", None, []
     if camp and not camp.get("missing"):
         orows, fastest = oracle_rows(camp)

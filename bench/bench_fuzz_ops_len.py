@@ -14,6 +14,9 @@ target's dictionary and a fixed -seed. Reported per L:
                         corpus units, decoded by `vfat gen --from-input`),
                         which are what it mutates and executes;
   ops per CPU-second    the two multiplied: the checked-op rate;
+  counted               the same rate as the harness counts it (ops it
+                        applied and checked, printed at exit with
+                        VFAT_FUZZ_OPS_COUNT=1), and ops per executed input;
   vs L=2048             exec per CPU-second relative to the committed
                         max_len, measured in the same run;
   checks after the last op only
@@ -77,6 +80,8 @@ def run_len(max_len, seconds, seed, scratch):
             "cpu_s": r["cpu_s"], "exec_per_cpu_s": epc,
             "units": len(counts), "mean_ops": round(mean_ops, 2) if mean_ops is not None else None,
             "ops_per_cpu_s": round(epc * mean_ops) if epc and mean_ops else None,
+            "counted_ops_per_input": r.get("ops_per_input"),
+            "counted_ops_per_cpu_s": r.get("checked_ops_per_cpu_s"),
             "load1": r["load1"], "problem": r["problem"]}
 
 
@@ -88,19 +93,22 @@ def table(rows, seconds):
     ref = next((r for r in rows if r["max_len"] == 2048 and r["exec_per_cpu_s"]), None)
     out = [f"| -max_len | execs in {seconds} s | exec per CPU-s | kept inputs | ops per input (mean) "
            "| ops checked per CPU-s | load | exec/CPU-s vs max_len 2048 "
-           "| exec per CPU-s, checks after the last op only | every op checked vs last only |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| exec per CPU-s, checks after the last op only | every op checked vs last only "
+           "| ops per executed input (counted) | ops checked per CPU-s (counted) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = (f"{r['exec_per_cpu_s'] / ref['exec_per_cpu_s']:.2f}x"
                  if ref and r["exec_per_cpu_s"] else "-")
         last = r.get("last_exec_per_cpu_s")
         vs_last = f"{r['exec_per_cpu_s'] / last:.2f}x" if last and r["exec_per_cpu_s"] else "-"
-        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["max_len"], bf.fmt_int(r["execs"]), num(r["exec_per_cpu_s"]), r["units"],
             "-" if r["mean_ops"] is None else f"{r['mean_ops']:.1f}",
             num(r["ops_per_cpu_s"]), r["load1"],
             ratio + (f" ({r['problem']})" if r["problem"] else ""),
-            num(last) + (f" ({r['last_problem']})" if r.get("last_problem") else ""), vs_last))
+            num(last) + (f" ({r['last_problem']})" if r.get("last_problem") else ""), vs_last,
+            "-" if r.get("counted_ops_per_input") is None else f"{r['counted_ops_per_input']:.1f}",
+            num(r.get("counted_ops_per_cpu_s"))))
     return "\n".join(out)
 
 

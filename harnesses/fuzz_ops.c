@@ -65,6 +65,18 @@ struct geo {
 static struct geo geos[3][4];
 static vfat_checker *checker;   /* reused: no allocation per check */
 
+/* With VFAT_FUZZ_OPS_COUNT set in the environment, one line at exit:
+ * "fuzz_ops: N inputs, M ops applied, C checked after the op" (C = M,
+ * or 0 in the FUZZ_OPS_CHECK_LAST build): the checked-op rate the
+ * benches report (bench/bench_fuzz.py) is counted here, not estimated. */
+static long count_inputs, count_ops, count_checked;
+
+static void count_print(void)
+{
+	fprintf(stderr, "fuzz_ops: %ld inputs, %ld ops applied, %ld checked after the op\n",
+		count_inputs, count_ops, count_checked);
+}
+
 struct run {
 	const struct vfat_fuzz_input *in;
 	struct geo *G;
@@ -526,6 +538,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (vfat_fuzz_decode(data, size, &in))
 		return 0;
+	if (!count_inputs++ && getenv("VFAT_FUZZ_OPS_COUNT"))
+		atexit(count_print);
 	memset(&R, 0, sizeof(R));
 	R.in = &in;
 	R.G = get_geo(in.fat_type, in.cluster_bytes);
@@ -564,6 +578,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (CHECK_EVERY_OP) {
 			compare_unchanged(&R, snap_end);
 		}
+		count_ops++;
+		count_checked += CHECK_EVERY_OP;
 	}
 	vfat_close(v);
 	if (any_ok) {
