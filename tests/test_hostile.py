@@ -193,6 +193,17 @@ class T(unittest.TestCase):
         # whole-image inputs are the bytes after the header
         with open(os.path.join(REPO, "corpus", "fuzz_image", "fat12-mtools"), "rb") as f:
             self.assertEqual(seeds["corpus:fat12-mtools"], f.read()[16:])
+        # a grown corpus: identical volumes once (also against corpus/fuzz_image/)
+        grown = os.path.join(self.tmp, "grown")
+        os.makedirs(grown)
+        other = bytearray(raw)
+        other[-1] ^= 0xFF
+        for k, data in enumerate((raw, raw, bytes(other), bytes(other))):
+            with open(os.path.join(grown, f"in{k}"), "wb") as f:
+                f.write(data)
+        more = hostile_seeds.corpus_seeds([grown], log=lambda s: None)
+        self.assertEqual(len([n for n in more if n.startswith("fuzz:grown:")]), 1)
+        self.assertEqual(len(more), len(seeds) + 1)
 
     def test_campaign_pool_and_dir_seeds(self):
         cache = os.path.join(self.tmp, "pool")

@@ -205,7 +205,7 @@ class Run:
         a = self.args
         self.log(f"hostile: seed {a.seed}, {a.minutes:g} min, timeout {a.timeout:g}s per image, "
                  f"workdir {self.workdir}")
-        seeds = corpus_seeds(getattr(a, "fuzz_corpus", None) or (), log=self.log)
+        seeds = corpus_seeds(getattr(a, "fuzz_corpus", None) or (), log=self.log, seed=a.seed)
         pool = getattr(a, "pool_writers", None)
         seeds.update(campaign_seeds(a.seed, os.path.join(self.workdir, "seeds"), pool, log=self.log))
         for d in a.seeds or ():

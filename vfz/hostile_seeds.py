@@ -100,21 +100,37 @@ def decode_fuzz_image(data, vfat=None):
     return bytes(img)
 
 
-def corpus_seeds(dirs=(), vfat=None, log=print):
+def corpus_seeds(dirs=(), vfat=None, log=print, seed=0):
     """fuzz_image's corpus (corpus/fuzz_image/ and dirs) -> {name: image};
-    images below 2 KiB (nothing to mutate) are left out."""
-    out = {}
+    images below 2 KiB (nothing to mutate) are left out. A grown corpus
+    (dirs) holds thousands of inputs, each a whole volume once decoded: at
+    most MAX_DIR_SEEDS of each dir and MAX_DIR_BYTES in all are taken,
+    picked by the run seed, identical volumes once."""
+    out, seen = {}, set()
     roots = [os.path.join(REPO, "corpus", "fuzz_image")] + list(dirs or ())
     for root in roots:
         files = sorted(f for f in glob.glob(os.path.join(root, "*")) if os.path.isfile(f))
+        grown = root != roots[0]
+        if grown:
+            random.Random(f"{seed}:fuzz-corpus:{root}").shuffle(files)
+        taken = total = 0
         for f in files:
+            if grown and (taken >= MAX_DIR_SEEDS or total >= MAX_DIR_BYTES):
+                break
             with open(f, "rb") as fh:
                 raw = fh.read()
             img = decode_fuzz_image(raw, vfat)
             if img is None or len(img) < 2048:
                 continue
-            tag = "corpus" if root == roots[0] else "fuzz:" + os.path.basename(os.path.normpath(root))
+            h = hashlib.sha1(img).digest()
+            if h in seen:
+                continue
+            seen.add(h)
+            taken, total = taken + 1, total + len(img)
+            tag = "corpus" if not grown else "fuzz:" + os.path.basename(os.path.normpath(root))
             out[f"{tag}:{os.path.basename(f)}"] = img
+        if grown:
+            log(f"hostile: {taken} fuzz_image inputs from {root} ({len(files)} in it, {total >> 20} MiB)")
     return out
 
 
