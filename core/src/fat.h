@@ -140,6 +140,10 @@ void fat_free_chain(vfat_vol *v, uint32_t first);
 /* Collect the chain into a malloc'd array; -EIO on loop, bad link or
  * cross-image pointer. */
 int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n);
+/* The same into buf while the chain fits in bufn entries (*out == buf),
+ * else into a malloc'd array: the caller frees *out when it is not buf. */
+int fat_chain_buf(const vfat_vol *v, uint32_t first, uint32_t *buf, uint32_t bufn,
+		  uint32_t **out, uint32_t *n);
 /* The same through the directory chain cache: *out is buf when the chain
  * fits in bufn entries, else a malloc'd array the caller frees. Either
  * way a copy: fat_set may drop the cached array while the caller still

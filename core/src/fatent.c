@@ -106,30 +106,40 @@ uint8_t *cluster_ptr(const vfat_vol *v, uint32_t clus)
 	return v->buf + v->g.data_off + (uint64_t)(clus - 2) * v->g.cluster_size;
 }
 
-int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n)
+int fat_chain_buf(const vfat_vol *v, uint32_t first, uint32_t *buf, uint32_t bufn,
+		  uint32_t **out, uint32_t *n)
 {
-	uint32_t cap = 16, cnt = 0, c = first;
-	uint32_t *arr;
+	uint32_t cap = bufn, cnt = 0, c = first;
+	uint32_t *arr = buf;
 
 	*out = NULL;
 	*n = 0;
 	if (first == 0)
 		return 0;
-	arr = malloc(cap * sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
+	if (!arr || !cap) {
+		cap = 16;
+		arr = malloc(cap * sizeof(*arr));
+		if (!arr)
+			return -ENOMEM;
+	}
 	while (1) {
 		if (!fat_valid_cluster(v, c) || cnt > v->g.nclusters) {
-			free(arr);      /* bad link, or longer than the volume: loop */
+			if (arr != buf)
+				free(arr);      /* bad link, or longer than the volume: loop */
 			return -EIO;
 		}
 		if (cnt == cap) {
-			uint32_t *na = realloc(arr, (cap *= 2) * sizeof(*arr));
+			uint32_t *na = arr == buf ? malloc((size_t)cap * 2 * sizeof(*arr))
+						  : realloc(arr, (size_t)cap * 2 * sizeof(*arr));
 			if (!na) {
-				free(arr);
+				if (arr != buf)
+					free(arr);
 				return -ENOMEM;
 			}
+			if (arr == buf)
+				memcpy(na, buf, (size_t)cap * sizeof(*arr));
 			arr = na;
+			cap *= 2;
 		}
 		arr[cnt++] = c;
 		c = fat_get(v, c);
@@ -139,6 +149,11 @@ int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n)
 	*out = arr;
 	*n = cnt;
 	return 0;
+}
+
+int fat_chain(const vfat_vol *v, uint32_t first, uint32_t **out, uint32_t *n)
+{
+	return fat_chain_buf(v, first, NULL, 0, out, n);
 }
 
 static int chain_copy(const uint32_t *arr, uint32_t n, uint32_t *buf, uint32_t bufn,

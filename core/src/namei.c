@@ -354,18 +354,27 @@ static int extend_chain(vfat_vol *v, uint8_t *de, uint32_t *chain_n,
 	return 0;
 }
 
+#define FILE_INLINE_CLUSTERS 64
+
+static void chain_free(uint32_t *chain, const uint32_t *inl)
+{
+	if (chain != inl)
+		free(chain);
+}
+
 static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		   const uint8_t *wdata, size_t len, size_t *got)
 {
 	uint32_t size = get32(de + 28), cs = v->g.cluster_size, n = 0, *chain = NULL;
+	uint32_t inl[FILE_INLINE_CLUSTERS];   /* most files: no malloc per read/write */
 	uint64_t end = off + len, lim, pos;
 	int r;
 
-	r = fat_chain(v, de_start(v, de), &chain, &n);
+	r = fat_chain_buf(v, de_start(v, de), inl, FILE_INLINE_CLUSTERS, &chain, &n);
 	if (r)
 		return r;
 	if ((uint64_t)n * cs < size) {
-		free(chain);
+		chain_free(chain, inl);
 		return -EIO;                /* chain shorter than the size */
 	}
 	if (rbuf) {
@@ -373,14 +382,14 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 	} else {
 		uint32_t need = (uint32_t)((end + cs - 1) / cs);
 		if (end > 0xFFFFFFFFull) {
-			free(chain);
+			chain_free(chain, inl);
 			return -EFBIG;
 		}
 		r = extend_chain(v, de, &n, n ? chain[n - 1] : 0, need);
-		free(chain);
+		chain_free(chain, inl);
 		if (r)
 			return r;
-		r = fat_chain(v, de_start(v, de), &chain, &n);
+		r = fat_chain_buf(v, de_start(v, de), inl, FILE_INLINE_CLUSTERS, &chain, &n);
 		if (r)
 			return r;
 		lim = end;
@@ -408,7 +417,7 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		*got = rbuf ? (size_t)(lim > off ? lim - off : 0) : len;
 	if (wdata && end > size)
 		put32(de + 28, (uint32_t)end);
-	free(chain);
+	chain_free(chain, inl);
 	return 0;
 }
 
