@@ -13,6 +13,14 @@ signal to the real QEMU.
   - kernel, QEMU killed (SIGKILL) while the guest holds a request: a trap
     ("kernel VM died"), and the same reader object reads the next volume
     in a fresh VM;
+  - kernel, a real WARNING: two directory entries (/P1, /P2) that share
+    one cluster (a cross-linked directory: one patched cluster field).
+    /P2's inode counts its links when first looked up (2: "." and "..");
+    three directories made through /P1 land in the shared cluster, and
+    moving them out through /P2 drops /P2's count 2 -> 1 -> 0 -> WARNING in
+    drop_nlink (vfat_rename; the stock 6.1.192 guards only rmdir against
+    it). The writer's kernel messages give the trap verdict; the same ops
+    on the volume before the patch give none;
   - U-Boot, the same loop volume (reports/hostile/uboot-hang-66d1939cf4):
     fatls never returns to the prompt, so after the per-image limit the
     answer is a hang ("U-Boot no prompt"; the board is killed);
@@ -23,6 +31,8 @@ signal to the real QEMU.
 """
 import lzma
 import os
+import struct
+import subprocess
 import shutil
 import signal
 import sys
@@ -34,11 +44,37 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import oracles  # noqa: E402
+from vfz import oracles, opscript  # noqa: E402
 from vfz import hostile_verdict as hv  # noqa: E402
+from vfz.fatimg import Fat  # noqa: E402
 
 LOOP_FAT32 = os.path.join(REPO, "reports", "hostile", "grub-hang-c0086ebc1f")
 LOOP_UBOOT = os.path.join(REPO, "reports", "hostile", "uboot-hang-66d1939cf4")
+VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
+# /P2 is looked up first (its links counted: 2), the directories are made
+# through /P1, each is moved out through /P2 (the same-name rename first
+# moves the cached dentry from /P1 to /P2, so the lookup does not ESTALE)
+CROSS_OPS = ('create "/P2/f" 1 1\n' + "".join(f'mkdir "/P1/{d}"\n' for d in "ABC")
+             + "".join(f'rename "/P2/{d}" "/P2/{d}"\nrename "/P2/{d}" "/{d}"\n' for d in "ABC"))
+
+
+def cross_linked_dirs(tmp):
+    """(volume with /P1 and /P2, the same with /P2's cluster field set to
+    /P1's cluster): FAT16 4 MiB by the core."""
+    base = os.path.join(tmp, "dirs.img")
+    ops = os.path.join(tmp, "dirs.txt")
+    with open(ops, "w") as f:
+        f.write('mkdir "/P1"\nmkdir "/P2"\n')
+    subprocess.run([VFAT, "mkfs", base, "--size", "4M", "--fat", "16"], check=True, capture_output=True)
+    subprocess.run([VFAT, "apply", base, ops, "--names", "dual"], check=True, capture_output=True)
+    with open(base, "rb") as f:
+        seed = f.read()
+    ents = {name: (off, cl) for off, name, attr, cl, size, lfns in Fat(seed).short_entries(None)}
+    (_, p1_cl), (p2_off, p2_cl) = ents[b"P1         "], ents[b"P2         "]
+    assert p1_cl != p2_cl
+    bad = bytearray(seed)
+    struct.pack_into("<H", bad, p2_off + 26, p1_cl)
+    return seed, bytes(bad)
 
 
 def unpack(d, name):
@@ -130,6 +166,29 @@ class T(unittest.TestCase):
         self.assertIsNone(rr.error)
         self.assertTrue(rr.listing)
         self.assertEqual(hv.classify(rr, seed, None, 60), [])
+
+    def test_kernel_warning(self):
+        seed, bad = cross_linked_dirs(self.tmp)
+        ops = opscript.parse(CROSS_OPS)
+        w = oracles.get_writer("kernel")
+        self.addCleanup(w.close)
+        got = {}
+        for name, img in (("seed", seed), ("cross", bad)):
+            p = self.path(f"w-{name}.img", img)
+            wr = w.apply(p, ops, 120)
+            got[name] = (wr, hv.classify(wr, timeout=120))
+        wr, vs = got["cross"]
+        self.assertIsNone(wr.error)
+        self.assertEqual(wr.results, ["ok"] * len(ops), wr.raw[-2000:])
+        self.assertEqual([v.kind for v in vs], ["trap"], wr.raw[-3000:])
+        self.assertIn("WARNING", vs[0].message)
+        self.assertIn("drop_nlink", vs[0].message)
+        self.assertIn("vfat_rename", vs[0].evidence + wr.raw)
+        # the well-formed volume: /P2's own directories, every op ok, no verdict
+        wr, vs = got["seed"]
+        self.assertIsNone(wr.error)
+        self.assertEqual(vs, [], wr.raw[-2000:])
+        self.assertIn("\n[kmsg]\n", wr.raw)        # its messages were read, and hold no trap
 
     def test_uboot(self):
         loop = unpack(LOOP_UBOOT, "hostile.img.xz")

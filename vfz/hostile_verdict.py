@@ -21,7 +21,8 @@ correctly; only evidence of misbehaviour is a verdict:
             ("trap: U-Boot printed ...", "QEMU exited"; its time limits are
             hangs, its transfer/setup errors the glue's); the kernel: an
             Oops, BUG, WARNING, general protection fault, KASAN/UBSAN report
-            or a Call Trace in its messages.
+            or a Call Trace in its messages (a reader's, or a writer's:
+            kernel_messages).
     canary  a listed file's contents (sha256) equal the canary pattern: the
             reader returned bytes that lie past the volume the boot sector
             declares (see vfz.hostile_mutate.m_canary). Sound because the
@@ -122,6 +123,16 @@ def uboot_message(err):
     return norm(why, 80)
 
 
+def kernel_messages(rr):
+    """The guest's kernel messages of a kernel oracle's answer, or None (not
+    a kernel answer): a reader's are in extra["kmsg"], a writer's in the
+    "[kmsg]" section that ends its raw output."""
+    kmsg = (rr.extra or {}).get("kmsg") if hasattr(rr, "extra") else None
+    if kmsg is None and "\n[kmsg]\n" in (rr.raw or ""):
+        kmsg = [ln for ln in rr.raw.rsplit("\n[kmsg]\n", 1)[1].splitlines() if ln]
+    return kmsg
+
+
 def trap(rr):
     err = rr.error or ""
     if err.startswith("trap: "):          # U-Boot (vfz/oracles/uboot.py)
@@ -140,10 +151,11 @@ def trap(rr):
         if re.search(r"QEMU exited|QEMU died", err):
             return Verdict("trap", "kernel VM died", err[:3000])
     hits = []
-    for c in list(rr.complaints or ()) + list((rr.extra or {}).get("kmsg", ()) or ()):
+    kmsg = kernel_messages(rr)
+    for c in list(getattr(rr, "complaints", None) or ()) + list(kmsg or ()):
         if isinstance(c, str):
             m = KERNEL_TRAP.search(c)
-            if m and (rr.extra or {}).get("kmsg") is not None:
+            if m and kmsg is not None:
                 hits.append((m.group(1), c))
     if hits:
         return Verdict("trap", norm(hits[0][1], 80), "\n".join(c for _, c in hits)[:4000])
