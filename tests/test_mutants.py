@@ -202,7 +202,9 @@ class EndToEnd(unittest.TestCase):
         for r in rows:
             self.assertIn(r["file"], ("fatent.c", "namei.c"))
             self.assertIn(r["status"], ("killed", "survived", "equivalent", "unconfirmed", "nocompile"))
-            src = mutants.read_src(r["file"]).split("\n")[r["line"] - 1]
+            # the tree the run drew from (HEAD may have moved on since: others commit)
+            src = subprocess.run(["git", "-C", REPO, "show", f"{r['git']}:core/src/{r['file']}"],
+                                 capture_output=True, text=True, check=True).stdout.split("\n")[r["line"] - 1]
             self.assertEqual(src[r["col"]:r["col"] + len(r["old"])], r["old"])
             if r["status"] == "killed":
                 self.assertGreaterEqual(r["ops"], 1)
