@@ -1036,6 +1036,12 @@ class UbootWriter(Writer):
                 if isinstance(pw, Unnameable):
                     wd = pw
                 elif uboot_norm([c for c in op.args[0].split("/") if c][-1]) in ("", ".", ".."):
+                    if op.kind == "write":
+                        # write creates nothing, and no entry has such a name
+                        # (Linux: ENOENT); fatwrite would write the leaf U-Boot
+                        # makes of it
+                        res[k], notes[k] = "ENOENT", "a leaf U-Boot normalises away (glue)"
+                        continue
                     # nothing to look up: U-Boot refuses the leaf itself
                     lines.append(b"fatwrite %s %#x %s 0x1" % (DEV, DATA_ADDR, wd)
                                  if op.kind in ("create", "write") else
@@ -1529,13 +1535,20 @@ def _uboot_lookup(d, leaf):
 
 
 def _uboot_path_err(op):
-    """EILSEQ where the glue refuses the path before U-Boot sees it
+    """EBUSY for unlink/rmdir of a root entry whose name U-Boot normalises
+    away ("/...", "/ "). EILSEQ where the glue refuses the path before U-Boot sees it
     (UbootWriter._static, Session.words): a character beyond U+00FF, or a
     path word() cannot build (a "'" with non-ASCII bytes, or in a path over
     400 bytes); whatever the op and whether anything on the path exists.
     Not for the paths the glue answers as Linux first: the root, a last
     component "." or "..", a '\\' or a control character (EINVAL/ENOENT)."""
     comps = [c for c in op.args[0].split("/") if c]
+    if op.kind in ("unlink", "rmdir") and len(comps) == 1 and not uboot_norm(comps[0]) \
+            and not any(ord(x) < 0x20 or x == "\\" for x in comps[0]):
+        # fatrm "/..." or "/ ": split_filename drops the trailing dots and
+        # blanks (fatgen103) and leaves the root: "cannot remove root" (EBUSY),
+        # where Linux finds no such name (ENOENT)
+        return "EBUSY"
     if op.kind == "rename" or not comps or comps[-1] in (".", "..") or \
             any("\\" in c or any(ord(x) < 0x20 for x in c) for c in comps):
         return None
