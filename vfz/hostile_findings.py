@@ -154,7 +154,9 @@ def replay_cfg(info, asan_peers=None):
 
 
 def replay(d, log=print, timeout=None, asan_peers=None):
-    """-> 0 REPRODUCED (the same signature), 1 NOT REPRODUCED, 2 cannot run."""
+    """-> 0 REPRODUCED (the same signature), 1 NOT REPRODUCED, 2 cannot run.
+    A finding whose finding.json holds "ops" (an op-script's text) is a
+    writer's: the oracle applies the ops to the volume instead of reading it."""
     try:
         info, img = load_finding(d)
     except (OSError, ValueError, KeyError, lzma.LZMAError) as e:
@@ -164,8 +166,15 @@ def replay(d, log=print, timeout=None, asan_peers=None):
     if cfg is None:
         log(f"CANNOT RUN: {why}")
         return 2
-    reader = oracles.get_reader(info["reader"], **cfg)
-    ok, why = reader.available() if hasattr(reader, "available") else (True, "")
+    ops = None
+    if info.get("ops") is not None:
+        # a writer's finding: the tool applies the op-script to the volume
+        from vfz import opscript
+        ops = opscript.parse(info["ops"])
+        tool = oracles.get_writer(info["reader"], **cfg)
+    else:
+        tool = oracles.get_reader(info["reader"], **cfg)
+    ok, why = tool.available() if hasattr(tool, "available") else (True, "")
     if not ok:
         log(f"CANNOT RUN: {info['reader']} unavailable: {why}")
         return 2
@@ -175,11 +184,11 @@ def replay(d, log=print, timeout=None, asan_peers=None):
         path = os.path.join(tmp, "hostile.img")
         with open(path, "wb") as f:
             f.write(img)
-        rr = reader.read(path, t)
+        rr = tool.read(path, t) if ops is None else tool.apply(path, ops, t)
         canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
         vs = hv.classify(rr, img, canary, t)
     finally:
-        reader.close()
+        tool.close()
         shutil.rmtree(tmp, ignore_errors=True)
     sigs = [v.signature(info["reader"]) for v in vs]
     log(f"[error] {rr.error}")
@@ -264,11 +273,13 @@ def export_case(path):
     """The exporter's hook (vfz/export.py): a hostile finding as a dict
     {impl, reader, kind, signature, image (bytes), readme (text with the
     hexdump of the mutated fields), command (the tool's own command on
-    image.img, or None: replay with vfatfuzz)}."""
+    image.img, or None: replay with vfatfuzz), ops (a writer's finding: the
+    op-script the tool applies to the volume, else None)}."""
     info, img = load_finding(path)
     with open(os.path.join(path, "diff.txt")) as f:
         diff = f.read()
     fam = oracles.entry(info["reader"]).family if info["reader"] in oracles.entries() else info["reader"]
     return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
             "image": img, "readme": readme(info, diff), "hexdump": diff,
-            "command": TOOL_COMMANDS.get(fam)}
+            "command": None if info.get("ops") is not None else TOOL_COMMANDS.get(fam),
+            "ops": info.get("ops")}
