@@ -168,6 +168,8 @@ class Run:
         if not confirm(h["image"]):
             with self.lock:
                 tries = self.unconfirmed[sig] = self.unconfirmed.get(sig, 0) + 1
+                st = self.stats[name]
+                st["unconfirmed"] = st.get("unconfirmed", 0) + 1
                 if tries < FLAKY_TRIES:
                     # not recorded yet: a later image with this signature
                     # gets its own chance to be confirmed
@@ -249,7 +251,10 @@ class Run:
         for n, st in self.stats.items():
             rate = st["images"] / wall * 60 if wall else 0
             self.log(f"hostile: {n:10s} {st['images']:5d} images {rate:7.1f}/min  refused {st['refused']:5d}  "
-                     f"verdicts {st['verdicts'] or '-'}" + (f"  [{st['error']}]" if st["error"] else ""))
+                     f"verdicts {st['verdicts'] or '-'}"
+                     + (f"  duplicates {st['duplicates']}" if st.get("duplicates") else "")
+                     + (f"  unconfirmed {st['unconfirmed']}" if st.get("unconfirmed") else "")
+                     + (f"  [{st['error']}]" if st["error"] else ""))
         self.log(f"hostile: {len(out['findings'])} findings in {self.workdir}/findings")
         return 0
 
