@@ -113,8 +113,59 @@ def body(info, impl, img):
             words = " ".join(q(uboot_word(d)) for d in dirs)
             body = export_uboot.CONSOLE.replace("{XFER}", "") + HANG_UBOOT.replace("{DIRS}", words)
             return body, export_uboot.NEEDS
-    raise ExportError(f"no hostile reproducer for a {kind} of {impl} (have: mtools crash, fatcat "
-                      "canary, GRUB/U-Boot/fusefat hang)")
+    if kind == "canary" and impl in ("mtools", "grub", "fusefat", "uboot"):
+        path = canary_path(info)
+        head = CANARY_FN.replace("{CANARY}", info["canary"])
+        if impl == "mtools":
+            return head + CANARY_MTOOLS.replace("{PATH}", q(export_mtools_path(path))), \
+                [("mcopy", "mtools"), ("od", "coreutils")]
+        if impl == "grub":
+            return head + CANARY_GRUB.replace("{PATH}", q(path)), \
+                [("grub-fstest", "grub-common"), ("od", "coreutils")]
+        if impl == "fusefat":
+            return head + CANARY_FUSEFAT.replace("{PATH}", q(path)), \
+                [("fusefat", "fusefat"), ("fusermount", "fuse"), ("od", "coreutils")]
+        body = (export_uboot.CONSOLE.replace("{XFER}", "") + head
+                + CANARY_UBOOT.replace("{PATH}", q(uboot_word(path))))
+        return body, export_uboot.NEEDS + [("od", "coreutils")]
+    cmd = evidence_command(info)
+    if kind in ("crash", "hang") and cmd:
+        return (GENERIC.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))),
+                [(cmd.split()[0], PACKAGES.get(impl, ["?"])[0]), ("timeout", "coreutils")])
+    raise ExportError(f"no hostile reproducer for a {kind} of {impl} (have: mtools crash, canaries of "
+                      "fatcat/mtools/GRUB/fusefat/U-Boot, GRUB/U-Boot/fusefat hangs, and a crash or "
+                      "hang whose evidence holds the command)")
+
+
+def canary_path(info):
+    for ln in info.get("evidence", "").split("\n"):
+        if ln.startswith("canary contents: /"):
+            return ln[len("canary contents: "):]
+    raise ExportError("a canary finding whose evidence names no file")
+
+
+def export_mtools_path(path):
+    """::PATH for mtype, mtools' glob characters escaped."""
+    return "::" + "".join("\\" + c if c in "[]*?\\" else c for c in path)
+
+
+def evidence_command(info):
+    """The tool's command line the finding recorded ('$ tool ... hostile.img ...'),
+    as sh text with the image as "$IMG"; None when it has none."""
+    import shlex
+    for ln in info.get("evidence", "").split("\n"):
+        if ln.startswith("$ "):
+            try:
+                argv = shlex.split(ln[2:])
+            except ValueError:
+                return None
+            if not argv or "/" in argv[0]:
+                return None
+            out = []
+            for a in argv:
+                out.append('"$IMG"' if a.endswith("/hostile.img") else q(a) if not a.replace("-", "").replace("/", "").replace(":", "").isalnum() else a)
+            return " ".join(out)
+    return None
 
 
 MTOOLS = r"""
@@ -157,6 +208,97 @@ if [ -s "$OUT/canary.txt" ]; then
     indent < "$OUT/canary.txt"
     bug "fatcat returned contents from past the declared volume end: $(head -n 1 "$OUT/canary.txt")"
 fi
+"""
+
+GENERIC = r"""
+echo "== "{SHOWN}" (limit ${HANG_S:-10} s)"
+{ timeout -k 2 ${HANG_S:-10} {CMD} 2>&1; echo $? > "$OUT/rc"; } | head -c 1048576 > "$OUT/out.txt"
+rc=$(cat "$OUT/rc")
+head -n 30 "$OUT/out.txt" | indent
+echo "    exit $rc"
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    bug "the command did not end within ${HANG_S:-10} s"
+elif [ "$rc" -ge 128 ]; then
+    bug "killed by signal $((rc - 128))"
+fi
+"""
+
+CANARY_FN = r"""
+CANARY={CANARY}
+canary_hex() {   # HEX: are these bytes the canary (the pattern, repeated), bytes found only past the volume's declared end?
+    n=$((${#1} / 2))
+    [ "$n" -gt 0 ] || return 1
+    want=$(i=0; while [ $i -lt $(( (n + 31) / 32 )) ]; do printf %s "$CANARY"; i=$((i + 1)); done | cut -c1-$((2 * n)))
+    [ "$1" = "$want" ]
+}
+has_canary() {   # FILE
+    canary_hex "$(od -An -v -tx1 "$1" | tr -d ' \n')"
+}
+"""
+
+CANARY_MTOOLS = r"""
+P={PATH}
+echo "== mcopy -i image.img -n $P file.bin"
+rm -f "$OUT/file.bin"
+MTOOLS_SKIP_CHECK=1 timeout -k 2 ${HANG_S:-10} mcopy -i "$IMG" -n "$P" "$OUT/file.bin" > "$OUT/err.txt" 2>&1
+rc=$?
+indent < "$OUT/err.txt"
+echo "    exit $rc, $(wc -c < "$OUT/file.bin") bytes"
+[ -f "$OUT/file.bin" ] && has_canary "$OUT/file.bin" && bug "mcopy returned bytes from past the declared volume end (the canary) for $P"
+"""
+
+CANARY_GRUB = r"""
+P={PATH}
+echo "== grub-fstest image.img -- cp '(loop0)$P' file.bin"
+timeout -k 2 ${HANG_S:-10} grub-fstest "$IMG" -- cp "(loop0)$P" "$OUT/file.bin" > "$OUT/err.txt" 2>&1
+rc=$?
+indent < "$OUT/err.txt"
+echo "    exit $rc, $(wc -c < "$OUT/file.bin" 2>/dev/null || echo 0) bytes"
+[ -f "$OUT/file.bin" ] && has_canary "$OUT/file.bin" && bug "GRUB read bytes from past the declared volume end (the canary) for $P"
+"""
+
+CANARY_FUSEFAT = r"""
+P={PATH}
+M="$OUT/mnt"
+mkdir -p "$M"
+fusefat -f -s -o ro "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+FPID=$!
+i=0
+until grep -q " $M fuse" /proc/mounts; do
+    i=$((i + 1))
+    if [ $i -gt 100 ] || ! kill -0 $FPID 2>/dev/null; then
+        cannot "fusefat did not mount the image: $(tail -n 2 "$OUT/fusefat.log")"
+    fi
+    sleep 0.1
+done
+trap 'kill -9 $FPID 2>/dev/null; fusermount -u -z "$M" 2>/dev/null' EXIT
+echo "== cat on the fusefat mount: $P"
+timeout -k 2 ${HANG_S:-10} cat "$M$P" > "$OUT/file.bin" 2> "$OUT/err.txt"
+rc=$?
+indent < "$OUT/err.txt"
+echo "    exit $rc, $(wc -c < "$OUT/file.bin") bytes"
+has_canary "$OUT/file.bin" && bug "fusefat returned bytes from past the declared volume end (the canary) for $P"
+fusermount -u "$M" 2>/dev/null
+"""
+
+CANARY_UBOOT = r"""
+P={PATH}
+echo "== U-Boot: fatload virtio 0:0 0x02000000 $P; md.b the bytes it read"
+ucmd "fatload virtio 0:0 0x02000000 $P"
+indent < "$OUT/cmd.txt"
+n=$(sed -n 's/^\([0-9][0-9]*\) bytes read.*/\1/p' "$OUT/cmd.txt" | tail -n 1)
+if [ "$URC" = 0 ] && [ -n "$n" ]; then
+    [ "$n" -le 65536 ] || n=65536
+    ucmd "md.b 0x02000000 $(printf '%x' "$n")"
+    hx=$(tr -d '\r' < "$OUT/cmd.txt" | sed -n 's/^[0-9a-f]*: \(\([0-9a-f][0-9a-f] \)*\).*/\1/p' | tr -d ' \n')
+    echo "    $n bytes read, $((${#hx} / 2)) dumped: $(printf '%s' "$hx" | cut -c1-64)..."
+    canary_hex "$hx" && bug "U-Boot fatload read bytes from past the declared volume end (the canary) for $P"
+else
+    echo "    fatload: \$? $URC"
+fi
+kill $QPID 2>/dev/null
+wait $QPID 2>/dev/null
+trap - EXIT
 """
 
 HANG_GRUB = r"""
