@@ -5,7 +5,7 @@ Through the real CLI (`vfatfuzz repro reports/hostile/NAME --export DIR`),
 run from a copy with a bare PATH: mtools' endless recursion
 (mtools-crash-59deb88b68) says REPRODUCED with the signal, and GRUB's hang
 on a looping directory (grub-hang-c0086ebc1f) says REPRODUCED within its
-HANG_S limit. The same findings with their unmutated seed volume in place
+HANG_S limit. The same findings (and mtools' canary) with their unmutated seed volume in place
 of the hostile one say NOT REPRODUCED, so the verdict is not a constant;
 looping_dirs finds the looping directory in the hostile volume and none in
 the seed.
@@ -79,7 +79,7 @@ class ExportHostileTests(unittest.TestCase):
             self.assertNotIn("vfatfuzz ", f.read().split("\n", 3)[3])
 
     def test_2_seed_volume_is_not_reproduced(self):
-        for name in (MTOOLS, GRUB):
+        for name in (MTOOLS, GRUB, "mtools-canary-1a43bdab48"):
             with self.subTest(finding=name):
                 src = self.seed_copy(name)
                 d = os.path.join(self.tmp, "seed-out-" + name)

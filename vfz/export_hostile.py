@@ -25,9 +25,13 @@ vfz.hostile_findings.export_case gives kind, reader, image, hexdump):
              vfz/export_uboot.py), fusefat a `ls -la` on its mount. A
              listing that does not end in the limit, or that prints more
              than 1 MiB for a directory of a few entries, is the symptom
-    canary   fatcat: `fatcat IMG -x DIR` extracts every file; file contents
-             holding the canary (bytes placed only past the volume's
+    canary   the file the finding names read with the tool: fatcat `-x DIR`
+             (every file), mtools `mcopy -n`, GRUB `grub-fstest cp`, fusefat
+             `cat` on its mount, U-Boot `fatload` + `md.b`; contents equal
+             to the canary pattern (bytes placed only past the volume's
              declared end) are the symptom
+    other    a crash or hang whose evidence holds the tool's command line
+             ('$ tool ... hostile.img ...'): that command, bounded by timeout
 
     export_finding(finding_dir, out_dir, run=True) -> {"dir", "status", "result"}
 """
