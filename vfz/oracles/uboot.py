@@ -957,6 +957,12 @@ class UbootWriter(Writer):
             if op.kind == "create" and trailing_slash(op.args[0]):
                 if any(bad(c) for c in comps[:-1]):
                     return "ENOENT", "a '\\' or a control byte before the leaf (glue)"
+                try:
+                    word(enc("/" + "/".join(comps[:-1])), "p")
+                except Unnameable:
+                    # the parent only is sent; no entry has a name U-Boot's
+                    # shell cannot be given (the uboot writer cannot make one)
+                    return "ENOENT", "a parent U-Boot cannot be given: no entry holds it (glue)"
                 return None
             if op.kind in ("mkdir", "create"):
                 # U-Boot checks the leaf before it walks the parent
