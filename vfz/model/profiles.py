@@ -221,6 +221,8 @@ def _mtools_lookup(d, leaf):
 #   name_first       -> True: mkdir/create check the new leaf (name_err) before
 #                       the parent walk's ENOENT/ENOTDIR (U-Boot's fat_write.c;
 #                       not a create with a trailing '/')
+#   findable(leaf)   -> False: a lookup of this component (as given) finds
+#                       nothing (FatFs: create_name refuses over 255 units)
 #   leaf_name_first  -> True: mkdir/create check the new leaf (name_err) before
 #                       they look it up (EEXIST) (FatFs: create_name, then dir_find)
 PROFILES = {

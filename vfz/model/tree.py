@@ -204,6 +204,8 @@ class Model:
         matched: its digits cannot be predicted."""
         if not strip_dots(leaf):
             return None
+        if "findable" in self.p and not self.p["findable"](leaf):
+            return None
         k = fold(leaf)
         n = d.kids.get(k)
         if n is None and self.names == "dual":

@@ -570,6 +570,9 @@ PROFILE = {
     # follow_path: create_name refuses the leaf before dir_find looks it up, so
     # 255 'x' + '.' is EINVAL even when 255 'x' exists (campaign 1313, 61a7b9646f65)
     "leaf_name_first": True,
+    # and a lookup of such a component finds nothing: 254 'x' + '..' is ENOENT
+    # to rmdir even when 254 'x' exists (campaign 1313, 7929a2670133)
+    "findable": lambda leaf: model.utf16_len(leaf) <= 255,
     "store": _fatfs_store,
     "lookup": _fatfs_lookup,
     # f_rename of an entry to a respelling of its own name (same directory
