@@ -97,8 +97,53 @@ def _loops(fat, c):
     return False
 
 
-def body(info, impl, img):
+KERNEL_OPS = r"""
+[ "$(id -u)" = 0 ] || cannot "a loop mount needs root"
+command -v dmesg >/dev/null 2>&1 || cannot "dmesg not found (util-linux)"
+echo "kernel: $(uname -r)"
+M="$OUT/mnt"
+mkdir -p "$M"
+BEFORE=$(dmesg | wc -l)
+mount -t vfat -o loop,{OPTIONS} "$IMG" "$M" 2> "$OUT/mount.err" \
+    || cannot "mount failed: $(cat "$OUT/mount.err")"
+trap 'umount "$M" 2>/dev/null' EXIT
+kstep() {   # N ANY COMMAND...: run it; on a hostile volume any answer is allowed, the kernel log is the test
+    n=$1; shift 2
+    echo "op $n: $*"
+    "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    indent < "$OUT/op$n.txt"
+    echo "    exit $rc"
+}
+"""
+
+KERNEL_LOG = r"""
+umount "$M" && trap - EXIT
+echo "== kernel messages since the mount"
+dmesg | tail -n +$((BEFORE + 1)) > "$OUT/dmesg.txt"
+indent < "$OUT/dmesg.txt" | head -n 60
+if grep -q 'WARNING:\|BUG:\|Oops\|general protection' "$OUT/dmesg.txt"; then
+    bug "kernel: $(grep -m 1 'WARNING:\|BUG:\|Oops\|general protection' "$OUT/dmesg.txt" | sed 's/^\[[ 0-9.]*\] //')"
+fi
+"""
+
+
+def kernel_ops_body(info, data):
+    """A Linux writer's finding: the op-script through the loop mount
+    (vfz/export_kernel.py's commands), then the kernel log."""
+    from vfz import export_kernel, opscript
+    ops = opscript.parse(info["ops"])
+    case = export.Case(impl="kernel", side="writer", ops=ops, fs="?", image="",
+                       results=["any"] * len(ops))
+    lines = export_kernel.ops(case, data).replace("kstep ", "kstep ", -1)
+    return (KERNEL_OPS.replace("{OPTIONS}", export_kernel.OPTIONS)
+            + export_kernel.KSTEP.split("kstep()")[0] + lines + KERNEL_LOG)
+
+
+def body(info, impl, img, data=None):
     kind = info["kind"]
+    if info.get("ops") and impl == "kernel":
+        return kernel_ops_body(info, data), [("mount", "mount"), ("dmesg", "util-linux")]
     if kind == "crash" and impl == "mtools":
         san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
             "asan" in json.dumps(info.get("cfg", {}))
@@ -397,7 +442,8 @@ def export_finding(path, dirname, run=True, timeout=120):
     with open(os.path.join(path, "finding.json"), encoding="utf-8") as f:
         info = json.load(f)
     impl = c["impl"]
-    text, needs = body(info, impl, c["image"])
+    data = export.Data()
+    text, needs = body(info, impl, c["image"], data)
     title = f"{info['reader']}: {info['kind']} on a hostile FAT volume ({info['message']})"
     sh = export.PREAMBLE.format(title=title.replace("\n", " "),
                                 tools=", ".join(sorted({p for _, p in needs})),
@@ -407,6 +453,10 @@ def export_finding(path, dirname, run=True, timeout=120):
     import lzma
     export._write(dirname, "run.sh", sh.encode("utf-8"), mode=0o755)
     export._write(dirname, "image.img.xz", lzma.compress(c["image"], preset=9))
+    for name, blob in data.files.items():
+        export._write(dirname, name, blob)
+    if info.get("ops"):
+        export._write(dirname, "ops.txt", info["ops"].encode("utf-8"))
     status, printed = None, ""
     if run:
         env_mdir = _sanitizer_mdir(info)
@@ -423,6 +473,13 @@ def export_finding(path, dirname, run=True, timeout=120):
                     os.environ["MDIR"] = old
         import shutil
         shutil.rmtree(work, ignore_errors=True)
+        if status == 2 and impl == "kernel":
+            # no vfat here: the kernel oracle's guest, as vfz.export_kernel does
+            from vfz import export_kernel
+            why = next((ln for ln in printed.split("\n") if ln.startswith("CANNOT RUN")), "")
+            st2, pr2, _ = export_kernel.run_elsewhere(dirname, timeout)
+            if st2 != 2:
+                status, printed = st2, f"# this host: {why}; run in {export_kernel.ELSEWHERE}\n" + pr2
         export._write(dirname, "printed.txt", printed.encode("utf-8"))
     export._write(dirname, "README.md", report(info, c, impl, status, printed, path).encode("utf-8"))
     return {"dir": dirname, "status": status, "result": export.last_line(printed)}
@@ -447,6 +504,8 @@ EXPECT = {"crash": "the tool lists what it can read of the volume, or refuses it
                    "message, and exits normally (no signal, no sanitizer report)",
           "hang": "the listing ends (a directory whose cluster chain loops is an error to report, "
                   "or a listing cut at the loop), within a second",
+          "trap": "no WARNING, BUG or Oops in the kernel log: the file system reports the "
+                  "inconsistency (fat_fs_error) and refuses the operation or goes read-only",
           "canary": "no file contents come from sectors past the volume's declared end (the tool "
                     "refuses the cluster, or returns an error)"}
 
@@ -465,15 +524,22 @@ def report(info, c, impl, status, printed, path):
              or "(none)") + "."]
     L += ["", "Evidence when found:", "", "```"] + export._clip(info.get("evidence", "").split("\n"), 30) + ["```"]
     L += ["", "## Steps", "", "    sh run.sh            # or: sh run.sh WORKDIR to keep the work files", "",
-          "`run.sh` unpacks `image.img.xz` (the minimised volume) and runs the tool on it, bounded by "
-          "`timeout` (HANG_S seconds, default 10). It ends with `REPRODUCED: why` (exit 0), "
+          ("`run.sh` unpacks `image.img.xz` (the minimised volume), mounts it with `mount -o loop` "
+           "(root needed), applies `ops.txt` with mkdir, dd, rename(2), rm and rmdir, and reads the "
+           "kernel log (dmesg) for WARNING, BUG or Oops. It ends with `REPRODUCED: why` (exit 0), "
+           if info.get("ops") and impl == "kernel" else
+           "`run.sh` unpacks `image.img.xz` (the minimised volume) and runs the tool on it, bounded by "
+           "`timeout` (HANG_S seconds, default 10). It ends with `REPRODUCED: why` (exit 0), ") +
           "`NOT REPRODUCED` (exit 1) or `CANNOT RUN: why` (exit 2).", "",
           "## Expected", "", EXPECT.get(info["kind"], "the tool reads the volume or refuses it cleanly") + ".",
           "", "## Actual", ""]
     if status is None:
         L.append("Not run when exported.")
     else:
-        L.append(f"On the exporting machine: **{export.RESULT.get(status, status)}** "
+        where = "On the exporting machine"
+        if printed.startswith("# this host: "):
+            where += ", in the kernel oracle's QEMU guest (this host has no vfat)"
+        L.append(f"{where}: **{export.RESULT.get(status, status)}** "
                  f"(`{export.last_line(printed)}`).")
         L += ["", "What `run.sh` printed (`printed.txt`):", "", "```"]
         L += export._clip(printed.rstrip("\n").split("\n"), 60) + ["```"]
