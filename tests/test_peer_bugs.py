@@ -25,7 +25,8 @@ command from that build) and is skipped where that build is missing
 replays its ops REPEAT=3 times here.
 
 It also keeps the catalogue honest: the committed reproducer replays the
-case's own ops (or its hostile volume), bugs.md links every case, and every
+case's own ops (or its hostile volume), bugs.md links every case, every
+finding of reports/hostile/ has a case, and every
 named exception (the oracle registry's and vfz.model's) is named in bugs.md
 and links its entry: an anchor `<a id="...">` of its `bug` field, or of its
 own name -- a new exception without an entry fails here.
@@ -163,6 +164,14 @@ class PeerBugTests(unittest.TestCase):
             self.assertTrue(f"(bugs/{n}/)" in self.md, f"reports/bugs.md does not link bugs/{n}/")
         for n in os.listdir(REPORTS):
             self.assertIn(n, cases(), f"reports/bugs/{n} has no case in corpus/peer-bugs")
+        # every hostile-volume finding is catalogued (a case naming it, a reproducer, an entry)
+        hostile = os.path.join(REPO, "reports", "hostile")
+        named = {os.path.normpath(spec(n).get("hostile", "")) for n in cases()}
+        for d in sorted(os.listdir(hostile)):
+            if os.path.isfile(os.path.join(hostile, d, "finding.json")):
+                self.assertIn(os.path.join("reports", "hostile", d), named,
+                              f"reports/hostile/{d} has no case in corpus/peer-bugs (export it: "
+                              f"scripts/vfatfuzz repro corpus/peer-bugs/{d} --export reports/bugs/{d})")
 
     def test_4_every_named_exception_is_catalogued(self):
         missing = sorted(x for x in exception_names() if not re.search(r"`" + re.escape(x) + r"`", self.md))
