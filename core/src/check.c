@@ -106,57 +106,78 @@ static size_t escape(const char *in, size_t n, char *out, size_t max)
 	return o;
 }
 
-/* UTF-16 name -> escaped UTF-8 in k->ebuf; returns its length. */
-size_t ck_units_to_name(struct ck *k, const uint16_t *u, size_t n)
+/* UTF-16 name -> escaped UTF-8 in out (tmp: scratch); returns its length. */
+static size_t units_to_name(const uint16_t *u, size_t n, char *tmp, char *out)
 {
-	int r = vfat_utf16_to_utf8(u, n, k->nbuf, sizeof(k->nbuf));
+	int r = vfat_utf16_to_utf8(u, n, tmp, NAME_LEN);
 
 	if (r < 0)
 		r = 0;
-	return escape(k->nbuf, (size_t)r, k->ebuf, sizeof(k->ebuf));
+	return escape(tmp, (size_t)r, out, NAME_LEN);
 }
 
-/* Short entry -> its display name (escaped) in k->ebuf. */
-static size_t short_to_name(struct ck *k, const uint8_t *sn, uint8_t nt)
+/* UTF-16 name -> escaped UTF-8 in k->ebuf; returns its length. */
+size_t ck_units_to_name(struct ck *k, const uint16_t *u, size_t n)
+{
+	return units_to_name(u, n, k->nbuf, k->ebuf);
+}
+
+/* Short entry -> its display name (escaped) in out. */
+static size_t short_to_name(const uint8_t *sn, uint8_t nt, char *tmp, char *out)
 {
 	uint16_t u[16];
 	int n = vfat_shortname_to_utf16(sn, nt, u);
 	size_t len = 0;
 
 	if (n > 0 && n <= 12)
-		len = ck_units_to_name(k, u, (size_t)n);
+		len = units_to_name(u, (size_t)n, tmp, out);
 	if (len == 0) {           /* nothing printable: show the raw bytes */
 		char hx[23];
 		ck_hex11(sn, hx);
-		len = (size_t)snprintf(k->ebuf, sizeof(k->ebuf), "<%s>", hx);
+		len = (size_t)snprintf(out, NAME_LEN, "<%s>", hx);
 	}
 	return len;
 }
 
+/* A new object. Its name is kept as found (lfn: n units of the long
+ * name, else the short entry sde) and rendered only for a finding. */
 static int add_obj(struct ck *k, uint32_t parent, uint32_t first,
-		   const char *name, size_t nlen, uint32_t *id)
+		   const uint16_t *lfn, size_t n, const uint8_t *sde, uint32_t *id)
 {
 	if (k->nobj >= UINT32_MAX - 1)
 		return -ENOMEM;
 	if (ck_grow((void **)&k->objs, &k->capobj, k->nobj + 1, sizeof(*k->objs)) ||
-	    ck_grow((void **)&k->names, &k->capnames, k->nnames + nlen + 1, 1))
+	    ck_grow((void **)&k->names, &k->capnames, k->nnames + n, sizeof(*k->names)))
 		return -ENOMEM;
 	struct obj *o = &k->objs[k->nobj];
 	o->parent = parent;
 	o->first = first;
 	o->nclaimed = 0;
 	o->name_off = k->nnames;
-	o->name_len = (uint32_t)nlen;
-	memcpy(k->names + k->nnames, name, nlen);
-	k->nnames += nlen;
-	k->names[k->nnames++] = 0;
+	o->name_len = (uint32_t)n;
+	o->sde = sde;
+	if (n)
+		memcpy(k->names + k->nnames, lfn, n * sizeof(*lfn));
+	k->nnames += n;
 	*id = (uint32_t)k->nobj++;
 	return 0;
 }
 
+/* The escaped display name of an object, in k->pebuf. */
+static const char *obj_name(struct ck *k, const struct obj *ob)
+{
+	if (ob->name_len)
+		units_to_name(k->names + ob->name_off, ob->name_len, k->pnbuf, k->pebuf);
+	else if (ob->sde)
+		short_to_name(ob->sde, ob->sde[12], k->pnbuf, k->pebuf);
+	else
+		k->pebuf[0] = 0;
+	return k->pebuf;
+}
+
 /* Path of object id (plus an optional extra component) into out. Deep
  * trees show their last PATH_DEPTH components after "/...". */
-void ck_render_path(const struct ck *k, uint32_t id, const char *extra,
+void ck_render_path(struct ck *k, uint32_t id, const char *extra,
 		    char *out, size_t max)
 {
 	uint32_t comp[PATH_DEPTH];
@@ -175,8 +196,7 @@ void ck_render_path(const struct ck *k, uint32_t id, const char *extra,
 	if (cut)
 		o += (size_t)snprintf(out + o, max - o, "/...");
 	for (int i = n - 1; i >= 0 && o < max; i--) {
-		const struct obj *ob = &k->objs[comp[i]];
-		o += (size_t)snprintf(out + o, max - o, "/%s", k->names + ob->name_off);
+		o += (size_t)snprintf(out + o, max - o, "/%s", obj_name(k, &k->objs[comp[i]]));
 	}
 	if (extra && o < max)
 		o += (size_t)snprintf(out + o, max - o, "/%s", extra);
@@ -539,7 +559,7 @@ static int walk_short(struct ck *k, struct walk *w, const uint8_t *de, size_t i)
 	uint8_t nt = de[12], attr = de[11];
 	int is_dir = (attr & ATTR_DIR) != 0;
 	int has_lfn = 0, had_slots = w->s.st != LFN_NONE;
-	size_t ulen = 0, nlen;
+	size_t ulen = 0;
 	uint32_t id, fc = de_first(k, de), size = get32(de + 28);
 	struct dent d;
 	/* names are compared among the first MAX_DIR_ENTRIES only, which
@@ -550,15 +570,9 @@ static int walk_short(struct ck *k, struct walk *w, const uint8_t *de, size_t i)
 	memset(&d, 0, sizeof(d));
 	if (w->s.st == LFN_OPEN)
 		has_lfn = ck_lfn_attach(k, w->dir, &w->s, sn, i);
-	if (has_lfn) {
+	if (has_lfn)
 		ulen = ck_lfn_len(k, &w->s);
-		nlen = ck_units_to_name(k, k->ubuf, ulen);
-		if (ulen == 0)
-			nlen = short_to_name(k, sn, nt);
-	} else {
-		nlen = short_to_name(k, sn, nt);
-	}
-	if (add_obj(k, w->dir, fc, k->ebuf, nlen, &id))
+	if (add_obj(k, w->dir, fc, k->ubuf, ulen, de, &id))
 		return -ENOMEM;
 	if (has_lfn) {
 		ck_lfn_finish(k, id, &w->s);
@@ -741,7 +755,7 @@ int vfat_check_with(vfat_checker *c, const uint8_t *buf, size_t size,
 	}
 	k->nclaims = 0;
 	/* objs[0] is a sentinel so that owner 0 means "nobody" */
-	if (add_obj(k, 0, 0, "", 0, &root) || add_obj(k, 0, 0, "", 0, &root))
+	if (add_obj(k, 0, 0, NULL, 0, NULL, &root) || add_obj(k, 0, 0, NULL, 0, NULL, &root))
 		return -ENOMEM;
 
 	ck_fat_before_walk(k);

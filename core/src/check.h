@@ -28,8 +28,11 @@ struct obj {
 	uint32_t parent;
 	uint32_t first;      /* first cluster (0: none / fixed root) */
 	uint32_t nclaimed;   /* clusters of its chain it owns */
+	/* its name, rendered only when a finding shows a path: the long
+	 * name's units (name_len > 0: in ck.names) or else the short entry */
 	uint32_t name_len;
-	size_t name_off;     /* escaped UTF-8 in ck.names */
+	size_t name_off;
+	const uint8_t *sde;  /* the short entry in the image (NULL: root) */
 };
 
 #define D_LFN 1u
@@ -74,7 +77,7 @@ struct ck {
 	size_t nclaims, capclaims;
 	struct obj *objs;
 	size_t nobj, capobj;
-	char *names;
+	uint16_t *names;     /* long names of the objects (UTF-16 units) */
 	size_t nnames, capnames;
 
 	/* per directory */
@@ -105,6 +108,8 @@ struct ck {
 	char line[3 * PATH_LEN];
 	char nbuf[NAME_LEN];
 	char ebuf[NAME_LEN];
+	char pnbuf[NAME_LEN];   /* path rendering: a component's name */
+	char pebuf[NAME_LEN];
 };
 
 /* The long name set being read in a directory (check_lfn.c). */
@@ -132,7 +137,7 @@ static inline const uint8_t *clus_data(const struct ck *k, uint32_t c)
 int ck_grow(void **p, size_t *cap, size_t need, size_t elsz);
 void ck_hex11(const uint8_t sn[11], char out[23]);
 size_t ck_units_to_name(struct ck *k, const uint16_t *u, size_t n);
-void ck_render_path(const struct ck *k, uint32_t id, const char *extra,
+void ck_render_path(struct ck *k, uint32_t id, const char *extra,
 		    char *out, size_t max);
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
