@@ -41,6 +41,17 @@ one is minimised. Survivors (with --unit) also run the C unit suites
 stays silent under a long budget (--rerun with a larger --budget) is an
 equivalent candidate.
 
+Closing the gaps the first full run's survivors showed (reports/mutation.md):
+--twins [LIST] adds the core writers' twins (the kernel writers, Entry.twin)
+as writers no reader reads (Checker(unread=)), so vfz.twins compares the
+mutant's bytes with the kernel's; --sanitize builds every tree with the asan
+preset (a sanitizer report or assertion aborts the tool: a failed answer);
+--formatters vfat makes the pristine volumes with the mutant's own mkfs;
+--tour starts each hunt with vfz.steer's tours (and, on the mutant's
+volumes, a probe of every other FAT type first); the reader vfat-check-own
+is the mutant's own checker. --git REV mutates REV's core/src (behind HEAD's
+CLI front end), so a later run hunts the same mutants.
+
 One JSON line per mutant goes to --mutants-out (default
 build-mutants/TAG/results.jsonl) as soon as it is known, so a run in the
 background can be read while it goes on and resumed (same file: done
