@@ -41,7 +41,7 @@ STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "dir-to-root", "dir-f
 TOUR_NAMES = ["README.TXT", "lower.md", "Mixed Case Name.text", "thirteen13chr", "x" * 26,
               "N" * 200 + ".long", "Ünïcödé ñame.txt", "漢字かな交じり.txt", "😀 astral 𝔘.txt",
               ".dotfile", "a..b.c", " lead space", "trail dots...", "plus+comma,semi;eq=[b]",
-              "bad*name?", "CON", "nul.txt", "Case.txt", "CASE.TXT", "σigma"]
+              "bad*name?", "CON", "nul.txt", "Case.txt", "CASE.TXT", "σigma", "L" * 251 + ".txt"]
 
 
 def tour(free, cluster, rng=None, fill=True):
@@ -57,7 +57,7 @@ def tour(free, cluster, rng=None, fill=True):
     for i, n in enumerate(names):
         size = rng.randrange(700) if rng else 17 * i % 700
         lines.append(f'create "/d/{n}" {size} {rng.randrange(1 << 16) if rng else i}')
-    for i in range(12):                 # 2 KiB clusters too: the directory spans clusters
+    for i in range(24):                 # /d spans 9+ clusters of 512 bytes (FAT16, FAT32)
         lines.append(f'create "/d/a longer name, number {i:02} of the tour.txt" {40 * i} {i}')
     deep = "/t1"
     lines.append(f'mkdir "{deep}"')
