@@ -332,6 +332,11 @@ def explain_read(ev):
             names.add(CASE_TWINS)
         elif ": directory at cluster " in c and under_twin(c.partition(": directory at ")[0]):
             names.add(CASE_TWINS)         # the other twin's directory, listed already
+        elif head.startswith(("f_open/f_read ", "f_readdir ")) and fr.startswith("FR_") \
+                and under_twin(head.partition(" ")[2]):
+            # FatFs opened the other twin: a directory for a file (FR_NO_FILE),
+            # a file for a directory (campaign 1313, b10db50c6e0f)
+            names.add(CASE_TWINS)
         else:
             return None
     if d is None:                       # the listing matched (contents unknown): complaints only
