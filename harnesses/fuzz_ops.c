@@ -288,9 +288,19 @@ static struct level *level_at(size_t depth)
 static int collect(void *ctx, const struct vfat_dirent *e)
 {
 	struct level *L = ctx;
+	struct vfat_dirent *d;
 
 	L->e = grow(L->e, &L->cap, L->n + 1, sizeof(*L->e));
-	L->e[L->n++] = *e;
+	d = &L->e[L->n++];
+	/* the fields, and the 1 KB name only up to its NUL */
+	memcpy(d->name, e->name, strlen(e->name) + 1);
+	memcpy(d->shortname, e->shortname, sizeof(d->shortname));
+	d->attr = e->attr;
+	d->ntcase = e->ntcase;
+	d->first_cluster = e->first_cluster;
+	d->size = e->size;
+	d->nlfn = e->nlfn;
+	d->is_dummy = e->is_dummy;
 	return 0;
 }
 

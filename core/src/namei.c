@@ -167,7 +167,7 @@ static void make_dummy(vfat_vol *v, struct fat_dir *d, int is_dir,
 #endif
 			*lcase = 0;
 		}
-	} while (v->opts.unique && dir_short_exists(d, sn) && ++tries < 1000000);
+	} while (v->opts.unique && dir_bytes_exist(d, sn) && ++tries < 1000000);
 }
 
 /* vfat_build_slots: LFN slots (if the name needs them) + short entry. */
@@ -719,8 +719,10 @@ int vfat_readdir(vfat_vol *v, const char *path, vfat_readdir_cb cb, void *ctx)
 	if (r)
 		return r;
 	while (dir_next(&d, &cur, &e, 0) == 1) {
-		memset(&de, 0, sizeof(de));
-		vfat_utf16_to_utf8(e.uname, e.ulen, de.name, sizeof(de.name));
+		/* every field is set below; the 1 KB name only up to its NUL
+		 * (255 units need at most 766 bytes: the conversion fits) */
+		if (vfat_utf16_to_utf8(e.uname, e.ulen, de.name, sizeof(de.name)) < 0)
+			de.name[0] = '\0';
 		memcpy(de.shortname, e.de, 11);
 		de.attr = e.de[11];
 		de.ntcase = e.de[12];
