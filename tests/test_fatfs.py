@@ -344,6 +344,19 @@ class FatfsTest(unittest.TestCase):
         self.assertTrue(d3)
         self.assertEqual(fatfs.FatfsReader.explain({"diff": d3, "rr": r3, "entries": m.entries()}),
                          fatfs.CASE_TWINS)
+        # twins of another type: FatFs opens the directory 'σe' for the file
+        # 'Σe' (f_open FR_NO_FILE; campaign 1313, b10db50c6e0f)
+        text = 'mkdir "/σe"\ncreate "/Σe" 3 1\n'
+        img5 = self.img("twins-types.img")
+        mkfs(img5, "16")
+        core_apply(img5, text, ["--names", "nodual", "--dummy", "v1"])
+        m = model.Model("kernel", "nodual")
+        self.assertEqual(m.apply(opscript.parse(text)), ["ok", "ok"])
+        r5 = self.reader.read(img5)
+        self.assertIn("f_open/f_read /Σe: FR_NO_FILE", r5.complaints)
+        d5 = verdict.listing_diff(m.entries(), r5.listing)
+        self.assertEqual(fatfs.FatfsReader.explain({"diff": d5, "rr": r5, "entries": m.entries()}),
+                         fatfs.CASE_TWINS)
         # long twins from a dual writer (two aliases, no clash): the same
         text = 'create "/élongname.txt" 1 1\ncreate "/Élongname.txt" 2 2\n'
         img4 = self.img("twins-dual.img")
