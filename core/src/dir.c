@@ -199,11 +199,16 @@ int dir_compared(const vfat_vol *v, const struct fat_entry *e)
 	return DIR_CMP_NAME | (e->nlfn && !is_dummy(e->de) ? DIR_CMP_ALIAS : 0);
 }
 
-int dir_scan_sees(const vfat_vol *v, const uint8_t *de)
+int dir_short_kind(const vfat_vol *v, const uint8_t *de)
 {
 	if (de[11] == ATTR_LFN || is_free(de) || (de[11] & ATTR_VOLUME))
-		return 0;
-	return !(vol_no83name(v) && (de[12] & FAT_NO_83NAME));
+		return DIR_SHORT_NONE;
+	return vol_no83name(v) && (de[12] & FAT_NO_83NAME) ? DIR_SHORT_HIDDEN : DIR_SHORT_SEEN;
+}
+
+int dir_scan_sees(const vfat_vol *v, const uint8_t *de)
+{
+	return dir_short_kind(v, de) == DIR_SHORT_SEEN;
 }
 
 static int find_linear(struct fat_dir *d, const uint16_t *u, size_t ulen,
@@ -243,25 +248,37 @@ int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
 	return r == 1 ? find_linear(d, u, ulen, e) : r;
 }
 
-static int short_exists_linear(struct fat_dir *d, const uint8_t sn[11])
+static int short_exists_linear(struct fat_dir *d, const uint8_t sn[11], int hidden_too)
 {
 	for (size_t i = 0; i < d->nslots; i++) {
 		const uint8_t *de = dir_slot(d, i);
-		if (dir_scan_sees(d->v, de) && !memcmp(de, sn, 11))
+		int kind = dir_short_kind(d->v, de);
+		if ((kind == DIR_SHORT_SEEN || (hidden_too && kind == DIR_SHORT_HIDDEN)) &&
+		    !memcmp(de, sn, 11))
 			return 1;
 	}
 	return 0;
 }
 
-int dir_short_exists(struct fat_dir *d, const uint8_t sn[11])
+static int short_exists(struct fat_dir *d, const uint8_t sn[11], int hidden_too)
 {
-	int r = dix_short_exists(d, sn);
+	int r = dix_short_exists(d, sn, hidden_too);
 
 #ifdef VFAT_INDEX_PARANOID
-	if (r >= 0 && r != short_exists_linear(d, sn))
+	if (r >= 0 && r != short_exists_linear(d, sn, hidden_too))
 		abort();
 #endif
-	return r >= 0 ? r : short_exists_linear(d, sn);
+	return r >= 0 ? r : short_exists_linear(d, sn, hidden_too);
+}
+
+int dir_short_exists(struct fat_dir *d, const uint8_t sn[11])
+{
+	return short_exists(d, sn, 0);
+}
+
+int dir_bytes_exist(struct fat_dir *d, const uint8_t sn[11])
+{
+	return short_exists(d, sn, 1);
 }
 
 /* Grow a directory by one zeroed cluster (the root of FAT12/16 cannot). */

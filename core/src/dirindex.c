@@ -32,7 +32,9 @@
 #define EMPTY 0xFFFFFFFFu
 
 struct nkey { uint32_t hash, start, pos; };     /* pos EMPTY/TOMB = free */
-struct skey { uint8_t sn[11]; uint8_t used; uint32_t count; };
+/* hidden: a v3 entry flagged FAT_NO_83NAME, which alias uniqueness does not
+ * see (dir_scan_sees) but --unique dummies must not repeat (dir_bytes_exist) */
+struct skey { uint8_t sn[11]; uint8_t used; uint8_t hidden; uint32_t count; };
 
 struct dir_index {
 	uint32_t first;
@@ -126,7 +128,7 @@ static void nk_remove(struct dir_index *x, uint32_t hash, uint32_t pos)
 		}
 }
 
-static int sk_add(struct dir_index *x, const uint8_t *sn, int delta);
+static int sk_add(struct dir_index *x, const uint8_t *sn, int hidden, int delta);
 
 static int sk_grow(struct dir_index *x)
 {
@@ -144,25 +146,25 @@ static int sk_grow(struct dir_index *x)
 	for (size_t i = 0; i < oc; i++)
 		if (old[i].used && old[i].count)
 			for (uint32_t k = 0; k < old[i].count; k++)
-				sk_add(x, old[i].sn, 1);
+				sk_add(x, old[i].sn, old[i].hidden, 1);
 	free(old);
 	return 0;
 }
 
-static struct skey *sk_find(struct dir_index *x, const uint8_t *sn)
+static struct skey *sk_find(struct dir_index *x, const uint8_t *sn, int hidden)
 {
 	for (size_t i = sn_hash(sn) & (x->scap - 1); x->sk[i].used; i = (i + 1) & (x->scap - 1))
-		if (!memcmp(x->sk[i].sn, sn, 11))
+		if (!memcmp(x->sk[i].sn, sn, 11) && x->sk[i].hidden == hidden)
 			return &x->sk[i];
 	return NULL;
 }
 
-static int sk_add(struct dir_index *x, const uint8_t *sn, int delta)
+static int sk_add(struct dir_index *x, const uint8_t *sn, int hidden, int delta)
 {
 	struct skey *k;
 	size_t i;
 
-	if (x->scap && (k = sk_find(x, sn))) {
+	if (x->scap && (k = sk_find(x, sn, hidden))) {
 		if (delta < 0 && k->count == 0)
 			return 0;
 		k->count = (uint32_t)((int64_t)k->count + delta);
@@ -176,6 +178,7 @@ static int sk_add(struct dir_index *x, const uint8_t *sn, int delta)
 		;
 	memcpy(x->sk[i].sn, sn, 11);
 	x->sk[i].used = 1;
+	x->sk[i].hidden = (uint8_t)hidden;
 	x->sk[i].count = (uint32_t)delta;
 	x->sused++;
 	return 0;
@@ -207,7 +210,8 @@ static int ix_build(struct fat_dir *d, struct dir_index *x)
 	x->free_hint = d->nslots;
 	for (i = 0; i < d->nslots; i++) {
 		const uint8_t *de = dir_slot(d, i);
-		if (dir_scan_sees(d->v, de) && sk_add(x, de, 1))
+		int kind = dir_short_kind(d->v, de);
+		if (kind != DIR_SHORT_NONE && sk_add(x, de, kind == DIR_SHORT_HIDDEN, 1))
 			return -ENOMEM;
 		if (is_free_slot(de) && x->free_hint == d->nslots)
 			x->free_hint = i;
@@ -320,14 +324,17 @@ int dix_find(struct fat_dir *d, const uint16_t *u, size_t ulen, struct fat_entry
 		}
 }
 
-int dix_short_exists(struct fat_dir *d, const uint8_t sn[11])
+int dix_short_exists(struct fat_dir *d, const uint8_t sn[11], int hidden_too)
 {
 	struct dir_index *x = ix_get(d);
 	struct skey *k;
 
 	if (!x)
 		return -1;
-	k = sk_find(x, sn);
+	k = sk_find(x, sn, 0);
+	if (k && k->count > 0)
+		return 1;
+	k = hidden_too ? sk_find(x, sn, 1) : NULL;
 	return k && k->count > 0;
 }
 
@@ -348,7 +355,8 @@ void dix_added(struct fat_dir *d, size_t start, size_t pos)
 		return;
 	if (start <= x->free_hint)
 		x->free_hint = start == x->free_hint ? pos + 1 : x->free_hint;
-	if ((dir_scan_sees(d->v, dir_slot(d, pos)) && sk_add(x, dir_slot(d, pos), 1)) ||
+	int kind = dir_short_kind(d->v, dir_slot(d, pos));
+	if ((kind != DIR_SHORT_NONE && sk_add(x, dir_slot(d, pos), kind == DIR_SHORT_HIDDEN, 1)) ||
 	    dir_next(d, &cur, &e, 0) != 1 || e.pos != pos) {
 		ix_clear(x);
 		return;
@@ -372,8 +380,9 @@ void dix_removing(struct fat_dir *d, size_t start, size_t pos)
 		return;
 	if (start < x->free_hint)
 		x->free_hint = start;
-	if (dir_scan_sees(d->v, dir_slot(d, pos)))
-		sk_add(x, dir_slot(d, pos), -1);
+	int kind = dir_short_kind(d->v, dir_slot(d, pos));
+	if (kind != DIR_SHORT_NONE)
+		sk_add(x, dir_slot(d, pos), kind == DIR_SHORT_HIDDEN, -1);
 	if (dir_next(d, &cur, &e, 0) != 1 || e.pos != pos) {
 		ix_clear(x);
 		return;

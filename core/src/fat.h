@@ -205,11 +205,21 @@ int dir_find(struct fat_dir *d, const uint16_t *u, size_t ulen,
 #define DIR_CMP_NAME 1
 #define DIR_CMP_ALIAS 2
 int dir_compared(const vfat_vol *v, const struct fat_entry *e);
+/* What a slot is to the short-name scans: not a short entry (LFN, free,
+ * volume label), one fat_scan sees, or one it does not (v3, NT byte 0x20:
+ * FAT_NO_83NAME). */
+#define DIR_SHORT_NONE 0
+#define DIR_SHORT_SEEN 1
+#define DIR_SHORT_HIDDEN 2
+int dir_short_kind(const vfat_vol *v, const uint8_t *de);
 /* 1 when vfat_find_form (fat_scan) sees this short entry: every in-use
  * short entry, except in v3 those with the NT byte's 0x20 (FAT_NO_83NAME). */
 int dir_scan_sees(const vfat_vol *v, const uint8_t *de);
 /* 1 when a short entry with these 11 bytes exists (vfat_find_form). */
 int dir_short_exists(struct fat_dir *d, const uint8_t sn[11]);
+/* 1 when any in-use short entry holds these 11 bytes, hidden ones included:
+ * --unique redraws a dummy until no entry of the directory repeats it. */
+int dir_bytes_exist(struct fat_dir *d, const uint8_t sn[11]);
 /* Write n prepared slots (LFN slots then the short entry) into the
  * first run of n free slots, growing the directory as fat_add_entries
  * does; *pos gets the short entry's slot. */
@@ -225,7 +235,7 @@ int dir_is_empty(struct fat_dir *d);
 void dix_free(vfat_vol *v);
 void dix_invalidate(vfat_vol *v, uint32_t first);
 int dix_find(struct fat_dir *d, const uint16_t *u, size_t ulen, struct fat_entry *e); /* 1 = no index */
-int dix_short_exists(struct fat_dir *d, const uint8_t sn[11]);                        /* -1 = no index */
+int dix_short_exists(struct fat_dir *d, const uint8_t sn[11], int hidden_too);        /* -1 = no index */
 size_t dix_free_hint(struct fat_dir *d);
 void dix_added(struct fat_dir *d, size_t start, size_t pos);
 void dix_removing(struct fat_dir *d, size_t start, size_t pos);

@@ -167,7 +167,7 @@ static void make_dummy(vfat_vol *v, struct fat_dir *d, int is_dir,
 #endif
 			*lcase = 0;
 		}
-	} while (v->opts.unique && dir_short_exists(d, sn) && ++tries < 1000000);
+	} while (v->opts.unique && dir_bytes_exist(d, sn) && ++tries < 1000000);
 }
 
 /* vfat_build_slots: LFN slots (if the name needs them) + short entry. */
