@@ -75,6 +75,9 @@ def _die_with_parent(nice=0):
         pass
 
 
+CPU_SAMPLE_S = 1.0   # how often poll() samples the workers' CPU
+
+
 class Fuzzer:
     """fuzz_ops on J workers in the background, corpus in <workdir>/corpus,
     crashes in <workdir>/crashes; harvest() yields corpus entries not seen
@@ -99,6 +102,7 @@ class Fuzzer:
         self.nice = nice
         self.cpu_dead = 0.0      # CPU of workers that stopped (last sample)
         self.cpu_last = {}       # pid -> last CPU sample of a live worker
+        self.cpu_at = 0.0        # when cpu() last sampled
         self.procs = []
         self.restarts = 0
         seeds = os.path.join(REPO, "corpus", "fuzz_ops")
@@ -132,7 +136,8 @@ class Fuzzer:
 
     def poll(self):
         """Restart workers that stopped (a crash stops libFuzzer) while time is left."""
-        self.cpu()
+        if time.monotonic() - self.cpu_at >= CPU_SAMPLE_S:
+            self.cpu()
         for i, p in enumerate(self.procs):
             if p is not None and p.poll() is not None:
                 self.cpu_dead += self.cpu_last.pop(p.pid, 0.0)
@@ -141,7 +146,10 @@ class Fuzzer:
 
     def cpu(self):
         """CPU seconds the workers have used (their fork-mode jobs
-        included); a worker that stopped counts with its last sample."""
+        included); a worker that stopped counts with its last sample
+        (poll samples at most every CPU_SAMPLE_S: a /proc walk is ~2 ms,
+        and poll runs once per script on the main thread)."""
+        self.cpu_at = time.monotonic()
         for p in self.procs:
             if p is not None and p.returncode is None:
                 c = pace.tree_cpu(p.pid)
