@@ -198,15 +198,15 @@ static uint8_t *untouched_pages(const uint8_t *buf, size_t len, uintptr_t *first
 #endif
 }
 
-/* 1 when every page under buf[off, off + n) is untouched (zero). */
+/* 1 when every page under buf[off, off + n) is untouched (zero); psz is
+ * the page size untouched_pages worked with. */
 static int block_untouched(const uint8_t *buf, size_t off, size_t n,
-			   const uint8_t *untouched, uintptr_t first)
+			   const uint8_t *untouched, uintptr_t first, uintptr_t psz)
 {
 	if (!untouched || !n)
 		return 0;
-	long psz = sysconf(_SC_PAGESIZE);
-	uintptr_t a = ((uintptr_t)buf + off) / (uintptr_t)psz - first;
-	uintptr_t b = ((uintptr_t)buf + off + n - 1) / (uintptr_t)psz - first;
+	uintptr_t a = ((uintptr_t)buf + off) / psz - first;
+	uintptr_t b = ((uintptr_t)buf + off + n - 1) / psz - first;
 	for (uintptr_t i = a; i <= b; i++)
 		if (!untouched[i])
 			return 0;
@@ -231,11 +231,11 @@ static int write_atomic_opt(const char *path, const uint8_t *buf, size_t len, in
 		free(tmp);
 		return -errno;
 	}
-	uintptr_t first = 0;
+	uintptr_t first = 0, psz = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uint8_t *untouched = untouched_pages(buf, len, &first);
 	for (size_t off = 0; off < len && !r;) {
 		size_t n = len - off < 4096 ? len - off : 4096;
-		if (block_untouched(buf, off, n, untouched, first) || all_zero(buf + off, n)) {
+		if (block_untouched(buf, off, n, untouched, first, psz) || all_zero(buf + off, n)) {
 			off += n;
 			continue;
 		}
