@@ -4,31 +4,58 @@ reader bug; FUSE, no root needed where /dev/fuse is usable), the ops run
 as mkdir / dd / rename(2) (perl) / rm / rmdir on the mount (the kernel exporter's
 commands: vfz.export_kernel), the tree is listed with find, stat and
 sha256sum, and `fusermount -u` ends fusefat, which writes its state back
-to the image then. A failure where Linux succeeds, a success where Linux
-fails and a listing other than the expected tree are the symptoms.
+to the image then. The symptoms: a failure where Linux succeeds, a success
+where Linux fails, a failure with another errno than Linux's (the command's
+message holds the C library's text of the errno: 'Directory not empty' for
+ENOTEMPTY), and a listing other than the expected tree.
+
+fusefat lists the root's volume label entry as an empty file (named
+exception fusefat-label-as-file): the listing drops that line and says so,
+so that each reproducer shows its own bug only; a case with extra
+{"label": "bug"} reports it instead.
+
+Knobs (Case.extra):
+  "check": "fsck"   fsck.fat -n reads the image fusefat left after the
+                    unmount (damage the mounted listing cannot show: a file
+                    whose clusters are free in the FAT); any complaint is a
+                    symptom
+  "check": "fat1"   the reserved FAT entry FAT[1] of every FAT copy, before
+                    the mount and after the unmount: on FAT16 and FAT32 its
+                    top two bits are the volume's flags (clean shutdown, no
+                    hard error) and the rest an end-of-chain mark (FAT
+                    specification, fatgen103); the 'no hard error' bit or the
+                    EOC bits cleared by the unmount are the symptom; mdir
+                    (mtools, without mtools_skip_check) is run on the image
+                    fusefat left when it is installed
+  "label": "bug"    the label listed as a file is the symptom
 """
+import errno
+import os
+import struct
+
 from vfz import export_kernel
+from vfz.export import q
 
 PACKAGES = ["fusefat", "fuse"]
 NEEDS = [("fusefat", "fusefat"), ("fusermount", "fuse"), ("find", "findutils"),
-         ("sha256sum", "coreutils"), ("dd", "coreutils"), ("perl", "perl-base")]
+         ("sha256sum", "coreutils"), ("dd", "coreutils"), ("perl", "perl-base"), ("od", "coreutils")]
 SIDES = ("reader", "writer")
 SHA = True
 LISTING = True
 TOOL = "fusefat"
 STEPS = ("mounts it with fusefat (`-o rw+` to write, `-o ro` to read) and, for a writer bug, "
-         "applies the operations with mkdir, dd, rename(2) (perl), rm and rmdir, checking each exit status; "
-         "then lists the mounted tree with find, stat and sha256sum and unmounts with fusermount")
+         "applies the operations with mkdir, dd, rename(2) (perl), rm and rmdir, checking each exit "
+         "status and errno; then lists the mounted tree with find, stat and sha256sum and unmounts "
+         "with fusermount")
 EXPECTED = export_kernel.EXPECTED
+EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
 def shown(case, path):
     return path
 
 
-# extra {"check": "fsck"}: fsck.fat -n reads the image fusefat left after the
-# unmount (damage the mounted listing cannot show: a file whose clusters
-# are free in the FAT); any complaint is a symptom
+# extra {"check": "fsck"}
 FSCK = r"""
 echo "== fsck.fat -n of the image fusefat left"
 command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
@@ -39,10 +66,91 @@ echo "    exit $rc"
 [ "$rc" = 0 ] || bug "fsck.fat -n on the image fusefat left: $(sed -n '2,3p' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
 """
 
+# the op steps: Linux's result for each op, and the errno's message
+STEP = r"""
+ren() {   # rename(2) itself
+    perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$1" "$2"
+}
+kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume
+    n=$1; want=$2; shift 2
+    echo "op $n: $*"
+    "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    indent < "$OUT/op$n.txt"
+    wmsg=$(errno_text "$want")
+    echo "    exit $rc (Linux is expected to give: $want${wmsg:+, \"$wmsg\"})"
+    if [ $rc -ne 0 ] && [ "$want" = ok ]; then
+        bug "op $n: $1 failed where Linux succeeds: $(tail -n 1 "$OUT/op$n.txt")"
+    elif [ $rc -eq 0 ] && [ "$want" != ok ]; then
+        bug "op $n: $1 succeeded where Linux gives $want"
+    elif [ $rc -ne 0 ] && [ -n "$wmsg" ] && ! grep -q "$wmsg" "$OUT/op$n.txt"; then
+        bug "op $n: $1 failed with another error than Linux's $want ($wmsg): $(tail -n 1 "$OUT/op$n.txt")"
+    fi
+}
+"""
+
+
+def _errno_fn(case):
+    """sh function errno_text NAME -> the C library's message of that errno
+    (strerror, the text rmdir, mkdir, dd and perl print), for the errnos the
+    case's ops expect."""
+    names = sorted({r for r in case.results or [] if r != "ok" and hasattr(errno, r)})
+    arms = "".join(f'    {n}) echo {q(os.strerror(getattr(errno, n)))} ;;\n' for n in names)
+    return "errno_text() {\n    case $1 in\n" + arms + "    *) echo '' ;;\n    esac\n}\n"
+
+
+def fat1_layout(image):
+    """(fat bits, [byte offset of FAT[1] in each FAT copy]) of an image."""
+    with open(image, "rb") as f:
+        b = f.read(512)
+    bps, spc, res, nfats, rootent = struct.unpack_from("<HBHBH", b, 11)
+    tot = struct.unpack_from("<H", b, 19)[0] or struct.unpack_from("<I", b, 32)[0]
+    spf = struct.unpack_from("<H", b, 22)[0] or struct.unpack_from("<I", b, 36)[0]
+    data = res + nfats * spf + (rootent * 32 + bps - 1) // bps
+    clusters = (tot - data) // spc
+    bits = 12 if clusters < 4085 else 16 if clusters < 65525 else 32
+    width = {12: 0, 16: 2, 32: 4}[bits]
+    return bits, [(res + k * spf) * bps + width for k in range(nfats)]
+
+
+def _fat1_check(case):
+    """sh text of extra check=fat1 (see the module's docstring)."""
+    bits, offs = fat1_layout(case.image)
+    if bits == 12:
+        return 'echo "== FAT[1]: a FAT12 volume has no flag bits in FAT[1]: nothing to check"\n'
+    n = bits // 8
+    # hard error flag (1 = no error) and the EOC bits below the two flags
+    hard, eoc = (0x4000, 0x3FFF) if bits == 16 else (0x04000000, 0x03FFFFFF)
+    return (r"""
+echo "== FAT[1] (the reserved entry holding the volume's flags) of each FAT copy, before and after"
+fat1() {   # IMAGE OFFSET -> the FAT[1] value as a decimal number
+    od -An -tu""" + str(n) + r""" -j "$2" -N """ + str(n) + r""" "$1" | tr -d ' '
+}
+k=1
+for off in """ + " ".join(str(o) for o in offs) + r"""; do
+    b=$(fat1 "$OUT/pristine.img" $off); a=$(fat1 "$OUT/after.img" $off)
+    printf '    FAT %d (byte %d): 0x%0""" + str(2 * n) + r"""x before the mount, 0x%0""" + str(2 * n) + r"""x after the unmount\n' $k $off $b $a
+    if [ $((b & """ + str(hard) + r""")) -ne 0 ] && [ $((a & """ + str(hard) + r""")) -eq 0 ]; then
+        bug "FAT[1] of FAT $k is $(printf 0x%0""" + str(2 * n) + r"""x $a) after the unmount (was $(printf 0x%0""" + str(2 * n) + r"""x $b)): the 'no hard error' bit cleared: the volume now claims a disk I/O error"
+    elif [ $((b & """ + str(eoc) + r""")) -eq """ + str(eoc) + r""" ] && [ $((a & """ + str(eoc) + r""")) -ne """ + str(eoc) + r""" ]; then
+        bug "FAT[1] of FAT $k is $(printf 0x%0""" + str(2 * n) + r"""x $a) after the unmount (was $(printf 0x%0""" + str(2 * n) + r"""x $b)): no longer an end-of-chain mark"
+    fi
+    k=$((k + 1))
+done
+if command -v mdir >/dev/null 2>&1; then
+    echo "== mdir (mtools, its default checks) on the image fusefat left"
+    MTOOLSRC=/dev/null mdir -i "$OUT/after.img" ::/ > "$OUT/mdir.txt" 2>&1
+    echo "    mdir exit $?"
+    indent < "$OUT/mdir.txt"
+fi
+""")
+
 
 def body(case, data):
     mode = "rw+" if case.side == "writer" else "ro"
+    extra = case.extra or {}
     out = [r"""
+cp "$IMG" "$OUT/pristine.img"
 M="$OUT/mnt"
 mkdir -p "$M"
 fusefat -f -s -o """ + mode + r""" "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
@@ -56,16 +164,32 @@ until grep -q " $M fuse" /proc/mounts; do
     sleep 0.1
 done
 trap 'fusermount -u -z "$M" 2>/dev/null' EXIT
-""", export_kernel.KSTEP]
+""", _errno_fn(case), STEP]
     if case.side == "writer":
         out.append(export_kernel.ops(case, data))
     out.append(export_kernel.LIST_MOUNT)
+    if case.label:
+        line = f"f /{case.label} 0 {EMPTY_SHA}"
+        if extra.get("label") == "bug":
+            out.append(r"""if grep -aqxF """ + q(line) + r""" "$OUT/seen.unsorted"; then
+    bug "fusefat lists the volume label """ + case.label + r""" (attribute 0x08, not a file) as an empty file /""" + case.label + r""""
+fi
+""")
+        else:
+            out.append(r"""if grep -aqxF """ + q(line) + r""" "$OUT/seen.unsorted"; then
+    echo "    (the volume label """ + case.label + r""" listed as an empty file: fusefat-label-as-file, another bug; left out of the listing below)"
+    grep -avxF """ + q(line) + r""" "$OUT/seen.unsorted" > "$OUT/seen.tmp"
+    mv "$OUT/seen.tmp" "$OUT/seen.unsorted"
+fi
+""")
     out.append(r"""fusermount -u "$M" && trap - EXIT
 wait $FPID
 echo "fusefat exit $?"
 tail -n 20 "$OUT/fusefat.log" | indent
 cp "$IMG" "$OUT/after.img"
 """)
-    if (case.extra or {}).get("check") == "fsck":
+    if extra.get("check") == "fsck":
         out.append(FSCK)
+    elif extra.get("check") == "fat1":
+        out.append(_fat1_check(case))
     return "".join(out)

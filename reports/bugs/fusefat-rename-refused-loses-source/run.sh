@@ -22,11 +22,13 @@ need find findutils
 need sha256sum coreutils
 need dd coreutils
 need perl perl-base
+need od coreutils
 export LC_ALL=C.UTF-8 LANG=C.UTF-8
 xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.img.xz"
 IMG="$OUT/image.img"
 echo "work directory: $OUT"
 
+cp "$IMG" "$OUT/pristine.img"
 M="$OUT/mnt"
 mkdir -p "$M"
 fusefat -f -s -o rw+ "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
@@ -40,23 +42,34 @@ until grep -q " $M fuse" /proc/mounts; do
     sleep 0.1
 done
 trap 'fusermount -u -z "$M" 2>/dev/null' EXIT
+errno_text() {
+    case $1 in
+    *) echo '' ;;
+    esac
+}
 
+ren() {   # rename(2) itself
+    perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$1" "$2"
+}
 kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume
     n=$1; want=$2; shift 2
     echo "op $n: $*"
     "$@" > "$OUT/op$n.txt" 2>&1
     rc=$?
     indent < "$OUT/op$n.txt"
-    echo "    exit $rc (Linux is expected to give: $want)"
+    wmsg=$(errno_text "$want")
+    echo "    exit $rc (Linux is expected to give: $want${wmsg:+, \"$wmsg\"})"
     if [ $rc -ne 0 ] && [ "$want" = ok ]; then
         bug "op $n: $1 failed where Linux succeeds: $(tail -n 1 "$OUT/op$n.txt")"
     elif [ $rc -eq 0 ] && [ "$want" != ok ]; then
         bug "op $n: $1 succeeded where Linux gives $want"
+    elif [ $rc -ne 0 ] && [ -n "$wmsg" ] && ! grep -q "$wmsg" "$OUT/op$n.txt"; then
+        bug "op $n: $1 failed with another error than Linux's $want ($wmsg): $(tail -n 1 "$OUT/op$n.txt")"
     fi
 }
 echo "== the operations"
 kstep 1 ok sh -c '[ ! -e "$1" ] && [ ! -L "$1" ] || { echo "$1: exists"; exit 1; }; cat "$2" > "$1"' create "$M"'/f' "$HERE/data/op1.bin"
-kstep 2 ok perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$M"'/f' "$M"'/Å'
+kstep 2 ok ren "$M"'/f' "$M"'/Å'
 
 echo "== listing of the mounted volume"
 ( cd "$M" && find . -mindepth 1 ) | sed 's/^\.//' | while IFS= read -r p; do
@@ -68,6 +81,11 @@ echo "== listing of the mounted volume"
         echo "? $p (cannot stat: $(stat -c %s "$M$p" 2>&1 | tail -n 1))"
     fi
 done > "$OUT/seen.unsorted"
+if grep -aqxF 'f /VFATFUZZ 0 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' "$OUT/seen.unsorted"; then
+    echo "    (the volume label VFATFUZZ listed as an empty file: fusefat-label-as-file, another bug; left out of the listing below)"
+    grep -avxF 'f /VFATFUZZ 0 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' "$OUT/seen.unsorted" > "$OUT/seen.tmp"
+    mv "$OUT/seen.tmp" "$OUT/seen.unsorted"
+fi
 fusermount -u "$M" && trap - EXIT
 wait $FPID
 echo "fusefat exit $?"
