@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* optional, as under libFuzzer: a target's one-time set-up */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 static long repeat = 1, execs;
 
@@ -42,6 +44,8 @@ static void run_file(const char *path)
 int main(int argc, char **argv)
 {
 	struct timespec t0, t1;
+	if (LLVMFuzzerInitialize)
+		LLVMFuzzerInitialize(&argc, &argv);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
