@@ -9,6 +9,14 @@ documents) and "list" (f_readdir walk, f_open+f_read of every file).
 Each op's result is checked against Linux's, and the listing against the
 expected tree; the server's complaints (an f_open that fails on a listed
 name) are printed.
+
+extra {"direct": true}: the writer side calls FatFs's own API without the
+server's POSIX layer (fatfs/direct.js: one FatFs call per op -- f_mkdir,
+f_open + f_write + f_close, f_rename, f_unlink -- and its FRESULT), so an op
+Linux's VFS refuses before any file system sees it (a directory moved into
+its own subtree: EINVAL) reaches FatFs as a caller of FatFs would send it.
+FR_OK where Linux refuses, or a failure where Linux succeeds, is a symptom;
+then the "list" request shows the tree FatFs left.
 """
 import json
 import os
@@ -40,6 +48,88 @@ for (const line of rd) {
 """
 
 
+DIRECT_JS = r"""
+'use strict';
+// FatFs's own API, without a POSIX layer: each op of ops.json is one FatFs
+// call (or f_open + f_write + f_close), its FRESULT printed as
+// "result N FR_... CALL". Usage: node direct.js IMAGE OPS.json
+// The image is read into memory, FatFs works on it, and it is written back
+// after f_mount(NULL) at the end.
+const fs = require('fs');
+const path = require('path');
+console.log = console.error;            // stdout: the results only
+const FRNAMES = ['FR_OK', 'FR_DISK_ERR', 'FR_INT_ERR', 'FR_NOT_READY', 'FR_NO_FILE', 'FR_NO_PATH',
+    'FR_INVALID_NAME', 'FR_DENIED', 'FR_EXIST', 'FR_INVALID_OBJECT', 'FR_WRITE_PROTECTED',
+    'FR_INVALID_DRIVE', 'FR_NOT_ENABLED', 'FR_NO_FILESYSTEM', 'FR_MKFS_ABORTED', 'FR_TIMEOUT',
+    'FR_LOCKED', 'FR_NOT_ENOUGH_CORE', 'FR_TOO_MANY_OPEN_FILES', 'FR_INVALID_PARAMETER'];
+
+async function main() {
+    const [image, opsFile] = process.argv.slice(2);
+    const F = await import(path.join(__dirname, 'node_modules', 'js-fatfs', 'dist', 'fatfs.js'));
+    const img = fs.readFileSync(image);
+    const bps = img.readUInt16LE(11);
+    const ss = [512, 1024, 2048, 4096].includes(bps) ? bps : 512;
+    const disk = {
+        initialize: () => 0,
+        status: () => 0,
+        read(m, pdrv, buff, sector, count) {
+            const a = sector * ss, n = count * ss;
+            if (a + n > img.length) return F.RES_ERROR;
+            m.HEAPU8.set(img.subarray(a, a + n), buff);
+            return F.RES_OK;
+        },
+        write(m, pdrv, buff, sector, count) {
+            const a = sector * ss, n = count * ss;
+            if (a + n > img.length) return F.RES_ERROR;
+            img.set(m.HEAPU8.subarray(buff, buff + n), a);
+            return F.RES_OK;
+        },
+        ioctl(m, pdrv, cmd, buff) {
+            if (cmd === F.CTRL_SYNC) return F.RES_OK;
+            if (cmd === F.GET_SECTOR_COUNT) { m.setValue(buff, Math.floor(img.length / ss), 'i32'); return F.RES_OK; }
+            if (cmd === F.GET_SECTOR_SIZE) { m.setValue(buff, ss, 'i16'); return F.RES_OK; }
+            if (cmd === F.GET_BLOCK_SIZE) { m.setValue(buff, 1, 'i32'); return F.RES_OK; }
+            return F.RES_PARERR;
+        },
+    };
+    const ff = await F.create({ diskio: disk, codepage: 437 });
+    const fatfs = ff.malloc(F.sizeof_FATFS), fil = ff.malloc(F.sizeof_FIL), nw = ff.malloc(8);
+    let r = ff.f_mount(fatfs, '', 1);
+    if (r !== F.FR_OK) { process.stdout.write('error f_mount ' + FRNAMES[r] + '\n'); process.exit(1); }
+    // content byte i of a create or write: (SEED + 31*i) mod 256
+    const put = (size, seed) => {
+        const buf = ff.malloc(Math.max(size, 1));
+        for (let i = 0; i < size; i++) ff.HEAPU8[buf + i] = (seed + 31 * i) % 256;
+        const w = ff.f_write(fil, buf, size, nw);
+        ff.free(buf);
+        return w;
+    };
+    const ops = JSON.parse(fs.readFileSync(opsFile, 'utf8'));
+    ops.forEach(([kind, ...a], i) => {
+        let call;
+        if (kind === 'mkdir') { call = `f_mkdir("${a[0]}")`; r = ff.f_mkdir(a[0]); }
+        else if (kind === 'rename') { call = `f_rename("${a[0]}", "${a[1]}")`; r = ff.f_rename(a[0], a[1]); }
+        else if (kind === 'unlink' || kind === 'rmdir') { call = `f_unlink("${a[0]}")`; r = ff.f_unlink(a[0]); }
+        else if (kind === 'create' || kind === 'write') {
+            const create = kind === 'create';
+            call = `f_open("${a[0]}", ${create ? 'FA_WRITE|FA_CREATE_NEW' : 'FA_WRITE'})+f_write+f_close`;
+            r = ff.f_open(fil, a[0], create ? F.FA_WRITE | F.FA_CREATE_NEW : F.FA_WRITE);
+            if (r === F.FR_OK) {
+                if (!create) r = ff.f_lseek(fil, a[1]);
+                if (r === F.FR_OK) r = create ? put(a[1], a[2]) : put(a[2], a[3]);
+                const c = ff.f_close(fil);
+                if (r === F.FR_OK) r = c;
+            }
+        } else { call = kind; r = -1; }
+        process.stdout.write(`result ${i + 1} ${FRNAMES[r] || 'FR_' + r} ${call}\n`);
+    });
+    ff.f_mount(0, '', 0);
+    fs.writeFileSync(image, img);
+}
+main().catch((e) => { process.stdout.write('error ' + e.message + '\n'); process.exit(3); });
+"""
+
+
 def shown(case, path):
     return path
 
@@ -49,7 +139,12 @@ def body(case, data):
         with open(os.path.join(SERVER, n), "rb") as f:
             data.files[f"fatfs/{n}"] = f.read()
     reqs = []
-    if case.side == "writer":
+    direct = case.side == "writer" and (case.extra or {}).get("direct")
+    if direct:
+        data.files["fatfs/direct.js"] = DIRECT_JS.lstrip().encode()
+        data.files["fatfs/ops.json"] = json.dumps([[o.kind, *o.args] for o in case.ops],
+                                                  ensure_ascii=False).encode("utf-8", "surrogatepass")
+    elif case.side == "writer":
         reqs.append({"id": 1, "op": "apply", "image": "image.img",
                      "ops": [[o.kind, *o.args] for o in case.ops]})
     reqs.append({"id": 2, "op": "list", "image": "image.img"})
@@ -59,6 +154,39 @@ def body(case, data):
     want = ""
     if case.side == "writer":
         want = "".join(f"{i + 1} {r}\n" for i, r in enumerate(case.results or []))
+    return _setup() + (_direct(want) if direct else "") + _server(want, direct)
+
+
+def _direct(want):
+    """sh: the ops as FatFs calls (direct.js), each FRESULT against Linux's result."""
+    return r"""
+cp "$HERE/fatfs/direct.js" "$OUT/fatfs/"
+echo "== node fatfs/direct.js: the operations as FatFs calls, no POSIX layer"
+( cd "$OUT" && node fatfs/direct.js "$IMG" "$HERE/fatfs/ops.json" > direct.txt 2> direct.err )
+rc=$?
+indent < "$OUT/direct.txt"
+[ $rc -lt 128 ] || bug "node fatfs/direct.js killed by signal $((rc - 128))"
+[ $rc = 0 ] || cannot "node fatfs/direct.js failed (exit $rc): $(tail -n 2 "$OUT/direct.err")"
+cat > "$OUT/want.txt" <<'WANT'
+""" + want + r"""WANT
+while read -r n w; do
+    fr=$(sed -n "s/^result $n \([^ ]*\) .*/\1/p" "$OUT/direct.txt")
+    call=$(sed -n "s/^result $n [^ ]* //p" "$OUT/direct.txt")
+    if [ "$fr" = FR_OK ] && [ "$w" != ok ]; then
+        bug "op $n: $call answers FR_OK where Linux refuses the operation ($w)"
+    elif [ "$fr" != FR_OK ] && [ "$w" = ok ]; then
+        bug "op $n: $call answers $fr where Linux succeeds"
+    fi
+done < "$OUT/want.txt"
+cp "$IMG" "$OUT/after.img"
+if command -v fsck.fat >/dev/null 2>&1; then
+    echo "== fsck.fat -n of the image FatFs left (for the record)"
+    fsck.fat -n "$OUT/after.img" 2>&1 | indent
+fi
+"""
+
+
+def _setup():
     return r"""
 mkdir -p "$OUT/fatfs"
 cp "$HERE/fatfs/server.js" "$HERE/fatfs/package.json" "$HERE/fatfs/package-lock.json" "$OUT/fatfs/"
@@ -69,6 +197,12 @@ else
     ( cd "$OUT/fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
         || cannot "npm ci failed: $(tail -n 2 "$OUT/npm.log")"
 fi
+"""
+
+
+def _server(want, direct):
+    """sh: the server's requests (apply unless direct, list) and their checks."""
+    return r"""
 echo "== node fatfs/server.js"
 ( cd "$OUT" && node fatfs/server.js < "$HERE/fatfs/requests.jsonl" > answers.jsonl 2> server.err )
 rc=$?
@@ -77,6 +211,7 @@ node "$HERE/fatfs/format.js" "$OUT/answers.jsonl" > "$OUT/answers.txt" || cannot
 grep -v '^[df] ' "$OUT/answers.txt" | indent
 grep '^error ' "$OUT/answers.txt" > /dev/null && bug "FatFs failed: $(grep '^error ' "$OUT/answers.txt" | head -n 1)"
 grep '^complaint ' "$OUT/answers.txt" > /dev/null && bug "FatFs cannot read what it lists: $(grep '^complaint ' "$OUT/answers.txt" | head -n 1 | cut -c11-)"
+""" + ("" if direct else r"""
 cat > "$OUT/want.txt" <<'WANT'
 """ + want + r"""WANT
 while read -r n w; do
@@ -85,5 +220,5 @@ while read -r n w; do
         bug "op $n: FatFs gives $got where Linux gives $w"
     fi
 done < "$OUT/want.txt"
-grep '^[df] ' "$OUT/answers.txt" > "$OUT/seen.unsorted"
+""") + r"""grep '^[df] ' "$OUT/answers.txt" > "$OUT/seen.unsorted"
 """
