@@ -36,6 +36,12 @@ MTOOLSRC = "mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n"
 #                and count the runs whose image fsck.fat -n calls bad (a
 #                short name holding NUL bytes, a wrong LFN checksum); the
 #                script says how often it showed
+#   "check": "fsck"  after the ops, fsck.fat -n reads the image mtools left
+#                (damage mdir's listing hides or shows only as another name:
+#                an LFN set whose checksum does not match its 8.3 entry, an
+#                8.3 name holding NUL bytes); any complaint is a symptom, and
+#                the first slots of the root directory are dumped (od) so the
+#                11 bytes of each 8.3 name can be read
 # Any run: MTOOLS_SAN=/path/to/mtools (a multi-call mtools built with
 # -fsanitize=address) makes every mtools command that build; an
 # AddressSanitizer report is then a symptom of its own.
@@ -139,12 +145,34 @@ echo "fsck.fat -n complained after $HITS of $REPEAT runs"
 """
 
 
+FSCK = r"""
+echo "== fsck.fat -n of the image mtools left"
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
+fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
+rc=$?
+indent < "$OUT/fsck.txt"
+echo "    exit $rc"
+echo "== the first {n} slots of the root directory (byte {off}), as od prints them"
+od -A d -t x1z -v -j {off} -N {size} "$OUT/after.img" | indent
+[ "$rc" = 0 ] || bug "fsck.fat -n on the image mtools left: $(sed -n '2,3p' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
+"""
+
+
+def _root_offset(image):
+    """Byte offset of the root directory's first slot."""
+    from vfz import fatimg
+    with open(image, "rb") as f:
+        return fatimg.Fat(f.read()).dir_slots(None)[0]
+
+
 def body(case, data):
     out = [COMMON.format(rc=q(MTOOLSRC))]
     if case.side == "writer":
         ops = _ops(case, data)
         out.append(ops)
         out.append('cp "$IMG" "$OUT/after.img"\n')
+        if (case.extra or {}).get("check") == "fsck":
+            out.append(FSCK.format(n=8, off=_root_offset(case.image), size=8 * 32))
         n = (case.extra or {}).get("repeat")
         if n:
             quiet = "".join(ln.replace("step ", "qstep ", 1) for ln in ops.splitlines(True)

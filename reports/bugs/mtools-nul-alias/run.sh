@@ -1,5 +1,5 @@
 #!/bin/sh
-# mtools reads past the 11-byte short name when it makes an 8.3 alias (autorename): an alias with NUL bytes now and then
+# mtools: the 8.3 alias of 'L{+KGFI~5' is written as 'L{_KGFI~' + ' \0\0' (NUL bytes) and its LFN checksum does not match: the long name is lost (autorename's sprintf terminator, strncpy)
 # Reproducer exported by vfatfuzz; it needs none of vfatfuzz, only
 # coreutils, mtools, xz and coreutils.
 # Usage: sh run.sh [WORKDIR]
@@ -79,41 +79,18 @@ mtools_listing() {   # IMAGE -> "d PATH" / "f PATH SIZE SHA256" lines
     done < "$OUT/mdir.txt"
 }
 echo "== the operations"
-step 1 ok mmd -i "$IMG" -D s '::/L{KGFI~1'
-step 2 ok mmd -i "$IMG" -D s '::/l{kgfi long name'
-step 3 ok mmd -i "$IMG" -D s '::/L{KGFI~5'
-step 4 ok mmd -i "$IMG" -D s '::/l{kgfi other name'
+step 1 ok mmd -i "$IMG" -D s '::/L{+KGFI~5'
 cp "$IMG" "$OUT/after.img"
-qstep() { shift 2; "$@" >/dev/null 2>&1; }
-replay() {
-qstep 1 ok mmd -i "$IMG" -D s '::/L{KGFI~1'
-qstep 2 ok mmd -i "$IMG" -D s '::/l{kgfi long name'
-qstep 3 ok mmd -i "$IMG" -D s '::/L{KGFI~5'
-qstep 4 ok mmd -i "$IMG" -D s '::/l{kgfi other name'
-:
-}
-REPEAT=${REPEAT:-100}
 
-echo "== the operations again, $REPEAT times, each on a fresh copy with another environment size"
-echo "   (a nondeterministic bug: mtools reads stack bytes it never set)"
-command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to judge the repeated runs"
-HITS=0
-i=1
-while [ $i -le $REPEAT ]; do
-    cp "$OUT/pristine.img" "$IMG"
-    PAD=$(head -c $(( (i * 523) % 8192 )) /dev/zero | tr '\\0' x)
-    export PAD
-    replay > "$OUT/replay.txt" 2>&1
-    if ! fsck.fat -n "$IMG" > "$OUT/fsck.txt" 2>&1; then
-        HITS=$((HITS + 1))
-        [ $HITS -gt 1 ] || { cp "$IMG" "$OUT/hit.img"; echo "run $i: fsck.fat -n:"; indent < "$OUT/fsck.txt"; }
-    fi
-    i=$((i + 1))
-done
-unset PAD
-echo "fsck.fat -n complained after $HITS of $REPEAT runs"
-[ $HITS -eq 0 ] || bug "$HITS of $REPEAT runs of the same operations left an image fsck.fat calls bad (first kept as hit.img)"
-cp "$OUT/after.img" "$IMG"
+echo "== fsck.fat -n of the image mtools left"
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
+fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
+rc=$?
+indent < "$OUT/fsck.txt"
+echo "    exit $rc"
+echo "== the first 8 slots of the root directory (byte 33280), as od prints them"
+od -A d -t x1z -v -j 33280 -N 256 "$OUT/after.img" | indent
+[ "$rc" = 0 ] || bug "fsck.fat -n on the image mtools left: $(sed -n '2,3p' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
 echo "== listing: mdir -/ -b -a ::/ and mtype"
 mtools_listing "$IMG" > "$OUT/seen.unsorted" 2> "$OUT/listing.err"
 indent < "$OUT/listing.err"
