@@ -14,13 +14,15 @@ it is done and how it ended:
 
 U-Boot's command line holds bytes and its FAT writer makes one UTF-16
 unit of each, so names are typed as Latin-1 bytes; a name with a
-character beyond U+00FF, a control character or one of " $ \\ ` cannot
+character beyond U+00FF, a control character, one of " $ \\ ` or a
+byte 0xE8-0xEB (hush answers "syntax error" to those, measured) cannot
 be typed (the oracle passes such names through `env import`): the
 exporter refuses them. U-Boot 2023.01 has no FAT rename. Listing lines
 carry names and sizes (no hash); fatls shows names as Latin-1 bytes,
 turned into UTF-8 with iconv.
 """
-from vfz.export import ExportError, op_data
+from vfz import checker, diff
+from vfz.export import ExportError, op_data, q
 
 PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
 NEEDS = [("qemu-system-i386", "qemu-system-x86"), ("iconv", "libc-bin"), ("mkfifo", "coreutils")]
@@ -51,6 +53,10 @@ def typed(path):
         if o > 0xFF or o < 0x20 or o == 0x7F or c in BAD:
             raise ExportError(f"{path!r}: U-Boot's prompt cannot take {c!r} (the uboot oracle passes "
                               "such names through env import; no reproducer)")
+        if 0xE8 <= o <= 0xEB:
+            raise ExportError(f"{path!r}: U-Boot 2023.01's hush answers 'syntax error' to a command line "
+                              f"holding byte {o:#04x} (measured: 0xe8-0xeb; 'è', 'é', 'ê', 'ë'); the uboot "
+                              "oracle passes such names through env import; no reproducer")
         if c == "%":
             out.append("%%")
         elif c == "'":
@@ -62,41 +68,79 @@ def typed(path):
     return "".join(out)
 
 
-CONSOLE = r"""
+HEAD = r"""
 ROM=""" + ROM + r"""
 [ -f "$ROM" ] || cannot "$ROM is missing (Debian package u-boot-qemu)"
 echo "U-Boot: $(grep -a -o -m 1 'U-Boot 20[0-9.]*[^ ]*' "$ROM" | head -n 1)"
 : > "$OUT/xfer.img"
 {XFER}
 truncate -s 1M "$OUT/xfer.img" 2>/dev/null || dd if=/dev/zero of="$OUT/xfer.img" bs=1 count=0 seek=1048576 2>/dev/null
+"""
+
+# boots a U-Boot of its own: QEMU's console log is $LOG; uboot_done ends it
+BOOT = r"""
+LOG=$OUT/console.log
 mkfifo "$OUT/console.in" || cannot "mkfifo failed"
 qemu-system-i386 -bios "$ROM" -display none -serial stdio -monitor none -nic none -vga none \
     -m 512 -no-reboot -drive file="$IMG",format=raw,if=virtio \
     -drive file="$OUT/xfer.img",format=raw,if=virtio \
-    < "$OUT/console.in" > "$OUT/console.log" 2>&1 &
+    < "$OUT/console.in" > "$LOG" 2>&1 &
 QPID=$!
 exec 3> "$OUT/console.in"
 trap 'kill $QPID 2>/dev/null' EXIT
+uboot_done() { kill $QPID 2>/dev/null; wait $QPID 2>/dev/null; trap - EXIT; }
+"""
+
+# UBOOT_BOARD=DIR: a U-Boot already at its prompt (vfz/export_uboot_board.py,
+# which tests/test_peer_bugs.py uses to replay every U-Boot reproducer on one
+# board): DIR holds qemu.pid, its console FIFO console.in (QEMU's stdin) and
+# log console.log (QEMU appends to it), its disk 0 slot.img and its transfer
+# disk xfer.img; the image and the transfer bytes are copied over those in
+# place (the files QEMU has open; U-Boot caches nothing between commands with
+# its block cache off) and the board is left running
+ATTACH = r"""
+if [ -n "${UBOOT_BOARD:-}" ]; then
+    B=$UBOOT_BOARD
+    QPID=$(cat "$B/qemu.pid" 2>/dev/null)
+    { [ -p "$B/console.in" ] && [ -n "$QPID" ] && kill -0 "$QPID" 2>/dev/null; } ||
+        cannot "UBOOT_BOARD=$B: no running board there"
+    [ "$(wc -c < "$IMG")" = "$(wc -c < "$B/slot.img")" ] ||
+        cannot "UBOOT_BOARD=$B: its disk 0 is not of the image's size ($(wc -c < "$IMG") bytes)"
+    { cat "$IMG" > "$B/slot.img" && cat "$OUT/xfer.img" > "$B/xfer.img"; } ||
+        cannot "cannot copy the image to $B"
+    IMG=$B/slot.img
+    LOG=$B/console.log
+    : > "$LOG"
+    exec 3> "$B/console.in"
+    echo "board: UBOOT_BOARD=$B (QEMU $QPID, already at the prompt)"
+    uboot_done() { :; }
+else
+""" + BOOT.replace("\n", "\n    ").rstrip(" ") + r"""fi
+"""
+
+PROMPT = r"""
 waitfor() {   # PATTERN TENTHS-OF-A-SECOND
     i=0
-    while ! grep -q -- "$1" "$OUT/console.log"; do
+    while ! grep -q -- "$1" "$LOG"; do
         i=$((i + 1))
         [ $i -le $2 ] && kill -0 $QPID 2>/dev/null || return 1
         sleep 0.1
     done
 }
-waitfor "Hit any key" 1200 || cannot "U-Boot did not start: $(tail -n 3 "$OUT/console.log")"
-printf ' ' >&3
+if [ "$LOG" = "$OUT/console.log" ]; then      # a U-Boot of its own: stop its autoboot
+    waitfor "Hit any key" 1200 || cannot "U-Boot did not start: $(tail -n 3 "$LOG")"
+    printf ' ' >&3
+fi
 N=0
 ucmd() {   # PRINTF-FORMAT: type one command line, wait for it; its output in $OUT/cmd.txt, $? in URC
     N=$((N + 1))
     printf "$1"'; echo "@@V""FZ%d" $?\n' $N >&3
-    waitfor "@@VFZ$N " 1200 || cannot "U-Boot stopped answering: $(tail -n 3 "$OUT/console.log")"
-    tr -d '\r' < "$OUT/console.log" | awk -v n="$N" '
+    waitfor "@@VFZ$N " 1200 || cannot "U-Boot stopped answering: $(tail -n 3 "$LOG")"
+    tr -d '\r' < "$LOG" | awk -v n="$N" '
         index($0, "@@VFZ" (n - 1) " ") == 1 { go = 1; next }
         index($0, "@@VFZ" n " ") == 1 { exit }
         go' | sed 1d > "$OUT/cmd.txt"
-    URC=$(tr -d '\r' < "$OUT/console.log" | sed -n "s/^@@VFZ$N \([0-9]*\)\$/\1/p" | tail -n 1)
+    URC=$(tr -d '\r' < "$LOG" | sed -n "s/^@@VFZ$N \([0-9]*\)\$/\1/p" | tail -n 1)
 }
 ucmd 'blkcache configure 0 0; virtio scan; virtio dev 1'
 [ "$URC" = 0 ] || cannot "virtio scan failed: $(tail -n 3 "$OUT/cmd.txt")"
@@ -113,6 +157,10 @@ ustep() {   # N EXPECTED PRINTF-FORMAT: one operation
     fi
 }
 """
+
+# a U-Boot of its own (vfz/export_hostile.py's reproducers); body() below
+# adds the UBOOT_BOARD branch
+CONSOLE = HEAD + BOOT + PROMPT
 
 LIST = r"""
 echo "== fatls of every directory"
@@ -140,9 +188,7 @@ while [ -s "$OUT/dirs.todo" ]; do
     done < "$OUT/cmd.txt"
 done
 iconv -f latin1 -t utf-8 < "$OUT/seen.latin1" > "$OUT/seen.unsorted"
-kill $QPID 2>/dev/null
-wait $QPID 2>/dev/null
-trap - EXIT
+uboot_done
 cp "$IMG" "$OUT/after.img"
 """
 
@@ -169,6 +215,101 @@ elif [ "$rc" != 0 ] && [ "{ANY}" = 1 ]; then
     bug "fsck.fat -n complains (exit $rc): $(sed -n 2p "$OUT/fsck.txt")"
 fi
 """
+
+
+
+# extra {"check": "alias-bytes"} or {"check": "dates"}: after U-Boot ran, the
+# 32-byte entries of the root directory of the image it left are read with od
+# (a FAT12/16 root: a bug U-Boot's own fatls cannot show, as it lists long
+# names and no dates) and printed, one 8.3 entry a line, with mdir's view if
+# mtools is there; then the case's symptom is judged from those bytes:
+#   alias-bytes: an 8.3 name holding a byte >= 0x80 that is not an upper-case
+#     OEM (cp437) byte of a character of the long names written ({ALLOWED},
+#     worked out when exported; '_' and ASCII are never flagged): U-Boot put
+#     the Latin-1 byte it was typed in (uboot-alias-latin1);
+#   dates: a DIR_WrtDate that is no date (month 0 or over 12, day 0): the
+#     write date is mandatory in fatgen103 (creation and access dates may be
+#     0, and are only printed) (uboot-zero-date).
+ENTRIES = r"""
+echo "== the 8.3 entries of the root directory U-Boot left (od of the image; fatls shows neither 8.3 names nor dates)"
+need od coreutils
+u16() { od -An -tu2 -j"$1" -N2 "$OUT/after.img" | tr -d ' '; }
+u8() { od -An -tu1 -j"$1" -N1 "$OUT/after.img" | tr -d ' '; }
+BPS=$(u16 11); RES=$(u16 14); NFATS=$(u8 16); NROOT=$(u16 17); FATSZ=$(u16 22)
+[ "${FATSZ:-0}" -gt 0 ] && [ "${NROOT:-0}" -gt 0 ] && [ "${BPS:-0}" -gt 0 ] ||
+    cannot "the image is no FAT12/16 volume (BPB: bytes/sector ${BPS:-?}, root entries ${NROOT:-?}, FAT size ${FATSZ:-?})"
+ROOT=$(( (RES + NFATS * FATSZ) * BPS ))
+od -An -v -tx1 -w32 -j$ROOT -N$((NROOT * 32)) "$OUT/after.img" | awk -v root=$ROOT -v check={CHECK} \
+    -v allowed=" {ALLOWED} " -v notes={NOTES} '
+function hex(s,   i, v) {
+    v = 0
+    for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+    return v
+}
+function day(d) { return sprintf("%04d-%02d-%02d", int(d / 512) + 1980, int(d / 32) % 16, d % 32) }
+BEGIN { n = split(notes, kv, "|"); for (i = 1; i <= n; i++) note[substr(kv[i], 1, 2)] = substr(kv[i], 4) }
+{
+    off = root + (NR - 1) * 32
+    if ($1 == "00") exit
+    a = hex($12)
+    if ($1 == "e5" || a == 15 || int(a / 8) % 2 == 1) next      # free, LFN slot, volume label
+    name = ""
+    for (i = 1; i <= 11; i++) name = name (i > 1 ? " " : "") $i
+    c = hex($18 $17); ac = hex($20 $19); w = hex($26 $25)
+    printf "    %08x  %s  attr %02x  created %s (0x%04x)  accessed %s (0x%04x)  written %s (0x%04x)\n",
+        off, name, a, day(c), c, day(ac), ac, day(w), w
+    if (check == "alias-bytes")
+        for (i = 1; i <= 11; i++)
+            if (hex($i) >= 128 && index(allowed, " " $i " ") == 0)
+                printf "BUG\t8.3 entry at 0x%08x (%s) holds byte 0x%s: %s\n", off, name, $i,
+                    ($i in note) ? note[$i] : "not an upper-case OEM byte of the long name"
+    if (check == "dates" && (int(w / 32) % 16 == 0 || int(w / 32) % 16 > 12 || w % 32 == 0))
+        printf "BUG\t8.3 entry at 0x%08x (%s): write date 0x%04x (DIR_WrtDate: %s, month %d, day %d) is no date; fatgen103 makes it mandatory, month 1-12, day 1-31\n",
+            off, name, w, day(w), int(w / 32) % 16, w % 32
+}' > "$OUT/entries.txt"
+grep -v '^BUG' "$OUT/entries.txt"
+if command -v mdir >/dev/null 2>&1; then
+    echo "== mdir of the root (mtools, if it is there: 8.3 name, size, date, long name)"
+    MTOOLS_SKIP_CHECK=1 mdir -i "$OUT/after.img" ::/ 2>&1 | indent
+fi
+while IFS='	' read -r tag why; do
+    [ "$tag" = BUG ] && bug "$why"
+done < "$OUT/entries.txt"
+"""
+
+
+def alias_bytes(case):
+    """(allowed, notes) for the alias-bytes check: the hex of the bytes an
+    8.3 alias may hold for the non-ASCII characters of the names the ops
+    write (cp437, the OEM code page, of each one's upper case, as Linux
+    writes it; of itself when it has no single upper case), and for each
+    such character's Latin-1 byte that is not allowed, what it is."""
+    chars = sorted({c for op in case.ops for a in op.args if isinstance(a, str)
+                    for c in a.rpartition("/")[2] if 0x80 <= ord(c) <= 0xFF})
+    allowed, notes = set(), {}
+    for c in chars:
+        up = c.upper() if len(c.upper()) == 1 else c
+        try:
+            allowed.add(up.encode("cp437")[0])
+            want = f"'{up}' = 0x{up.encode('cp437')[0]:02x} in cp437, as Linux writes"
+        except UnicodeEncodeError:
+            want = "none: cp437 has no such letter"
+        notes[ord(c)] = (f"the Latin-1 byte of '{c}' as typed{', lower case' if c != up else ''} "
+                         f"(cp437, the OEM code page, reads it as '{bytes([ord(c)]).decode('cp437')}'); "
+                         f"the upper-case OEM byte ({want}) or '_' (U-Boot's str2fat: no byte above "
+                         f"0x7f) was expected")
+    for b in allowed:
+        notes.pop(b, None)
+    return (" ".join(f"{b:02x}" for b in sorted(allowed)),
+            "|".join(f"{b:02x}={t}" for b, t in sorted(notes.items())))
+
+
+def entries_check(case, check):
+    if diff.parse_fs(checker.FS_SPECS.get(case.fs, case.fs))[0] == 32:
+        raise ExportError(f"the {check} check reads a FAT12/16 root directory; this case is FAT32")
+    allowed, notes = alias_bytes(case)
+    return (ENTRIES.replace("{CHECK}", q(check)).replace("{ALLOWED}", allowed)
+            .replace("{NOTES}", q(notes)))
 
 
 def body(case, data):
@@ -206,4 +347,10 @@ def body(case, data):
     tail = ""
     if (case.extra or {}).get("check") == "fsck":
         tail = FSCK.replace("{ANY}", "1" if case.extra.get("complaints") else "0")
-    return CONSOLE.replace("{XFER}", "\n".join(xfer)) + "".join(ops) + LIST + tail
+    check = (case.extra or {}).get("check")
+    if check in ("alias-bytes", "dates"):
+        tail = entries_check(case, check)
+    elif check not in (None, "fsck"):
+        raise ExportError(f"unknown U-Boot check {check!r} (fsck, alias-bytes, dates)")
+    head = (HEAD + ATTACH + PROMPT).replace("{XFER}", "\n".join(xfer))
+    return head + "".join(ops) + LIST + tail

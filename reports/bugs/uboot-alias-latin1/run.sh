@@ -1,0 +1,190 @@
+#!/bin/sh
+# U-Boot fatwrite puts the Latin-1 bytes of a name, lower case, into its 8.3 alias
+# Reproducer exported by vfatfuzz; it needs none of vfatfuzz, only
+# coreutils, libc-bin, qemu-system-x86, xz and coreutils.
+# Usage: sh run.sh [WORKDIR]
+# Ends with one line and exit status:
+#   REPRODUCED: <why>  (0)   NOT REPRODUCED  (1)   CANNOT RUN: <why>  (2)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${1:-$(mktemp -d "${TMPDIR:-/tmp}/repro.XXXXXX")}
+mkdir -p "$OUT" || exit 2
+cannot() { echo "CANNOT RUN: $*"; exit 2; }
+need() { command -v "$1" >/dev/null 2>&1 || cannot "$1 not found (Debian package $2)"; }
+BUGS=0
+WHY=""
+bug() { echo "BUG: $*"; BUGS=$((BUGS + 1)); [ -n "$WHY" ] || WHY="$*"; }
+indent() { sed 's/^/    /'; }
+need xz xz-utils
+need qemu-system-i386 qemu-system-x86
+need iconv libc-bin
+need mkfifo coreutils
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.img.xz"
+IMG="$OUT/image.img"
+echo "work directory: $OUT"
+
+ROM=/usr/lib/u-boot/qemu-x86/u-boot.rom
+[ -f "$ROM" ] || cannot "$ROM is missing (Debian package u-boot-qemu)"
+echo "U-Boot: $(grep -a -o -m 1 'U-Boot 20[0-9.]*[^ ]*' "$ROM" | head -n 1)"
+: > "$OUT/xfer.img"
+dd if="$HERE/data/op1.bin" of="$OUT/xfer.img" bs=512 seek=0 conv=notrunc 2>/dev/null
+truncate -s 1M "$OUT/xfer.img" 2>/dev/null || dd if=/dev/zero of="$OUT/xfer.img" bs=1 count=0 seek=1048576 2>/dev/null
+
+if [ -n "${UBOOT_BOARD:-}" ]; then
+    B=$UBOOT_BOARD
+    QPID=$(cat "$B/qemu.pid" 2>/dev/null)
+    { [ -p "$B/console.in" ] && [ -n "$QPID" ] && kill -0 "$QPID" 2>/dev/null; } ||
+        cannot "UBOOT_BOARD=$B: no running board there"
+    [ "$(wc -c < "$IMG")" = "$(wc -c < "$B/slot.img")" ] ||
+        cannot "UBOOT_BOARD=$B: its disk 0 is not of the image's size ($(wc -c < "$IMG") bytes)"
+    { cat "$IMG" > "$B/slot.img" && cat "$OUT/xfer.img" > "$B/xfer.img"; } ||
+        cannot "cannot copy the image to $B"
+    IMG=$B/slot.img
+    LOG=$B/console.log
+    : > "$LOG"
+    exec 3> "$B/console.in"
+    echo "board: UBOOT_BOARD=$B (QEMU $QPID, already at the prompt)"
+    uboot_done() { :; }
+else
+
+    LOG=$OUT/console.log
+    mkfifo "$OUT/console.in" || cannot "mkfifo failed"
+    qemu-system-i386 -bios "$ROM" -display none -serial stdio -monitor none -nic none -vga none \
+        -m 512 -no-reboot -drive file="$IMG",format=raw,if=virtio \
+        -drive file="$OUT/xfer.img",format=raw,if=virtio \
+        < "$OUT/console.in" > "$LOG" 2>&1 &
+    QPID=$!
+    exec 3> "$OUT/console.in"
+    trap 'kill $QPID 2>/dev/null' EXIT
+    uboot_done() { kill $QPID 2>/dev/null; wait $QPID 2>/dev/null; trap - EXIT; }
+fi
+
+waitfor() {   # PATTERN TENTHS-OF-A-SECOND
+    i=0
+    while ! grep -q -- "$1" "$LOG"; do
+        i=$((i + 1))
+        [ $i -le $2 ] && kill -0 $QPID 2>/dev/null || return 1
+        sleep 0.1
+    done
+}
+if [ "$LOG" = "$OUT/console.log" ]; then      # a U-Boot of its own: stop its autoboot
+    waitfor "Hit any key" 1200 || cannot "U-Boot did not start: $(tail -n 3 "$LOG")"
+    printf ' ' >&3
+fi
+N=0
+ucmd() {   # PRINTF-FORMAT: type one command line, wait for it; its output in $OUT/cmd.txt, $? in URC
+    N=$((N + 1))
+    printf "$1"'; echo "@@V""FZ%d" $?\n' $N >&3
+    waitfor "@@VFZ$N " 1200 || cannot "U-Boot stopped answering: $(tail -n 3 "$LOG")"
+    tr -d '\r' < "$LOG" | awk -v n="$N" '
+        index($0, "@@VFZ" (n - 1) " ") == 1 { go = 1; next }
+        index($0, "@@VFZ" n " ") == 1 { exit }
+        go' | sed 1d > "$OUT/cmd.txt"
+    URC=$(tr -d '\r' < "$LOG" | sed -n "s/^@@VFZ$N \([0-9]*\)\$/\1/p" | tail -n 1)
+}
+ucmd 'blkcache configure 0 0; virtio scan; virtio dev 1'
+[ "$URC" = 0 ] || cannot "virtio scan failed: $(tail -n 3 "$OUT/cmd.txt")"
+ustep() {   # N EXPECTED PRINTF-FORMAT: one operation
+    n=$1; want=$2
+    ucmd "$3"
+    echo "op $n: $(printf "$3" | iconv -f latin1 -t utf-8)"
+    indent < "$OUT/cmd.txt"
+    echo "    \$? $URC (Linux is expected to give: $want)"
+    if [ "$URC" != 0 ] && [ "$want" = ok ]; then
+        bug "op $n failed where Linux succeeds: $(tail -n 1 "$OUT/cmd.txt" | iconv -f latin1 -t utf-8)"
+    elif [ "$URC" = 0 ] && [ "$want" != ok ]; then
+        bug "op $n succeeded where Linux gives $want"
+    fi
+}
+echo "== the operations"
+ustep 1 ok 'virtio read 0x2000000 0x0 0x1; fatwrite virtio 0:0 0x2000000 "/b\344r.txt" 0x3'
+
+echo "== fatls of every directory"
+echo / > "$OUT/dirs.todo"
+: > "$OUT/seen.latin1"
+while [ -s "$OUT/dirs.todo" ]; do
+    d=$(head -n 1 "$OUT/dirs.todo")
+    sed -i 1d "$OUT/dirs.todo"
+    ucmd "fatls virtio 0:0 \"$(printf '%s' "$d" | sed 's/\\/\\\\/g; s/%/%%/g')\""
+    { echo "fatls $d -> \$? $URC"; indent < "$OUT/cmd.txt"; } | iconv -f latin1 -t utf-8
+    [ "$URC" = 0 ] || { bug "fatls $d failed: $(tail -n 1 "$OUT/cmd.txt" | iconv -f latin1 -t utf-8)"; continue; }
+    p=${d%/}
+    # "   SIZE   NAME" for a file, "            NAME/" for a directory
+    while IFS= read -r l; do
+        case "$l" in
+            *" file(s), "*|"") ;;
+            *[!/]/)
+                n=$(printf '%s' "$l" | LC_ALL=C sed 's/^ *//; s/\/$//')
+                case "$n" in .|..) ;; *) echo "d $p/$n" >> "$OUT/seen.latin1"; echo "$p/$n/" >> "$OUT/dirs.todo" ;; esac ;;
+            *)
+                s=$(printf '%s' "$l" | LC_ALL=C sed -n 's/^ *\([0-9][0-9]*\)   .*/\1/p')
+                n=$(printf '%s' "$l" | LC_ALL=C sed 's/^ *[0-9][0-9]*   //')
+                [ -n "$s" ] && echo "f $p/$n $s" >> "$OUT/seen.latin1" ;;
+        esac
+    done < "$OUT/cmd.txt"
+done
+iconv -f latin1 -t utf-8 < "$OUT/seen.latin1" > "$OUT/seen.unsorted"
+uboot_done
+cp "$IMG" "$OUT/after.img"
+
+echo "== the 8.3 entries of the root directory U-Boot left (od of the image; fatls shows neither 8.3 names nor dates)"
+need od coreutils
+u16() { od -An -tu2 -j"$1" -N2 "$OUT/after.img" | tr -d ' '; }
+u8() { od -An -tu1 -j"$1" -N1 "$OUT/after.img" | tr -d ' '; }
+BPS=$(u16 11); RES=$(u16 14); NFATS=$(u8 16); NROOT=$(u16 17); FATSZ=$(u16 22)
+[ "${FATSZ:-0}" -gt 0 ] && [ "${NROOT:-0}" -gt 0 ] && [ "${BPS:-0}" -gt 0 ] ||
+    cannot "the image is no FAT12/16 volume (BPB: bytes/sector ${BPS:-?}, root entries ${NROOT:-?}, FAT size ${FATSZ:-?})"
+ROOT=$(( (RES + NFATS * FATSZ) * BPS ))
+od -An -v -tx1 -w32 -j$ROOT -N$((NROOT * 32)) "$OUT/after.img" | awk -v root=$ROOT -v check='alias-bytes' \
+    -v allowed=" 8e " -v notes='e4=the Latin-1 byte of '\''ä'\'' as typed, lower case (cp437, the OEM code page, reads it as '\''Σ'\''); the upper-case OEM byte ('\''Ä'\'' = 0x8e in cp437, as Linux writes) or '\''_'\'' (U-Boot'\''s str2fat: no byte above 0x7f) was expected' '
+function hex(s,   i, v) {
+    v = 0
+    for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+    return v
+}
+function day(d) { return sprintf("%04d-%02d-%02d", int(d / 512) + 1980, int(d / 32) % 16, d % 32) }
+BEGIN { n = split(notes, kv, "|"); for (i = 1; i <= n; i++) note[substr(kv[i], 1, 2)] = substr(kv[i], 4) }
+{
+    off = root + (NR - 1) * 32
+    if ($1 == "00") exit
+    a = hex($12)
+    if ($1 == "e5" || a == 15 || int(a / 8) % 2 == 1) next      # free, LFN slot, volume label
+    name = ""
+    for (i = 1; i <= 11; i++) name = name (i > 1 ? " " : "") $i
+    c = hex($18 $17); ac = hex($20 $19); w = hex($26 $25)
+    printf "    %08x  %s  attr %02x  created %s (0x%04x)  accessed %s (0x%04x)  written %s (0x%04x)\n",
+        off, name, a, day(c), c, day(ac), ac, day(w), w
+    if (check == "alias-bytes")
+        for (i = 1; i <= 11; i++)
+            if (hex($i) >= 128 && index(allowed, " " $i " ") == 0)
+                printf "BUG\t8.3 entry at 0x%08x (%s) holds byte 0x%s: %s\n", off, name, $i,
+                    ($i in note) ? note[$i] : "not an upper-case OEM byte of the long name"
+    if (check == "dates" && (int(w / 32) % 16 == 0 || int(w / 32) % 16 > 12 || w % 32 == 0))
+        printf "BUG\t8.3 entry at 0x%08x (%s): write date 0x%04x (DIR_WrtDate: %s, month %d, day %d) is no date; fatgen103 makes it mandatory, month 1-12, day 1-31\n",
+            off, name, w, day(w), int(w / 32) % 16, w % 32
+}' > "$OUT/entries.txt"
+grep -v '^BUG' "$OUT/entries.txt"
+if command -v mdir >/dev/null 2>&1; then
+    echo "== mdir of the root (mtools, if it is there: 8.3 name, size, date, long name)"
+    MTOOLS_SKIP_CHECK=1 mdir -i "$OUT/after.img" ::/ 2>&1 | indent
+fi
+while IFS='	' read -r tag why; do
+    [ "$tag" = BUG ] && bug "$why"
+done < "$OUT/entries.txt"
+
+LC_ALL=C sort "$OUT/seen.unsorted" > "$OUT/seen.txt"
+echo "== expected listing vs what U-Boot fatls shows (- expected, + seen)"
+if diff -u "$HERE/expected.txt" "$OUT/seen.txt" > "$OUT/listing.diff"; then
+    echo "    (same)"
+else
+    tail -n +3 "$OUT/listing.diff" | indent
+    bug "U-Boot fatls shows another tree than expected ($(grep -c '^[-+][^-+]' "$OUT/listing.diff") lines differ)"
+fi
+
+if [ "$BUGS" -gt 0 ]; then
+    echo "REPRODUCED: $WHY"
+    exit 0
+fi
+echo "NOT REPRODUCED"
+exit 1
