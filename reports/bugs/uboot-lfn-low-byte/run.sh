@@ -30,34 +30,58 @@ echo "U-Boot: $(grep -a -o -m 1 'U-Boot 20[0-9.]*[^ ]*' "$ROM" | head -n 1)"
 : > "$OUT/xfer.img"
 
 truncate -s 1M "$OUT/xfer.img" 2>/dev/null || dd if=/dev/zero of="$OUT/xfer.img" bs=1 count=0 seek=1048576 2>/dev/null
-mkfifo "$OUT/console.in" || cannot "mkfifo failed"
-qemu-system-i386 -bios "$ROM" -display none -serial stdio -monitor none -nic none -vga none \
-    -m 512 -no-reboot -drive file="$IMG",format=raw,if=virtio \
-    -drive file="$OUT/xfer.img",format=raw,if=virtio \
-    < "$OUT/console.in" > "$OUT/console.log" 2>&1 &
-QPID=$!
-exec 3> "$OUT/console.in"
-trap 'kill $QPID 2>/dev/null' EXIT
+
+if [ -n "${UBOOT_BOARD:-}" ]; then
+    B=$UBOOT_BOARD
+    QPID=$(cat "$B/qemu.pid" 2>/dev/null)
+    { [ -p "$B/console.in" ] && [ -n "$QPID" ] && kill -0 "$QPID" 2>/dev/null; } ||
+        cannot "UBOOT_BOARD=$B: no running board there"
+    [ "$(wc -c < "$IMG")" = "$(wc -c < "$B/slot.img")" ] ||
+        cannot "UBOOT_BOARD=$B: its disk 0 is not of the image's size ($(wc -c < "$IMG") bytes)"
+    { cat "$IMG" > "$B/slot.img" && cat "$OUT/xfer.img" > "$B/xfer.img"; } ||
+        cannot "cannot copy the image to $B"
+    IMG=$B/slot.img
+    LOG=$B/console.log
+    : > "$LOG"
+    exec 3> "$B/console.in"
+    echo "board: UBOOT_BOARD=$B (QEMU $QPID, already at the prompt)"
+    uboot_done() { :; }
+else
+
+    LOG=$OUT/console.log
+    mkfifo "$OUT/console.in" || cannot "mkfifo failed"
+    qemu-system-i386 -bios "$ROM" -display none -serial stdio -monitor none -nic none -vga none \
+        -m 512 -no-reboot -drive file="$IMG",format=raw,if=virtio \
+        -drive file="$OUT/xfer.img",format=raw,if=virtio \
+        < "$OUT/console.in" > "$LOG" 2>&1 &
+    QPID=$!
+    exec 3> "$OUT/console.in"
+    trap 'kill $QPID 2>/dev/null' EXIT
+    uboot_done() { kill $QPID 2>/dev/null; wait $QPID 2>/dev/null; trap - EXIT; }
+fi
+
 waitfor() {   # PATTERN TENTHS-OF-A-SECOND
     i=0
-    while ! grep -q -- "$1" "$OUT/console.log"; do
+    while ! grep -q -- "$1" "$LOG"; do
         i=$((i + 1))
         [ $i -le $2 ] && kill -0 $QPID 2>/dev/null || return 1
         sleep 0.1
     done
 }
-waitfor "Hit any key" 1200 || cannot "U-Boot did not start: $(tail -n 3 "$OUT/console.log")"
-printf ' ' >&3
+if [ "$LOG" = "$OUT/console.log" ]; then      # a U-Boot of its own: stop its autoboot
+    waitfor "Hit any key" 1200 || cannot "U-Boot did not start: $(tail -n 3 "$LOG")"
+    printf ' ' >&3
+fi
 N=0
 ucmd() {   # PRINTF-FORMAT: type one command line, wait for it; its output in $OUT/cmd.txt, $? in URC
     N=$((N + 1))
     printf "$1"'; echo "@@V""FZ%d" $?\n' $N >&3
-    waitfor "@@VFZ$N " 1200 || cannot "U-Boot stopped answering: $(tail -n 3 "$OUT/console.log")"
-    tr -d '\r' < "$OUT/console.log" | awk -v n="$N" '
+    waitfor "@@VFZ$N " 1200 || cannot "U-Boot stopped answering: $(tail -n 3 "$LOG")"
+    tr -d '\r' < "$LOG" | awk -v n="$N" '
         index($0, "@@VFZ" (n - 1) " ") == 1 { go = 1; next }
         index($0, "@@VFZ" n " ") == 1 { exit }
         go' | sed 1d > "$OUT/cmd.txt"
-    URC=$(tr -d '\r' < "$OUT/console.log" | sed -n "s/^@@VFZ$N \([0-9]*\)\$/\1/p" | tail -n 1)
+    URC=$(tr -d '\r' < "$LOG" | sed -n "s/^@@VFZ$N \([0-9]*\)\$/\1/p" | tail -n 1)
 }
 ucmd 'blkcache configure 0 0; virtio scan; virtio dev 1'
 [ "$URC" = 0 ] || cannot "virtio scan failed: $(tail -n 3 "$OUT/cmd.txt")"
@@ -99,9 +123,7 @@ while [ -s "$OUT/dirs.todo" ]; do
     done < "$OUT/cmd.txt"
 done
 iconv -f latin1 -t utf-8 < "$OUT/seen.latin1" > "$OUT/seen.unsorted"
-kill $QPID 2>/dev/null
-wait $QPID 2>/dev/null
-trap - EXIT
+uboot_done
 cp "$IMG" "$OUT/after.img"
 
 LC_ALL=C sort "$OUT/seen.unsorted" > "$OUT/seen.txt"
