@@ -24,6 +24,11 @@ command from that build) and is skipped where that build is missing
 (scripts/build-asan-peers.sh). A nondeterministic case (extra "repeat")
 replays its ops REPEAT=3 times here.
 
+The U-Boot op-script cases share one U-Boot (vfz/export_uboot_board.py:
+each committed run.sh runs with UBOOT_BOARD, copies its image over the
+running board's disk and skips its boot); they must need one boot per
+image size. The U-Boot hostile cases (a hang ends the board) boot their own.
+
 It also keeps the catalogue honest: the committed reproducer replays the
 case's own ops (or its hostile volume), bugs.md links every case, every
 finding of reports/hostile/ has a case, and every
@@ -81,12 +86,15 @@ class PeerBugTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="vfz-test-peer-")
+        cls.board = None            # the U-Boot op-script cases' shared board
         with open(BUGS_MD, encoding="utf-8") as f:
             cls.md = f.read()
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
+        if cls.board:
+            cls.board.close()
         import vfz.oracles.kernel as kernel     # a VM booted for a Linux case
         kernel.shutdown_all()
 
@@ -129,6 +137,7 @@ class PeerBugTests(unittest.TestCase):
             self.assertIn("## The mutated fields", f.read())
 
     def test_2_each_bug_is_still_present(self):
+        sizes = set()               # image sizes of the U-Boot cases on the shared board
         for n in cases():
             s = spec(n)
             with self.subTest(case=n):
@@ -140,10 +149,21 @@ class PeerBugTests(unittest.TestCase):
                         continue
                     env["MDIR"] = SAN_MDIR
                     env["MTOOLS_SAN"] = SAN_MTOOLS
-                r = subprocess.run(["sh", os.path.join(REPORTS, n, "run.sh"), os.path.join(self.tmp, n)],
-                                   capture_output=True, text=True, errors="replace", timeout=600, env=env)
-                out = r.stdout + r.stderr
-                rc = r.returncode
+                if s["impl"] == "uboot" and s["side"] != "hostile":
+                    from vfz import export_uboot_board
+                    cls = type(self)
+                    cls.board = cls.board or export_uboot_board.Board()
+                    sizes.add(export_uboot_board.image_size(os.path.join(REPORTS, n)))
+                    rc, out = cls.board.run(os.path.join(REPORTS, n), os.path.join(self.tmp, n),
+                                            timeout=600, env=env)
+                    if rc != 2:
+                        self.assertIn("board: UBOOT_BOARD=", out, f"{n}: run.sh booted a U-Boot of its "
+                                      "own (re-export it: its UBOOT_BOARD branch is missing)")
+                else:
+                    r = subprocess.run(["sh", os.path.join(REPORTS, n, "run.sh"), os.path.join(self.tmp, n)],
+                                       capture_output=True, text=True, errors="replace", timeout=600, env=env)
+                    out = r.stdout + r.stderr
+                    rc = r.returncode
                 if rc == 2 and s["impl"] == "kernel":
                     # no vfat on this host: the kernel oracle's guest (one VM for the file)
                     from vfz import export_vm
@@ -158,6 +178,9 @@ class PeerBugTests(unittest.TestCase):
                 self.assertTrue(last.startswith("REPRODUCED: "), last)
                 for want in s["expect"]:
                     self.assertIn(want, out, f"{n}: symptom {want!r} missing")
+        if self.board:
+            self.assertLessEqual(self.board.boots, len(sizes), f"the {self.board.runs} U-Boot cases "
+                                 f"booted U-Boot {self.board.boots} times for {len(sizes)} image size(s)")
 
     def test_3_bugs_md_links_every_case(self):
         for n in cases():
