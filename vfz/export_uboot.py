@@ -97,7 +97,9 @@ uboot_done() { kill $QPID 2>/dev/null; wait $QPID 2>/dev/null; trap - EXIT; }
 # log console.log (QEMU appends to it), its disk 0 slot.img and its transfer
 # disk xfer.img; the image and the transfer bytes are copied over those in
 # place (the files QEMU has open; U-Boot caches nothing between commands with
-# its block cache off) and the board is left running
+# its block cache off); QEMU gets SIGCONT once the image is in place and
+# SIGSTOP when U-Boot's part is done (at its prompt U-Boot keeps a host CPU
+# busy under TCG), and the board is left there
 ATTACH = r"""
 if [ -n "${UBOOT_BOARD:-}" ]; then
     B=$UBOOT_BOARD
@@ -112,19 +114,20 @@ if [ -n "${UBOOT_BOARD:-}" ]; then
     LOG=$B/console.log
     : > "$LOG"
     exec 3> "$B/console.in"
+    kill -CONT "$QPID"
     echo "board: UBOOT_BOARD=$B (QEMU $QPID, already at the prompt)"
-    uboot_done() { :; }
+    uboot_done() { kill -STOP "$QPID" 2>/dev/null; }
 else
 """ + BOOT.replace("\n", "\n    ").rstrip(" ") + r"""fi
 """
 
 PROMPT = r"""
-waitfor() {   # PATTERN TENTHS-OF-A-SECOND
+waitfor() {   # PATTERN TENTHS-OF-A-SECOND (polled every 20 ms: U-Boot answers most commands in less)
     i=0
     while ! grep -q -- "$1" "$LOG"; do
         i=$((i + 1))
-        [ $i -le $2 ] && kill -0 $QPID 2>/dev/null || return 1
-        sleep 0.1
+        [ $i -le $(($2 * 5)) ] && kill -0 $QPID 2>/dev/null || return 1
+        sleep 0.02
     done
 }
 if [ "$LOG" = "$OUT/console.log" ]; then      # a U-Boot of its own: stop its autoboot

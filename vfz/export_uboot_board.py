@@ -22,13 +22,17 @@ stdin), so no reproducer's exit is an end of input to U-Boot, and QEMU's
 console log is opened for appending, so a reproducer may truncate it. A
 virtio disk's size is fixed when QEMU starts: a reproducer whose image has
 another size than the running board's, or a board that died or whose
-reproducer timed out, gets a fresh boot. Reproducers that boot a U-Boot of
+reproducer timed out, gets a fresh boot. Between reproducers QEMU is
+stopped (SIGSTOP; run.sh sends SIGCONT once its image is in place and
+SIGSTOP when it has done with U-Boot): U-Boot at its prompt polls the
+serial line, which keeps a host CPU busy under TCG. Reproducers that boot a U-Boot of
 their own whatever UBOOT_BOARD says (vfz/export_hostile.py's: a hang or a
 trap ends the board) are run as they are by the caller, not here.
 """
 import lzma
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -109,6 +113,7 @@ class Board:
             why = self.tail()
             self.close()
             raise BoardError(f"U-Boot gave no prompt: {why}")
+        self.pause()
 
     def tail(self):
         try:
@@ -136,12 +141,20 @@ class Board:
             self.close()            # in whatever state the script left it
             out = (e.stdout or b"").decode("utf-8", "replace")
             return 2, out + f"\nCANNOT RUN: timeout after {timeout}s on the shared board\n"
+        self.pause()                # run.sh stops it when done; not if it ended early
         return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
+
+    def pause(self):
+        """SIGSTOP QEMU: U-Boot waiting at its prompt keeps a host CPU busy
+        (TCG runs its polling loop); run.sh sends SIGCONT once its image is
+        in place, and SIGSTOP when U-Boot's part is done."""
+        if self.alive():
+            os.kill(self.proc.pid, signal.SIGSTOP)
 
     def close(self):
         if self.proc is not None:
             if self.proc.poll() is None:
-                self.proc.kill()
+                self.proc.kill()            # SIGKILL ends a stopped process too
             self.proc.wait()
             self.proc = None
         if self.fd is not None:

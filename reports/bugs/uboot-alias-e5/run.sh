@@ -45,8 +45,9 @@ if [ -n "${UBOOT_BOARD:-}" ]; then
     LOG=$B/console.log
     : > "$LOG"
     exec 3> "$B/console.in"
+    kill -CONT "$QPID"
     echo "board: UBOOT_BOARD=$B (QEMU $QPID, already at the prompt)"
-    uboot_done() { :; }
+    uboot_done() { kill -STOP "$QPID" 2>/dev/null; }
 else
 
     LOG=$OUT/console.log
@@ -61,12 +62,12 @@ else
     uboot_done() { kill $QPID 2>/dev/null; wait $QPID 2>/dev/null; trap - EXIT; }
 fi
 
-waitfor() {   # PATTERN TENTHS-OF-A-SECOND
+waitfor() {   # PATTERN TENTHS-OF-A-SECOND (polled every 20 ms: U-Boot answers most commands in less)
     i=0
     while ! grep -q -- "$1" "$LOG"; do
         i=$((i + 1))
-        [ $i -le $2 ] && kill -0 $QPID 2>/dev/null || return 1
-        sleep 0.1
+        [ $i -le $(($2 * 5)) ] && kill -0 $QPID 2>/dev/null || return 1
+        sleep 0.02
     done
 }
 if [ "$LOG" = "$OUT/console.log" ]; then      # a U-Boot of its own: stop its autoboot
