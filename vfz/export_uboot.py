@@ -1,6 +1,7 @@
 """Reproducer scripts for U-Boot's FAT code (vfz.export): U-Boot's own
 command list, typed at its prompt. The script boots Debian's qemu-x86
-U-Boot (u-boot-qemu: /usr/lib/u-boot/qemu-x86/u-boot.rom) in
+U-Boot (u-boot-qemu: /usr/lib/u-boot/qemu-x86/u-boot.rom; UBOOT_ROM=PATH
+names another, e.g. a build of U-Boot's qemu-x86_defconfig) in
 qemu-system-i386 with the image as virtio disk 0 and a transfer disk as
 virtio disk 1 (the bytes each create/write puts down, 512-byte aligned),
 talks to its serial console through a FIFO, and runs one command line at
@@ -69,7 +70,7 @@ def typed(path):
 
 
 HEAD = r"""
-ROM=""" + ROM + r"""
+ROM=${UBOOT_ROM:-""" + ROM + r"""}     # UBOOT_ROM=PATH: another qemu-x86 u-boot.rom (make qemu-x86_defconfig)
 [ -f "$ROM" ] || cannot "$ROM is missing (Debian package u-boot-qemu)"
 echo "U-Boot: $(grep -a -o -m 1 'U-Boot 20[0-9.]*[^ ]*' "$ROM" | head -n 1)"
 : > "$OUT/xfer.img"

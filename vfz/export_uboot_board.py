@@ -80,8 +80,9 @@ class Board:
 
     def boot(self, size):
         self.close()
-        if not os.path.exists(export_uboot.ROM):
-            raise BoardError(f"{export_uboot.ROM} is missing (Debian package u-boot-qemu)")
+        rom = os.environ.get("UBOOT_ROM") or export_uboot.ROM      # as run.sh takes it
+        if not os.path.exists(rom):
+            raise BoardError(f"{rom} is missing (Debian package u-boot-qemu)")
         if not shutil.which(QEMU):
             raise BoardError(f"{QEMU} not found (Debian package qemu-system-x86)")
         self.dir = tempfile.mkdtemp(prefix="vfz-uboot-board-")
@@ -94,7 +95,7 @@ class Board:
         self.fd = os.open(fifo, os.O_RDWR)
         self.log = open(os.path.join(self.dir, "console.log"), "ab")
         self.proc = subprocess.Popen(
-            [QEMU, "-bios", export_uboot.ROM, "-display", "none", "-serial", "stdio", "-monitor", "none",
+            [QEMU, "-bios", rom, "-display", "none", "-serial", "stdio", "-monitor", "none",
              "-nic", "none", "-vga", "none", "-m", "512", "-no-reboot",
              "-drive", f"file={slot},format=raw,if=virtio", "-drive", f"file={xfer},format=raw,if=virtio"],
             stdin=self.fd, stdout=self.log, stderr=subprocess.STDOUT)

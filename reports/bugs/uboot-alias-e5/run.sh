@@ -24,7 +24,7 @@ xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.im
 IMG="$OUT/image.img"
 echo "work directory: $OUT"
 
-ROM=/usr/lib/u-boot/qemu-x86/u-boot.rom
+ROM=${UBOOT_ROM:-/usr/lib/u-boot/qemu-x86/u-boot.rom}     # UBOOT_ROM=PATH: another qemu-x86 u-boot.rom (make qemu-x86_defconfig)
 [ -f "$ROM" ] || cannot "$ROM is missing (Debian package u-boot-qemu)"
 echo "U-Boot: $(grep -a -o -m 1 'U-Boot 20[0-9.]*[^ ]*' "$ROM" | head -n 1)"
 : > "$OUT/xfer.img"
@@ -130,6 +130,22 @@ done
 iconv -f latin1 -t utf-8 < "$OUT/seen.latin1" > "$OUT/seen.unsorted"
 uboot_done
 cp "$IMG" "$OUT/after.img"
+
+echo "== fsck.fat -n of the image U-Boot left (its own fatls shows the long names, not the 8.3 ones)"
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
+fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
+rc=$?
+indent < "$OUT/fsck.txt"
+echo "    exit $rc"
+if command -v mdir >/dev/null 2>&1; then
+    echo "== the 8.3 names beside the long ones (mdir, if mtools is there)"
+    MTOOLS_SKIP_CHECK=1 mdir -i "$OUT/after.img" ::/ 2>&1 | indent
+fi
+if grep -q "Duplicate directory entry" "$OUT/fsck.txt"; then
+    bug "fsck.fat -n: $(grep -A 1 -m 1 'Duplicate directory entry' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
+elif [ "$rc" != 0 ] && [ "1" = 1 ]; then
+    bug "fsck.fat -n complains (exit $rc): $(sed -n 2p "$OUT/fsck.txt")"
+fi
 
 LC_ALL=C sort "$OUT/seen.unsorted" > "$OUT/seen.txt"
 echo "== expected listing vs what U-Boot fatls shows (- expected, + seen)"

@@ -24,7 +24,7 @@ xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.im
 IMG="$OUT/image.img"
 echo "work directory: $OUT"
 
-ROM=/usr/lib/u-boot/qemu-x86/u-boot.rom
+ROM=${UBOOT_ROM:-/usr/lib/u-boot/qemu-x86/u-boot.rom}     # UBOOT_ROM=PATH: another qemu-x86 u-boot.rom (make qemu-x86_defconfig)
 [ -f "$ROM" ] || cannot "$ROM is missing (Debian package u-boot-qemu)"
 echo "U-Boot: $(grep -a -o -m 1 'U-Boot 20[0-9.]*[^ ]*' "$ROM" | head -n 1)"
 : > "$OUT/xfer.img"
