@@ -31,7 +31,6 @@ Knobs (Case.extra):
 """
 import errno
 import os
-import struct
 
 from vfz import export_kernel
 from vfz.export import q
@@ -101,16 +100,11 @@ def _errno_fn(case):
 
 def fat1_layout(image):
     """(fat bits, [byte offset of FAT[1] in each FAT copy]) of an image."""
+    from vfz import fatimg
     with open(image, "rb") as f:
-        b = f.read(512)
-    bps, spc, res, nfats, rootent = struct.unpack_from("<HBHBH", b, 11)
-    tot = struct.unpack_from("<H", b, 19)[0] or struct.unpack_from("<I", b, 32)[0]
-    spf = struct.unpack_from("<H", b, 22)[0] or struct.unpack_from("<I", b, 36)[0]
-    data = res + nfats * spf + (rootent * 32 + bps - 1) // bps
-    clusters = (tot - data) // spc
-    bits = 12 if clusters < 4085 else 16 if clusters < 65525 else 32
-    width = {12: 0, 16: 2, 32: 4}[bits]
-    return bits, [(res + k * spf) * bps + width for k in range(nfats)]
+        v = fatimg.Fat(f.read(), copy=False)
+    width = {12: 0, 16: 2, 32: 4}[v.bits]
+    return v.bits, [v.fat_off + k * v.spf * v.bps + width for k in range(v.nfats)]
 
 
 def _fat1_check(case):
