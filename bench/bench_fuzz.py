@@ -13,6 +13,10 @@ Measured in the same run:
               the 1-minute load average at the end of the run. fuzz_ops
               runs with VFAT_FUZZ_OPS_COUNT=1 and prints at exit how many
               ops it applied and checked: checked ops per CPU-second.
+              fuzz_ops is then run a second time, built by the `fuzz-ubsan`
+              preset (libFuzzer + UBSan, build-fuzz-ubsan/fuzz/fuzz_ops),
+              the build the campaign fuzzes with (it replays what it keeps
+              under the ASan build): the same figures for it.
   AFL++       the same target of the `afl` preset (afl-clang-fast,
               ASan/UBSan, persistent mode; the CmpLog build <target>.cmplog
               via -c) under afl-fuzz -V T, same seeds, dictionary and seed
@@ -442,14 +446,26 @@ def checked_ops_line(rows):
     """fuzz_ops' checked-op rate under libFuzzer, as the harness counted it
     (issue 15's figure: ops applied and checked per CPU-second at the
     committed max_len, goal >= 150 000)."""
+    out = []
     for r in rows:
         lf = r.get("libfuzzer") or {}
-        if r["target"] == "fuzz_ops" and lf.get("checked_ops"):
-            return (f"fuzz_ops under libFuzzer: {fmt_int(lf['checked_ops'])} ops applied and checked "
-                    f"(counted by the harness; {lf['ops_per_input']} ops per input), "
-                    f"**{fmt_int(lf['checked_ops_per_cpu_s'])} checked ops per CPU-second** "
-                    f"(goal >= 150 000).")
-    return ""
+        ub = r.get("libfuzzer_ubsan") or {}
+        if r["target"] != "fuzz_ops":
+            continue
+        if ub.get("checked_ops"):
+            out.append(f"fuzz_ops under libFuzzer, fuzz-ubsan build (what the campaign fuzzes with): "
+                       f"{fmt_int(ub['checked_ops'])} ops applied and checked in {ub['cpu_s']} CPU-s "
+                       f"(counted by the harness; {ub['ops_per_input']} ops per input), "
+                       f"**{fmt_int(ub['checked_ops_per_cpu_s'])} checked ops per CPU-second** "
+                       f"(goal >= 150 000); {fmt_rate(ub['exec_per_s'])} exec/s, load {ub['load1']}.")
+        if lf.get("checked_ops"):
+            out.append(f"fuzz_ops under libFuzzer, fuzz build (ASan + UBSan: replays the campaign's corpus, "
+                       f"judges crashes): {fmt_int(lf['checked_ops'])} ops applied and checked in "
+                       f"{lf['cpu_s']} CPU-s ({lf['ops_per_input']} ops per input), "
+                       f"**{fmt_int(lf['checked_ops_per_cpu_s'])} checked ops per CPU-second**"
+                       + (f"; ASan's cost per checked op: {ub['checked_ops_per_cpu_s'] / lf['checked_ops_per_cpu_s']:.2f}x."
+                          if ub.get("checked_ops_per_cpu_s") and lf.get("checked_ops_per_cpu_s") else "."))
+    return "\n\n".join(out)
 
 
 def oracle_rows(camp):
@@ -540,7 +556,7 @@ def main():
         notes.append("prctl(PR_SET_CHILD_SUBREAPER) failed: CPU of orphaned AFL++ targets may be missing")
 
     # builds ---------------------------------------------------------------
-    state = {"fuzz": "ok", "afl": "ok", "default": "ok"}
+    state = {"fuzz": "ok", "fuzz-ubsan": "ok", "afl": "ok", "default": "ok"}
     afl_missing = None
     if not a.no_afl:
         if not shutil.which("afl-fuzz"):
@@ -550,6 +566,8 @@ def main():
     if not a.no_build:
         log("building (-j2, incremental) ...")
         state["fuzz"] = build("fuzz", "build-fuzz", TARGETS, notes)
+        if "fuzz_ops" in targets:
+            state["fuzz-ubsan"] = build("fuzz-ubsan", "build-fuzz-ubsan", ["fuzz_ops"], notes)
         if not a.no_afl and not afl_missing:
             state["afl"] = build("afl", "build-afl", TARGETS + [t + "_cmplog" for t in TARGETS], notes)
         if not a.no_campaign:
@@ -592,6 +610,16 @@ def main():
                 log(f"  {fmt_int(e['execs'])} execs, {e['exec_per_s']} exec/s (wall), "
                     f"{e['exec_per_cpu_s']} per CPU-s, load {e['load1']}"
                     + (f"; {e['problem']}" if e["problem"] else ""))
+            ubin = os.path.join(SRC, "build-fuzz-ubsan", "fuzz", t)
+            if t == "fuzz_ops" and os.access(ubin, os.X_OK):
+                log(f"libFuzzer {t} (fuzz-ubsan build): {seconds} s ...")
+                row["libfuzzer_ubsan"] = e = run_libfuzzer(t, ubin, seconds, a.seed, scratch, tag="-ubsan")
+                e["stale"] = state["fuzz-ubsan"] == "stale"
+                log(f"  {fmt_int(e['execs'])} execs, {e['exec_per_s']} exec/s (wall), "
+                    f"{e['exec_per_cpu_s']} per CPU-s, load {e['load1']}"
+                    + (f"; {e['problem']}" if e["problem"] else ""))
+                if e["problem"]:
+                    notes.append(f"{t} libfuzzer (fuzz-ubsan): {e['problem']}")
             for eng in ("libfuzzer", "afl"):
                 p = row[eng].get("problem")
                 if p:
@@ -643,7 +671,11 @@ def main():
         md += ["## Campaign: images checked per oracle", "",
                f"`{camp['command'].replace(scratch, '$SCRATCH')}` (wall {camp['wall_s']} s incl. start-up; load {camp['load1_start']} "
                f"-> {camp['load1']}; {s.get('scripts')} scripts; background fuzz_ops "
-               f"{fmt_rate(s.get('fuzz_execs_per_s'))} exec/s; {len(s.get('new_findings') or [])} new findings "
+               f"{fmt_rate(s.get('fuzz_execs_per_s'))} exec/s"
+               + (f", {s['asan_replay']['replayed']} of its corpus entries replayed under ASan "
+                  f"in {s['asan_replay']['cpu_seconds']} CPU-s, {s['asan_replay']['failed']} failed"
+                  if s.get("asan_replay") else "")
+               + f"; {len(s.get('new_findings') or [])} new findings "
                f"in the fresh workdir).", "",
                otable, "",
                *(["New findings of this campaign (fresh workdir, so known ones count as new; "
@@ -661,8 +693,8 @@ def main():
         md += ["Notes:", ""] + [f"- {n}" for n in notes] + [""]
     cmds = []
     for r in rows:
-        for eng in ("libfuzzer", "afl"):
-            e = r[eng]
+        for eng in ("libfuzzer", "libfuzzer_ubsan", "afl"):
+            e = r.get(eng) or {}
             if e.get("argv"):
                 env = " ".join(f"{k}={v}" for k, v in e.get("env", {}).items())
                 cmds.append(((env + " ") if env else "") + " ".join(e["argv"]).replace(scratch, "$SCRATCH")

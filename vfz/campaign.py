@@ -48,7 +48,8 @@ from collections import Counter
 from vfz import diff, findings, minimize, minworker, opscript, oracles, pace, steer
 from vfz.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS
 from vfz.errors import UsageError
-from vfz.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary
+from vfz.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
+                        fuzz_ops_fast_binary)
 from vfz.scriptgen import enrich, gen_script, iter_params
 from vfz.targets import minimize_crash
 from vfz import campaign_summary, lanes
@@ -121,6 +122,8 @@ class Campaign:
         if self.fuzzer:
             try:
                 corpus = f"corpus {len(os.listdir(self.fuzzer.corpus))} "
+                if self.fuzzer.judge != self.fuzzer.binary:
+                    corpus += f"asan-replayed {len(self.fuzzer.replayed)} "
             except OSError:
                 pass
         mn = self.minimiser
@@ -181,9 +184,15 @@ class Campaign:
             writers += OPTIONAL_WRITERS
         if a.fuzz_bin and not os.access(a.fuzz_bin, os.X_OK):
             raise UsageError(f"--fuzz-bin {a.fuzz_bin} is not an executable")
-        fb = None if a.no_fuzzer else (a.fuzz_bin or fuzz_ops_binary())
-        if not fb and not a.no_fuzzer:
-            raise UsageError("build-fuzz/fuzz/fuzz_ops is not built (`vfatfuzz setup` builds it); "
+        # the fuzz-ubsan build fuzzes, the ASan build judges and replays
+        # (fuzz_ops_fast_binary says why); a --fuzz-bin does both itself
+        fb = None if a.no_fuzzer else (a.fuzz_bin or fuzz_ops_fast_binary())
+        judge = None if a.no_fuzzer else (a.judge_bin or a.fuzz_bin or fuzz_ops_binary())
+        if a.judge_bin and not os.access(a.judge_bin, os.X_OK):
+            raise UsageError(f"--judge-bin {a.judge_bin} is not an executable")
+        if not a.no_fuzzer and (not fb or not judge):
+            miss = "build-fuzz-ubsan/fuzz/fuzz_ops" if not fb else "build-fuzz/fuzz/fuzz_ops"
+            raise UsageError(f"{miss} is not built (`vfatfuzz setup` builds it); "
                              "--no-fuzzer runs generated scripts only")
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
@@ -231,9 +240,11 @@ class Campaign:
                     self.say(f"note: fuzz_ops exists but {why}; corpus harvesting off")
                 else:
                     self.fuzzer = Fuzzer(fb, self.workdir, a.fuzz_jobs, budget,
-                                         shard_seed(seed, self.shard), nice=a.fuzz_nice)
+                                         shard_seed(seed, self.shard), nice=a.fuzz_nice, judge=judge)
                     self.fuzzer.start()
-                    self.say(f"fuzzer: {fb} on {a.fuzz_jobs} worker(s), corpus {self.fuzzer.corpus}")
+                    rep = (f"; corpus entries replayed under {judge}"
+                           if self.fuzzer.judge != self.fuzzer.binary else "")
+                    self.say(f"fuzzer: {fb} on {a.fuzz_jobs} worker(s), corpus {self.fuzzer.corpus}{rep}")
             self.loop()
         except (Stop, KeyboardInterrupt) as e:
             stopped = "SIGTERM" if isinstance(e, Stop) else "SIGINT"
@@ -463,7 +474,7 @@ class Campaign:
         mpath = os.path.join(self.fuzzer.logs, f"min-{os.path.basename(path)}")
         if not worker.hurry.is_set():
             ok, _ = minimize_crash(path, mpath, min(15.0, self.args.min_budget, max(MIN_LATE, left)),
-                                   self.fuzzer.binary)
+                                   self.fuzzer.judge)
             if ok:
                 m2 = self.fuzzer.crash_message(mpath)
                 if m2 is not None and findings.normalise(m2, 80) == fields["kind"]:
@@ -474,7 +485,7 @@ class Campaign:
         summary = f"fuzz_ops violation: {msg[:200]} ({len(mops)} ops)"
         info = {"signature": h, "fields": fields, "summary": summary, "message": msg,
                 "crash_file": os.path.basename(path), "apply_options": opts, "seed": self.seed,
-                "ops_orig": len(ops), "ops_min": len(mops), "fuzz_bin": self.fuzzer.binary,
+                "ops_orig": len(ops), "ops_min": len(mops), "fuzz_bin": self.fuzzer.judge,
                 "found_after_s": round(time.monotonic() - self.t0, 1)}
         files = {"ops.txt": mtext, "ops.orig.txt": text}
         with open(path, "rb") as f:
@@ -519,7 +530,12 @@ def add_arguments(p):
     p.add_argument("--no-fuzzer", action="store_true", help="generated scripts only")
     p.add_argument("--fresh", action="store_true",
                    help="ignore the workdir's state (seeds, iterations); findings are kept")
-    p.add_argument("--fuzz-bin", help="the fuzz_ops binary to run (default build-fuzz/fuzz/fuzz_ops)")
+    p.add_argument("--fuzz-bin", help="the fuzz_ops binary to fuzz and judge crashes with (default: fuzz with "
+                        "build-fuzz-ubsan/fuzz/fuzz_ops and replay what it keeps under build-fuzz/fuzz/fuzz_ops, "
+                        "the ASan build)")
+    p.add_argument("--judge-bin", help="the fuzz_ops binary that replays every corpus entry the fuzzing build "
+                   "keeps and judges, minimises and records crash files (default build-fuzz/fuzz/fuzz_ops, "
+                   "or the --fuzz-bin when one is given)")
 
 
 def run_cmd(args):

@@ -47,6 +47,10 @@ def summarise(self):
     if self.fuzzer:
         self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
                  f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
+        if self.fuzzer.judge != self.fuzzer.binary:
+            self.say(f"asan replay: {self.fuzzer.replay_runs} corpus entries replayed under the ASan build "
+                     f"in this run ({len(self.fuzzer.replayed)} in all, {self.fuzzer.replay_cpu:.1f} CPU-s), "
+                     f"{self.fuzzer.replay_fails} failed, {len(self.fuzzer.replay_todo(None))} left for the next run")
     self.say(f"findings: {len(self.new)} new, {len(self.known)} total in {findings.findings_dir(self.workdir)}")
     for h, s in self.new:
         self.say(f"  NEW {h}  {s}")
@@ -59,6 +63,11 @@ def summarise(self):
             "images_per_minute": {n: round(imgs[n] * 60.0 / el, 1) if el else 0.0
                                   for n in ck.reader_names},
             "fuzz_execs_per_s": self.fuzzer.execs_per_s() if self.fuzzer else None,
+            "asan_replay": ({"replayed": self.fuzzer.replay_runs, "replayed_in_all": len(self.fuzzer.replayed),
+                             "failed": self.fuzzer.replay_fails, "cpu_seconds": round(self.fuzzer.replay_cpu, 1),
+                             "left": len(self.fuzzer.replay_todo(None)),
+                             "judge": self.fuzzer.judge}
+                            if self.fuzzer and self.fuzzer.judge != self.fuzzer.binary else None),
             "pipeline": prep,
             "census": self.census.to_json(),
             "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}

@@ -96,11 +96,12 @@ def build_fault(name, werror=True, src=REPO, preset="default"):
     return os.path.join(bdir, "vfat"), None, ""
 
 
-def build_fuzz_fault(name):
-    """fuzz preset + fault: build-fuzzfault-NAME/fuzz/fuzz_ops -> (path, err)."""
-    bdir = os.path.join(REPO, f"build-fuzzfault-{name}")
+def build_fuzz_fault(name, preset="fuzz"):
+    """fuzz preset + fault: build-fuzzfault-NAME/fuzz/fuzz_ops -> (path, err);
+    preset fuzz-ubsan: build-fuzzubsanfault-NAME/fuzz/fuzz_ops."""
+    bdir = os.path.join(REPO, f"build-{preset.replace('-', '')}fault-{name}")
     if not os.path.isfile(os.path.join(bdir, "CMakeCache.txt")):
-        p = prun(["cmake", "--preset", "fuzz", "-B", bdir, f"-DVFAT_FAULT={name}"], timeout=300, cwd=REPO)
+        p = prun(["cmake", "--preset", preset, "-B", bdir, f"-DVFAT_FAULT={name}"], timeout=300, cwd=REPO)
         if p.rc != 0:
             return None, f"fuzz configure failed: {(p.errtext or p.text).strip()[-300:]}"
     p = prun(["cmake", "--build", bdir, "-j2", "--target", "fuzz_ops"], timeout=1800, cwd=REPO)

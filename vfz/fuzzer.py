@@ -1,4 +1,5 @@
 """The fuzzer process: fuzz_ops (libFuzzer) on J workers in the background, and its inputs converted to op-scripts."""
+import hashlib
 import os
 import re
 import signal
@@ -13,7 +14,21 @@ from vfz.proc import run
 
 
 def fuzz_ops_binary():
+    """fuzz_ops of the `fuzz` preset (libFuzzer + ASan + UBSan): the build
+    that judges an input (crash files, repro, merge, minimisation)."""
     b = os.path.join(REPO, "build-fuzz", "fuzz", "fuzz_ops")
+    return b if os.access(b, os.X_OK) else None
+
+
+def fuzz_ops_fast_binary():
+    """fuzz_ops of the `fuzz-ubsan` preset (libFuzzer + UBSan, no ASan):
+    the build the main job fuzzes with. Every op is checked against the
+    model and the checker as in the ASan build; ASan's memory checks come
+    from replaying each corpus entry it keeps under fuzz_ops_binary()
+    (Fuzzer.replay). ASan costs 2.6x per op (bench/README.md), so this
+    splits the work the way AFL++'s documentation advises (one sanitized
+    instance is enough) while no kept input goes unchecked by ASan."""
+    b = os.path.join(REPO, "build-fuzz-ubsan", "fuzz", "fuzz_ops")
     return b if os.access(b, os.X_OK) else None
 
 
@@ -76,6 +91,8 @@ def _die_with_parent(nice=0):
 
 
 CPU_SAMPLE_S = 1.0   # how often poll() samples the workers' CPU
+REPLAY_S = 10.0      # at most one ASan replay of new corpus entries this often
+REPLAY_BATCH = 400   # corpus entries per replay
 
 
 class Fuzzer:
@@ -83,8 +100,22 @@ class Fuzzer:
     crashes in <workdir>/crashes; harvest() yields corpus entries not seen
     before (newest first)."""
 
-    def __init__(self, binary, workdir, jobs, seconds, seed, nice=0):
+    def __init__(self, binary, workdir, jobs, seconds, seed, nice=0, judge=None):
         self.binary = os.path.abspath(binary)
+        # the build crash files are judged, minimised and replayed with
+        # (the ASan one); when it is not the fuzzing build, every corpus
+        # entry is also replayed with it (replay_poll)
+        self.judge = os.path.abspath(judge) if judge else self.binary
+        self.replayed_file = os.path.join(workdir, "asan-replayed.txt")
+        self.replayed = set()
+        if os.path.exists(self.replayed_file):
+            with open(self.replayed_file) as f:
+                self.replayed = {ln.strip() for ln in f if ln.strip()}
+        self.replay_proc = None      # (Popen, [paths], log path, started)
+        self.replay_at = 0.0
+        self.replay_cpu = 0.0
+        self.replay_runs = 0
+        self.replay_fails = 0
         self.corpus = os.path.join(workdir, "corpus")
         self.crashes = os.path.join(workdir, "crashes")
         self.logs = os.path.join(workdir, "fuzz-logs")
@@ -135,9 +166,12 @@ class Fuzzer:
         self.procs = [self._start(0)]
 
     def poll(self):
-        """Restart workers that stopped (a crash stops libFuzzer) while time is left."""
+        """Restart workers that stopped (a crash stops libFuzzer) while time
+        is left; replay new corpus entries under the judging build."""
         if time.monotonic() - self.cpu_at >= CPU_SAMPLE_S:
             self.cpu()
+        if self.judge != self.binary:
+            self.replay_poll()
         for i, p in enumerate(self.procs):
             if p is not None and p.poll() is not None:
                 self.cpu_dead += self.cpu_last.pop(p.pid, 0.0)
@@ -155,7 +189,112 @@ class Fuzzer:
                 c = pace.tree_cpu(p.pid)
                 if c:
                     self.cpu_last[p.pid] = c
-        return self.cpu_dead + sum(self.cpu_last.values())
+        return self.cpu_dead + sum(self.cpu_last.values()) + self.replay_cpu
+
+    # ---- ASan replay of the corpus -----------------------------------------
+
+    def replay_poll(self, batch=REPLAY_BATCH):
+        """Collect a finished replay; start the next one over up to batch
+        corpus entries not replayed yet, at most every REPLAY_S seconds.
+        The judging build runs them one after the other (libFuzzer's file
+        mode) with -artifact_prefix=crashes/: an input that fails there --
+        an ASan report the fuzzing build cannot see -- is written to
+        crashes/ and filed like any crash. Runs beside the lanes, niced
+        like the workers; never blocks the main loop."""
+        if self.replay_proc is not None:
+            p, paths, log, _ = self.replay_proc
+            try:
+                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status, ru = p.pid, 0, None
+            if pid == 0:
+                return
+            p.returncode = os.waitstatus_to_exitcode(status)
+            if ru is not None:
+                self.replay_cpu += ru.ru_utime + ru.ru_stime
+            self._replay_done(p.returncode, paths, log)
+            self.replay_proc = None
+        if time.monotonic() - self.replay_at < REPLAY_S:
+            return
+        todo = self.replay_todo(batch)
+        if not todo:
+            return
+        self.replay_at = time.monotonic()
+        log = os.path.join(self.logs, "asan-replay.log")
+        with open(log, "wb") as f:
+            p = subprocess.Popen([self.judge, "-timeout=25", "-rss_limit_mb=2560",
+                                  f"-artifact_prefix={self.crashes}/", *todo],
+                                 stdout=f, stderr=f, stdin=subprocess.DEVNULL,
+                                 start_new_session=True,
+                                 preexec_fn=lambda: _die_with_parent(self.nice))
+        self.replay_proc = (p, todo, log, self.replay_at)
+
+    def replay_todo(self, limit):
+        """Corpus entries not replayed yet, oldest first (at most limit;
+        None: all)."""
+        try:
+            names = os.listdir(self.corpus)
+        except OSError:
+            return []
+        new = []
+        for n in names:
+            if n in self.replayed or n.startswith("."):
+                continue
+            p = os.path.join(self.corpus, n)
+            try:
+                new.append((os.path.getmtime(p), p))
+            except OSError:
+                continue
+        new.sort()
+        return [p for _, p in (new if limit is None else new[:limit])]
+
+    def _replay_done(self, rc, paths, log):
+        """Mark what ran: all of paths when it passed; on a failure the
+        inputs up to the one that failed (libFuzzer prints "Running: P"
+        before each), which is copied to crashes/ as crash-<sha1> (libFuzzer
+        saves no artifact in file mode) and filed like any crash. A failure
+        before any input ran marks nothing: the log is kept and the inputs
+        are tried again."""
+        done = paths
+        if rc != 0:
+            self.replay_fails += 1
+            last = None
+            try:
+                with open(log, "rb") as f:
+                    for ln in f.read().decode("utf-8", "replace").splitlines():
+                        if ln.startswith("Running: "):
+                            last = ln[9:].strip()
+            except OSError:
+                pass
+            done = paths[:paths.index(last) + 1] if last in paths else []
+            if last in paths:
+                self._save_crash(last)
+            keep = os.path.join(self.logs, f"asan-replay-fail-{self.replay_fails}.log")
+            try:
+                os.replace(log, keep)
+            except OSError:
+                pass
+        self.replay_runs += len(done)
+        names = [os.path.basename(x) for x in done]
+        self.replayed.update(names)
+        with open(self.replayed_file, "a") as f:
+            f.write("".join(n + "\n" for n in names))
+
+    def _save_crash(self, path):
+        """An input the judging build fails on -> crashes/crash-<sha1>,
+        written atomically (new_crashes skips dot files)."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return
+        dst = os.path.join(self.crashes, "crash-" + hashlib.sha1(data).hexdigest())
+        if os.path.exists(dst):
+            return
+        tmp = os.path.join(self.crashes, f".replay-{os.getpid()}")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, dst)
 
     def execs_per_s(self):
         total = 0.0
@@ -226,13 +365,25 @@ class Fuzzer:
     def crash_message(self, path):
         """The violation line fuzz_ops prints for a crash file; None when it
         no longer fails."""
-        p = run([self.binary, path], timeout=30)
+        p = run([self.judge, path], timeout=30)
         if p.rc == 0:
             return None
         return crash_line(p.errtext + p.text, p.rc)
 
     def stop(self):
         self.cpu()
+        if self.replay_proc is not None:
+            p = self.replay_proc[0]
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                _, _, ru = os.wait4(p.pid, 0)
+                self.replay_cpu += ru.ru_utime + ru.ru_stime
+            except ChildProcessError:
+                pass
+            self.replay_proc = None   # its inputs are replayed on resume
         for p in self.procs:
             if p is not None and p.poll() is None:
                 try:
@@ -251,6 +402,9 @@ class Fuzzer:
                     p.wait()
 
 
+_ASAN_SUMMARY = re.compile(r"SUMMARY: AddressSanitizer: (\S+) (\S+) in (\S+)")
+
+
 def crash_line(text, rc):
     """The one line that says why fuzz_ops failed on an input."""
     lines = text.splitlines()
@@ -258,6 +412,14 @@ def crash_line(text, rc):
                 "ERROR:", "SUMMARY:"):
         for i, ln in enumerate(lines):
             if pat in ln:
+                if pat == "ERROR: AddressSanitizer":
+                    # the kind and the function it happened in, not the
+                    # addresses: two over-reads in two functions are two
+                    # findings, one over-read found twice is one
+                    for sl in lines:
+                        m = _ASAN_SUMMARY.match(sl.strip())
+                        if m:
+                            return f"AddressSanitizer: {m[1]} in {m[3]} ({os.path.basename(m[2])})"
                 out = ln.strip()
                 j = i + 1        # a quoted name with a line break in it: join its lines
                 while out.count('"') % 2 and j < len(lines) and j <= i + 3:

@@ -2,8 +2,8 @@
 
 setup: install the Debian packages that are missing (dpkg-query first, so a
 second run needs no network) and the oracles' own installs (FatFs: npm ci),
-configure and build the default, asan and fuzz presets (the main job runs
-fuzz_ops), then build the kernel oracles if their build scripts exist.
+configure and build the default, asan, fuzz and fuzz-ubsan presets (the
+main job runs fuzz_ops), then build the kernel oracles if their build scripts exist.
 test: setup, then `ctest --preset default` and `ctest --preset asan -L core`;
 prints "N passed, N failed" and exits non-zero on any failure.
 """
@@ -34,8 +34,10 @@ def oracle_packages():
 
 PACKAGES = BUILD_PACKAGES + [p for p in oracle_packages() if p not in BUILD_PACKAGES]
 # the presets setup builds: the core and CLI, its asan twin (the suite runs
-# the core's tests under it), and the fuzz targets the main job runs
-PRESETS = ("default", "asan", "fuzz")
+# the core's tests under it), the fuzz targets (ASan + UBSan: they judge,
+# minimise and replay), and fuzz_ops under UBSan alone, which the main job
+# fuzzes with (vfz.fuzzer.fuzz_ops_fast_binary says why)
+PRESETS = ("default", "asan", "fuzz", "fuzz-ubsan")
 KERNEL_BUILDS = ["vfz/oracles/kernel/build.sh", "vfz/oracles/kernel-nodual/build.sh"]
 
 

@@ -121,11 +121,19 @@ static int nk_insert(struct dir_index *x, uint32_t hash, uint32_t start, uint32_
 
 static void nk_remove(struct dir_index *x, uint32_t hash, uint32_t pos)
 {
-	for (size_t i = hash & (x->ncap - 1); x->nk[i].pos != EMPTY; i = (i + 1) & (x->ncap - 1))
+	for (size_t i = hash & (x->ncap - 1); x->nk[i].pos != EMPTY; i = (i + 1) & (x->ncap - 1)) {
+#ifdef VFAT_FAULT_INDEX_OVERREAD
+		/* planted: peeks at the next slot without wrapping, one nkey past
+		 * the table when i is its last slot; the value is never used, so
+		 * only ASan can see it (harnesses/FAULTS.md) */
+		volatile uint32_t peek = x->nk[i + 1].pos;
+		(void)peek;
+#endif
 		if (x->nk[i].pos == pos && x->nk[i].hash == hash) {
 			x->nk[i].pos = TOMB;
 			return;
 		}
+	}
 }
 
 static int sk_add(struct dir_index *x, const uint8_t *sn, int hidden, int delta);

@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""The main job's split of the sanitizers: it fuzzes with fuzz_ops built
+under UBSan alone (preset fuzz-ubsan) and replays every corpus entry it
+keeps under the ASan build (vfz.fuzzer.Fuzzer.replay_poll). This test
+proves the replay catches what only ASan can see.
+
+It builds fuzz_ops twice with the planted fault INDEX_OVERREAD (a read one
+hash-table slot past the index's heap array; harnesses/FAULTS.md), once per
+preset, checks that the UBSan build is blind to it, runs a 30-second
+campaign that fuzzes with the UBSan fault build and judges with the ASan
+fault build, and asserts that the campaign files the over-read as a
+finding of its own: role fuzz, the ASan kind and function in its
+signature, a minimised op-script, and a crash file that the UBSan fault
+build and the reference ASan build both pass (so the fault, seen only by
+ASan, is what the finding shows).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, REPO)
+
+from vfz import findings  # noqa: E402
+from vfz.cmd_selftest import build_fuzz_fault  # noqa: E402
+from vfz.fuzzer import fuzz_ops_binary  # noqa: E402
+
+VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
+FAULT = "INDEX_OVERREAD"
+
+
+def run(argv, timeout):
+    return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout)
+
+
+@unittest.skipUnless(fuzz_ops_binary(), "build-fuzz/fuzz/fuzz_ops not built (vfatfuzz setup builds it)")
+class AsanReplayTests(unittest.TestCase):
+    def test_replay_files_an_asan_only_fault(self):
+        asan, err = build_fuzz_fault(FAULT, "fuzz")
+        self.assertIsNone(err, err)
+        ubsan, err = build_fuzz_fault(FAULT, "fuzz-ubsan")
+        self.assertIsNone(err, err)
+        with tempfile.TemporaryDirectory(prefix="vfz-test-replay-") as wd:
+            r = run(["/usr/bin/python3", VFATFUZZ, "campaign", "--no-setup", "--minutes", "0.5",
+                     "--seed", "5", "--jobs", "1", "--fuzz-bin", ubsan, "--judge-bin", asan,
+                     "--writers", "core-v1", "--oracles", "dosfsck", "--fs", "fat12",
+                     "--min-budget", "10", "--workdir", wd], timeout=300)
+            out = r.stdout + r.stderr
+            self.assertIn(r.returncode, (0, 1), out[-3000:])
+            self.assertIn(f"corpus entries replayed under {asan}", out)
+            with open(os.path.join(wd, "summary.json")) as f:
+                rep = json.load(f)["asan_replay"]
+            self.assertGreater(rep["replayed"], 0, rep)
+            self.assertGreaterEqual(rep["failed"], 1, rep)
+            self.assertEqual(rep["judge"], asan)
+            fdir = os.path.join(wd, "findings")
+            hits = []
+            for n in sorted(os.listdir(fdir)):
+                self.assertEqual(findings.well_formed(os.path.join(fdir, n)), "", n)
+                fi = findings.load_finding(os.path.join(fdir, n))
+                if fi["fields"]["role"] == "fuzz" and "AddressSanitizer" in fi["fields"]["kind"]:
+                    hits.append((n, fi))
+            self.assertEqual(len(hits), 1, f"want one ASan finding, got {[h[0] for h in hits]}\n{out[-3000:]}")
+            name, fi = hits[0]
+            self.assertIn("AddressSanitizer: heap-buffer-overflow in nk_remove", fi["fields"]["kind"])
+            self.assertEqual(fi["fuzz_bin"], asan)
+            self.assertLessEqual(fi["ops_min"], fi["ops_orig"])
+            crash = os.path.join(fdir, name, "crash.bin")
+            # ASan-only: the fuzzing build passes it, the ASan fault build
+            # fails on it, the reference ASan build passes it
+            self.assertEqual(run([ubsan, crash], 60).returncode, 0, "the UBSan build sees the fault")
+            bad = run([asan, crash], 60)
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("heap-buffer-overflow", bad.stderr)
+            ref = run([fuzz_ops_binary(), crash], 60)
+            self.assertEqual(ref.returncode, 0, ref.stderr[-2000:])
+            with open(os.path.join(fdir, name, "ops.txt")) as f:
+                self.assertTrue(any(ln.startswith(("rmdir ", "unlink ", "rename "))
+                                    for ln in f), "the minimised script removes no name")
+            # every replayed entry is named once in the replay log
+            with open(os.path.join(wd, "asan-replayed.txt")) as f:
+                names = [ln.strip() for ln in f if ln.strip()]
+            self.assertEqual(len(names), len(set(names)))
+            self.assertEqual(len(names), rep["replayed_in_all"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
