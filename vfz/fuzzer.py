@@ -25,7 +25,7 @@ def fuzz_ops_fast_binary():
     the build the main job fuzzes with. Every op is checked against the
     model and the checker as in the ASan build; ASan's memory checks come
     from replaying each corpus entry it keeps under fuzz_ops_binary()
-    (Fuzzer.replay). ASan costs 2.6x per op (bench/README.md), so this
+    (Fuzzer.replay). ASan costs 1.8x per checked op (bench/README.md), so this
     splits the work the way AFL++'s documentation advises (one sanitized
     instance is enough) while no kept input goes unchecked by ASan."""
     b = os.path.join(REPO, "build-fuzz-ubsan", "fuzz", "fuzz_ops")
