@@ -71,7 +71,13 @@ class CampaignTests(unittest.TestCase):
         self.assertGreaterEqual(len(prog), 60 // 5 - 1, out[-3000:])
         self.assertTrue(all(b - a <= 6 for a, b in zip([0] + times, times)), times)
         for ln in prog:
-            self.assertRegex(ln, r"execs/s [\d.]+ (corpus \d+ )?scripts \d+ images\[dosfsck=\d+ mtools=\d+.*\] findings \d+ new/\d+ total")
+            self.assertRegex(ln, r"execs/s [\d.]+ (corpus \d+ (asan-replayed \d+ )?)?scripts \d+ "
+                                 r"images\[dosfsck=\d+ mtools=\d+.*\] findings \d+ new/\d+ total")
+        # the main job fuzzes with the fuzz-ubsan build and replays what it
+        # keeps under the ASan build
+        self.assertRegex(out, r"fuzzer: \S*build-fuzz-ubsan/fuzz/fuzz_ops .*replayed under \S*build-fuzz/fuzz/fuzz_ops")
+        m = re.search(r"asan replay: (\d+) corpus entries replayed under the ASan build", out)
+        self.assertTrue(m and int(m.group(1)) > 0, out[-3000:])
         self.assertIn("campaign summary: seed 4242", out)
         self.assertRegex(out, r"\ndosfsck\s+reader\s+[1-9]\d*\s+\d+")
         self.assertRegex(out, r"\nmtools\s+reader\s+[1-9]\d*\s+\d+")
