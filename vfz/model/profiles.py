@@ -249,16 +249,8 @@ def profile_knobs(profile):
     return PROFILES[profile]
 
 
-
-
-# campaign (vfz.campaign.mtools_known_failure, trailing_dot_explains) files
-# each as one finding with this kind, op and name class '-', and cuts the
-# script before the failing op for the readers (see EXCEPTIONS).
-MTOOLS_LONG_UTF8 = "mtools-long-utf8"
-MTOOLS_NO_DIR_SLOTS = "mtools-no-dir-slots"
-MTOOLS_TRAILING_DOT = "mtools-trailing-dot-unopenable"
-MTOOLS_MMOVE_GROW = "mtools-mmove-grow-abort"
-MTOOLS_ASTRAL_TRUNCATED = "mtools-astral-truncated"
+# mtools 4.0.32 handles names of at most this many UTF-8 bytes (its known
+# failures beyond are the mtools oracle's: vfz/oracles/mtools_exceptions.py)
 MTOOLS_NAME_BYTES = 255
 
 
