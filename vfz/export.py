@@ -425,6 +425,34 @@ else
 fi
 """
 
+FSCK_RUN = r"""
+echo "== fsck.fat -n of the image {tool} left{note}"
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
+fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
+rc=$?
+indent < "$OUT/fsck.txt"
+echo "    exit $rc"
+"""
+
+FSCK_ANY = r"""[ "$rc" = 0 ] || bug "fsck.fat -n on the image {tool} left: $(sed -n '2,3p' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
+"""
+
+
+def fsck_check(tool, note="", show="", verdict=None):
+    """sh text of a writer exporter's knob extra {"check": "fsck"} (mtools,
+    fusefat, U-Boot): after the tool ran, fsck.fat -n reads the image it
+    left ("$OUT/after.img", which the body has copied) for damage the
+    tool's own listing cannot show; its output and exit status ($rc) are
+    printed. fsck.fat missing: CANNOT RUN.
+    tool: the tool's name as the script prints it ("the image TOOL left");
+    note: text added to the heading line; show: sh text run after fsck's
+    output (more of the image to print: od of the root, mdir);
+    verdict: sh text that calls `bug` from $rc and "$OUT/fsck.txt";
+    None: any complaint (non-zero exit) is the symptom."""
+    head = FSCK_RUN.replace("{tool}", tool).replace("{note}", note)
+    return head + show + (FSCK_ANY.replace("{tool}", tool) if verdict is None else verdict)
+
+
 TAIL = r"""
 if [ "$BUGS" -gt 0 ]; then
     echo "REPRODUCED: $WHY"

@@ -33,7 +33,7 @@ import errno
 import os
 
 from vfz import export_kernel
-from vfz.export import q
+from vfz.export import fsck_check, q
 
 PACKAGES = ["fusefat", "fuse"]
 NEEDS = [("fusefat", "fusefat"), ("fusermount", "fuse"), ("find", "findutils"),
@@ -53,17 +53,6 @@ EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 def shown(case, path):
     return path
 
-
-# extra {"check": "fsck"}
-FSCK = r"""
-echo "== fsck.fat -n of the image fusefat left"
-command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
-fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
-rc=$?
-indent < "$OUT/fsck.txt"
-echo "    exit $rc"
-[ "$rc" = 0 ] || bug "fsck.fat -n on the image fusefat left: $(sed -n '2,3p' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
-"""
 
 # the op steps: Linux's result for each op, and the errno's message
 STEP = r"""
@@ -183,7 +172,7 @@ tail -n 20 "$OUT/fusefat.log" | indent
 cp "$IMG" "$OUT/after.img"
 """)
     if extra.get("check") == "fsck":
-        out.append(FSCK)
+        out.append(fsck_check("fusefat"))
     elif extra.get("check") == "fat1":
         out.append(_fat1_check(case))
     return "".join(out)

@@ -9,7 +9,7 @@ what it does with the others. A rename onto an existing entry deletes the
 target first (mdel/mrd), as mmove would otherwise move into a directory.
 """
 from vfz import model
-from vfz.export import q, op_data
+from vfz.export import fsck_check, q, op_data
 
 PACKAGES = ["mtools"]
 NEEDS = [("mdir", "mtools"), ("mtype", "mtools"), ("mmd", "mtools"), ("mcopy", "mtools"),
@@ -145,16 +145,11 @@ echo "fsck.fat -n complained after $HITS of $REPEAT runs"
 """
 
 
-FSCK = r"""
-echo "== fsck.fat -n of the image mtools left"
-command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
-fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
-rc=$?
-indent < "$OUT/fsck.txt"
-echo "    exit $rc"
-echo "== the first {n} slots of the root directory (byte {off}), as od prints them"
+# extra {"check": "fsck"}: fsck.fat -n (vfz.export.fsck_check), then the
+# root's first slots as od prints them, so the 11 bytes of each 8.3 name
+# can be read
+ROOT_OD = r"""echo "== the first {n} slots of the root directory (byte {off}), as od prints them"
 od -A d -t x1z -v -j {off} -N {size} "$OUT/after.img" | indent
-[ "$rc" = 0 ] || bug "fsck.fat -n on the image mtools left: $(sed -n '2,3p' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
 """
 
 
@@ -172,7 +167,8 @@ def body(case, data):
         out.append(ops)
         out.append('cp "$IMG" "$OUT/after.img"\n')
         if (case.extra or {}).get("check") == "fsck":
-            out.append(FSCK.format(n=8, off=_root_offset(case.image), size=8 * 32))
+            out.append(fsck_check("mtools", show=ROOT_OD.format(n=8, off=_root_offset(case.image),
+                                                                size=8 * 32)))
         n = (case.extra or {}).get("repeat")
         if n:
             quiet = "".join(ln.replace("step ", "qstep ", 1) for ln in ops.splitlines(True)

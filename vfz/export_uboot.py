@@ -23,7 +23,7 @@ carry names and sizes (no hash); fatls shows names as Latin-1 bytes,
 turned into UTF-8 with iconv.
 """
 from vfz import checker, diff
-from vfz.export import ExportError, op_data, q
+from vfz.export import ExportError, fsck_check, op_data, q
 
 PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
 NEEDS = [("qemu-system-i386", "qemu-system-x86"), ("iconv", "libc-bin"), ("mkfifo", "coreutils")]
@@ -198,28 +198,22 @@ cp "$IMG" "$OUT/after.img"
 
 
 # extra {"check": "fsck"}: after U-Boot ran, fsck.fat -n reads the image it
-# left, for a bug U-Boot's own listing cannot show (two equal 8.3 aliases:
-# fatls lists the long names); its "Duplicate directory entry" (or any
-# complaint, with "complaints": true) is the symptom, and the 8.3 names of
-# the root are printed from the image's bytes
-FSCK = r"""
-echo "== fsck.fat -n of the image U-Boot left (its own fatls shows the long names, not the 8.3 ones)"
-command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools): needed to see this bug"
-fsck.fat -n "$OUT/after.img" > "$OUT/fsck.txt" 2>&1
-rc=$?
-indent < "$OUT/fsck.txt"
-echo "    exit $rc"
-if command -v mdir >/dev/null 2>&1; then
+# left (vfz.export.fsck_check), for a bug U-Boot's own listing cannot show
+# (two equal 8.3 aliases: fatls lists the long names); its "Duplicate
+# directory entry" (or any complaint, with "complaints": true) is the
+# symptom, and the 8.3 names of the root are printed (mdir)
+FSCK_NOTE = " (its own fatls shows the long names, not the 8.3 ones)"
+FSCK_SHOW = r"""if command -v mdir >/dev/null 2>&1; then
     echo "== the 8.3 names beside the long ones (mdir, if mtools is there)"
     MTOOLS_SKIP_CHECK=1 mdir -i "$OUT/after.img" ::/ 2>&1 | indent
 fi
-if grep -q "Duplicate directory entry" "$OUT/fsck.txt"; then
+"""
+FSCK_VERDICT = r"""if grep -q "Duplicate directory entry" "$OUT/fsck.txt"; then
     bug "fsck.fat -n: $(grep -A 1 -m 1 'Duplicate directory entry' "$OUT/fsck.txt" | tr -s ' \n' ' ')"
 elif [ "$rc" != 0 ] && [ "{ANY}" = 1 ]; then
     bug "fsck.fat -n complains (exit $rc): $(sed -n 2p "$OUT/fsck.txt")"
 fi
 """
-
 
 
 # extra {"check": "alias-bytes"} or {"check": "dates"}: after U-Boot ran, the
@@ -350,7 +344,8 @@ def body(case, data):
         raise ExportError("the writes' bytes exceed the 1 MiB transfer disk")
     tail = ""
     if (case.extra or {}).get("check") == "fsck":
-        tail = FSCK.replace("{ANY}", "1" if case.extra.get("complaints") else "0")
+        tail = fsck_check("U-Boot", note=FSCK_NOTE, show=FSCK_SHOW, verdict=FSCK_VERDICT.replace(
+            "{ANY}", "1" if case.extra.get("complaints") else "0"))
     check = (case.extra or {}).get("check")
     if check in ("alias-bytes", "dates"):
         tail = entries_check(case, check)
