@@ -34,12 +34,24 @@ mtools_no_vfat=0
 default_codepage=437
 ' > "$OUT/mtoolsrc"
 export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1
+if [ -n "${MTOOLS_SAN:-}" ]; then
+    [ -x "$MTOOLS_SAN" ] || cannot "MTOOLS_SAN=$MTOOLS_SAN is not an executable"
+    mkdir -p "$OUT/san"
+    for c in mmd mcopy mmove mdel mrd mdir mtype; do ln -sf "$MTOOLS_SAN" "$OUT/san/$c"; done
+    PATH="$OUT/san:$PATH"
+    export ASAN_OPTIONS=detect_leaks=0
+    echo "mtools commands from the sanitizer build $MTOOLS_SAN"
+fi
+cp "$IMG" "$OUT/pristine.img"
 step() {   # N EXPECTED COMMAND...: run one mtools command, check its exit status
     n=$1; want=$2; shift 2
     echo "op $n: $*"
     "$@" > "$OUT/op$n.txt" 2>&1
     rc=$?
     indent < "$OUT/op$n.txt"
+    if grep -q 'ERROR: AddressSanitizer' "$OUT/op$n.txt"; then
+        bug "op $n: $1: $(grep -m 1 -o 'AddressSanitizer: [a-z-]*' "$OUT/op$n.txt") in $(sed -n '/ERROR: AddressSanitizer/,$p' "$OUT/op$n.txt" | grep -m 1 '#0 ' | sed 's/.* in //; s/ .*\/src\/mtools\// /')"
+    fi
     if [ $rc -ge 128 ]; then
         bug "op $n: $1 killed by signal $((rc - 128)) ($(tail -n 1 "$OUT/op$n.txt"))"
     elif [ $rc -ne 0 ] && [ "$want" = ok ]; then
