@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import unittest
+from collections import Counter
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
@@ -26,7 +27,7 @@ sys.path.insert(0, REPO)
 from vfz import listing, model, opscript  # noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 from vfz.evidence import Evidence  # noqa: E402
-from vfz.verdict import ListingDiff  # noqa: E402
+from vfz.verdict import ListingDiff, compare_listing  # noqa: E402
 from vfz.oracles import fatcat, fatsort, fsck_repair, fusefat, get_reader, sleuthkit  # noqa: E402
 
 VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
@@ -364,6 +365,44 @@ class FatcatTests(Images):
         self.assertEqual(fatcat.FatcatReader.explain(ev), fatcat.PAST_END)
         self.assertIsNone(fatcat.FatcatReader.explain(Evidence(ops, rr=res, verdict="differs", diff=d,
                                                                image=self.img["dual"])))
+
+    def test_empty_long_name_shows_the_83_field(self):
+        """'ÿ' (U+00FF) and 'ĀÿĀ' are long names fatcat 1.1.0 reads as empty
+        (fatcat-lfn-bytes drops every unit whose low byte is 0x00 or 0xFF):
+        it then shows the 8.3 field, a v1 dummy's NUL and '/' bytes included,
+        and the names below it under that. Explained from the image as
+        fatcat-lfn-bytes; a wrong size or an entry too many is not."""
+        script = ('create "/ÿ" 5 1\nmkdir "/ĀÿĀ"\ncreate "/ĀÿĀ/日本" 3 2\n'
+                  'create "/ĀÿĀ/plain name" 0 0\ncreate "/ok" 1 3\n')
+        r = fatcat.FatcatReader(check=False)
+        for mode in ("v1", "v3", "dual"):
+            with self.subTest(mode=mode):
+                img = make(os.path.join(self.tmp, f"ff-{mode}.img"), mode, script)
+                exp, res = vfat_ls(img), r.read(img)
+                self.assertIsNone(res.error, res.raw[-500:])
+                used = Counter()
+                d = compare_listing(exp, res.listing, fatcat.FatcatReader, None, used)
+                fb = fatcat.short_fallback_paths(img)
+                self.assertEqual(sorted(fb), sorted(["/ĀÿĀ", "/ĀÿĀ/plain name", "/ĀÿĀ/日本", "/ÿ"]))
+                if mode == "dual":
+                    # cp437 has neither 'ÿ' twice nor 'Ā': the aliases read as
+                    # raw bytes; not all fall back to fatcat-raw-83
+                    self.assertTrue(all(v.split("/")[1] for v in fb.values()), fb)
+                else:
+                    self.assertTrue(fb["/ÿ"].startswith("/") and len(fb["/ÿ"]) > 1, fb)
+                # dual: '/ÿ' is stored with the alias 0x98 (cp437 'ÿ'), matched by fatcat-raw-83
+                self.assertEqual(sorted(e["path"] for e in d.missing),
+                                 sorted(p for p in fb if mode != "dual" or p != "/ÿ"))
+                ev = Evidence(opscript.parse(script), writer="core-v1", reader="fatcat", rr=res,
+                              verdict="differs", diff=d, image=img)
+                self.assertEqual(fatcat.FatcatReader.explain(ev), fatcat.LFN_BYTES)
+                bad = ListingDiff(missing=d.missing, extra=[dict(e, size=e.get("size", 0) + 1)
+                                                            if e["type"] == "file" else e for e in d.extra])
+                self.assertIsNone(fatcat.FatcatReader.explain(
+                    Evidence(ev.ops, rr=res, verdict="differs", diff=bad, image=img)))
+                more = ListingDiff(missing=d.missing + [{"path": "/ok", "type": "file"}], extra=d.extra)
+                self.assertIsNone(fatcat.FatcatReader.explain(
+                    Evidence(ev.ops, rr=res, verdict="differs", diff=more, image=img)))
 
     def test_checker_finds_orphans_and_fat_mismatch(self):
         img = self.copy("dual", "orphan")

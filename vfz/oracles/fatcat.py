@@ -16,7 +16,10 @@ How fatcat 1.1.0 spells names (named exceptions, see EXCEPTIONS):
   * a long name is its UTF-16LE bytes, 0x00 high bytes dropped, and every
     unit whose low byte is 0x00 or 0xFF dropped whole: right for
     U+0001-U+00FE (Latin-1 but 'ÿ'); '日本語' (E5 65 2C 67 9E 8A) reads as
-    'åe,g\\x9e\\x8a', 'ÿaœ' as 'aS\\x01', '😀x' (D83D DE00 0078) as '=Øx'
+    'åe,g\\x9e\\x8a', 'ÿaœ' as 'aS\\x01', '😀x' (D83D DE00 0078) as '=Øx';
+    a long name that comes out empty ('ÿ', 'ĀÿĀ') is taken for none: the
+    8.3 field is shown instead, trimmed of isspace bytes (short_form), a
+    v1 dummy's NULs and '/' included, and the names below it under that
   * a bare 8.3 name is shown as stored: upper case (the NT case byte is
     ignored), non-ASCII as its raw cp437 byte
   * every slot of every cluster of a directory is read, past a 0x00 end
@@ -121,6 +124,71 @@ def past_end_names(image):
     return out
 
 
+def short_form(raw11):
+    """An 8.3 field as fatcat 1.1.0 shows it when it has no long name:
+    base and extension each trimmed of C isspace bytes at both ends (not
+    only spaces), joined by '.' when the extension is not empty; NUL and
+    other bytes kept as stored; as Latin-1."""
+    ws = b" \t\n\v\f\r"
+    base, ext = raw11[:8].strip(ws), raw11[8:11].strip(ws)
+    return (base + (b"." + ext if ext else b"")).decode("latin-1")
+
+
+def _lfn_name(fat, slots):
+    """The long name held by LFN slots (offsets in disk order), or None."""
+    raw = b"".join(bytes(fat.b[o + 1:o + 11] + fat.b[o + 14:o + 26] + fat.b[o + 28:o + 32])
+                   for o in reversed(slots))
+    units = [raw[i:i + 2] for i in range(0, len(raw), 2)]
+    if b"\0\0" in units:
+        units = units[:units.index(b"\0\0")]
+    try:
+        return b"".join(units).decode("utf-16-le")
+    except UnicodeDecodeError:
+        return None
+
+
+def _bare_name(raw11, nt):
+    """A bare 8.3 entry's name as Linux reads it (cp437, NT case flags)."""
+    base, ext = raw11[:8].rstrip(b" "), raw11[8:11].rstrip(b" ")
+    if base[:1] == b"\x05":
+        base = b"\xe5" + base[1:]
+    base, ext = base.decode("cp437"), ext.decode("cp437")
+    base = base.lower() if nt & 0x08 else base
+    ext = ext.lower() if nt & 0x10 else ext
+    return base + ("." + ext if ext else "")
+
+
+def short_fallback_paths(image):
+    """{path as written: path as fatcat 1.1.0 shows it} for every entry whose
+    path has a long-named component that fatcat reads as empty (every UTF-16
+    unit's low byte 0x00 or 0xFF: 'ÿ', 'ĀÿĀ'): fatcat then shows the 8.3
+    field (short_form) -- for a v1 or v3 dummy, its raw bytes, '/' and NULs
+    included -- and every name below it as fatcat spells it."""
+    from vfz.fatimg import Fat
+    with open(image, "rb") as f:
+        fat = Fat(f.read())
+    out, seen = {}, set()
+    todo = [(None, "", "", False)]          # cluster, written path, shown path, fallen back
+    while todo:
+        cl, real, shown, fell = todo.pop()
+        for off, raw11, attr, clus, size, lfn in fat.short_entries(cl):
+            if raw11[:1] == b"." or (cl is None and attr & 0x08):
+                continue
+            long = _lfn_name(fat, lfn) if lfn else None
+            if lfn and long is None:
+                return {}                   # undecodable: explain nothing
+            leaf = long if long is not None else _bare_name(raw11, fat.b[off + 12])
+            fatcat_leaf = (lfn_bytes_form(long) if long is not None else "") or short_form(raw11)
+            fell_here = fell or (long is not None and lfn_bytes_form(long) == "")
+            r, s = f"{real}/{leaf}", (f"{shown}/{fatcat_leaf}" if fell_here else f"{shown}/{leaf}")
+            if fell_here:
+                out[r] = s
+            if attr & 0x10 and clus >= 2 and clus not in seen:
+                seen.add(clus)
+                todo.append((clus, r, s, fell_here))
+    return out
+
+
 class FatcatReader(Reader):
     def __init__(self, name="fatcat", fatcat="fatcat", check=True, **cfg):
         self.name = name
@@ -215,9 +283,17 @@ class FatcatReader(Reader):
     def explain(ev):
         """PAST_END when fatcat shows only extra entries (nothing missing or
         changed) and each is a name it decodes from slots after a
-        directory's 0x00 end marker (past_end_names on ev.image)."""
+        directory's 0x00 end marker (past_end_names on ev.image).
+        LFN_BYTES when every missing entry is at or below a long name
+        fatcat reads as empty and each is shown, with the same type and
+        contents, at the path short_fallback_paths predicts, and nothing
+        else is shown."""
         d, image = getattr(ev, "diff", None), getattr(ev, "image", None)
-        if d is None or not image or d.missing or d.changed or not d.extra:
+        if d is None or not image or d.changed:
+            return None
+        if d.missing:
+            return LFN_BYTES if FatcatReader._short_fallback(d, image) else None
+        if not d.extra:
             return None
         try:
             names = past_end_names(image)
@@ -227,9 +303,24 @@ class FatcatReader(Reader):
         return PAST_END if leaves <= names else None
 
     @staticmethod
+    def _short_fallback(d, image):
+        try:
+            fb = short_fallback_paths(image)
+        except Exception:
+            return False
+        missing = {e["path"]: e for e in d.missing}
+        extra = {e["path"]: e for e in d.extra}
+        # an entry of fb not missing was matched by a name exception (a dual
+        # alias as raw cp437 bytes: fatcat-raw-83)
+        if not set(missing) <= set(fb) or set(extra) != {fb[p] for p in missing}:
+            return False
+        strip = lambda e: {k: v for k, v in e.items() if k != "path"}   # noqa: E731
+        return all(strip(missing[p]) == strip(extra[fb[p]]) for p in missing)
+
+    @staticmethod
     def name_exception(expected_leaf, actual_leaf):
-        if actual_leaf == lfn_bytes_form(expected_leaf):
-            return LFN_BYTES
+        if actual_leaf and actual_leaf == lfn_bytes_form(expected_leaf):
+            return LFN_BYTES            # an empty form: fatcat shows the 8.3 field (explain)
         if actual_leaf == raw_83_form(expected_leaf):
             from vfz.model import short_only
             if short_only(expected_leaf, "winnt") or not expected_leaf.isascii():
@@ -246,9 +337,14 @@ EXCEPTIONS = [
                    "dropped and every unit whose low byte is 0x00 or 0xFF dropped whole (no "
                    "UTF-16 decoding; fixed upstream later with codecvt): names in U+0001-U+00FE "
                    "read right, any other character as one or two unrelated bytes ('日' U+65E5 "
-                   "-> 'åe') or nothing ('ÿ' U+00FF, the low surrogate U+DE00 of '😀'). fatcat "
-                   "is wrong (LFN slots hold UTF-16)",
-                   "actual leaf == lfn_bytes_form(expected leaf)"),
+                   "-> 'åe') or nothing ('ÿ' U+00FF, the low surrogate U+DE00 of '😀'); a long "
+                   "name that comes out empty is taken for none and the 8.3 field is shown "
+                   "('ÿ' written nodual v1 lists as the dummy's bytes). fatcat is wrong (LFN "
+                   "slots hold UTF-16)",
+                   "actual leaf == lfn_bytes_form(expected leaf), not empty; or every missing "
+                   "entry is at or below a long name whose form is empty and is shown with the "
+                   "same fields at the path short_fallback_paths reads from the image "
+                   "(FatcatReader.explain)"),
     NamedException(PAST_END, "fatcat", "reader",
                    "fatcat reads every slot of a directory's clusters and skips only all-zero "
                    "ones: entries after a 0x00 end marker -- which by the FAT specification are "
