@@ -264,6 +264,41 @@ class TestUboot(unittest.TestCase):
                       verdict="differs", diff=diff, image=path)
         self.assertEqual(uboot.UbootReader.explain(ev), [uboot.COLLIDE])
 
+    def test_5e_empty_names(self):
+        """uboot-lfn-low-byte: a long name whose first UTF-16 unit has a low
+        byte 0 ('Āx', U+0100) is shown with an empty name. The reader neither
+        lists nor walks into it ('/' + '' is the root again: a walk that
+        never ended, campaign seed 9101) and marks it; explain matches it
+        against the image: one empty name per such long name, explaining
+        the missing directory and everything under it, not one entry more."""
+        from vfz.evidence import Evidence
+        from vfz.verdict import ListingDiff, compare_listing
+        from collections import Counter
+        script = 'mkdir "/Āx"\nmkdir "/Āx/sub"\ncreate "/Āx/sub/f" 3 1\ncreate "/Ā" 2 2\ncreate "/B" 2 2\n'
+        path = self.img("empty.img", script)
+        core = core_ls(path)
+        r = self.reader.read(path, 120.0)
+        self.assertIsNone(r.error, r.raw[-2000:])
+        self.assertEqual(r.complaints, [])
+        self.assertEqual(sorted((e["path"], e["type"], e.get("unread")) for e in r.listing),
+                         [("/", "dir", uboot.UNADDRESSABLE), ("/", "file", uboot.UNADDRESSABLE),
+                          ("/B", "file", None)])
+        diff = compare_listing(core, listing.normalize(r.listing), uboot.UbootReader, None, Counter())
+        self.assertEqual(sorted(e["path"] for e in diff.missing), ["/Ā", "/Āx", "/Āx/sub", "/Āx/sub/f"])
+
+        def explain(d):
+            return uboot.UbootReader.explain(Evidence(opscript.parse(script), writer="core-dual",
+                                                      reader="uboot", rr=r, verdict="differs",
+                                                      diff=d, image=path))
+        self.assertEqual(explain(diff), [uboot.LFN_LOW_BYTE])
+        b = {"path": "/B", "type": "file", "size": 2}
+        self.assertIsNone(explain(ListingDiff(missing=diff.missing + [b], extra=diff.extra)))
+        # the same listing against an image with one such name fewer
+        other = self.img("empty-1.img", 'mkdir "/Āx"\ncreate "/B" 2 2\n')
+        self.assertIsNone(uboot.UbootReader.explain(Evidence(
+            opscript.parse(script), writer="core-dual", reader="uboot", rr=r, verdict="differs",
+            diff=diff, image=other)))
+
     def test_6_hostile_images(self):
         garbage = os.path.join(self.tmp, "garbage.img")
         with open(garbage, "wb") as f:

@@ -62,7 +62,10 @@ slot at a unit whose low byte is 0; the reader decodes those bytes as
 Latin-1 (one character per byte, lossless), so names in U+0000..U+00FF
 come back right and others as the bytes U-Boot holds (named exception
 uboot-lfn-low-byte, recognised by UbootReader.name_exception computing
-exactly that transformation). A bare 8.3 name comes back as its raw OEM
+exactly that transformation). A name that comes out empty (first unit
+U+xx00) is listed as "DIR/" with "unread": "uboot-unaddressable" and is
+neither walked into nor loaded: "DIR/" names DIR itself, and walking it
+was a walk without end (campaign seed 9101). A bare 8.3 name comes back as its raw OEM
 bytes (lower-cased by the NT case bits with U-Boot's Latin-1 ctype):
 exception uboot-83-oem-bytes.
 
@@ -714,7 +717,13 @@ class UbootReader(Reader):
                     r.complaints.append(f"fatls {shown}: summary {summary} for {len(items)} lines")
                 for name, kind, size in items:
                     path = d + b"/" + name
-                    if kind == "dir":
+                    if name == b"":
+                        # a long name whose first unit's low byte is 0 shows
+                        # as "" (uboot-lfn-low-byte): "d/" would name d itself
+                        # (a walk without end), so it is neither listed nor read
+                        entries.append(listing.entry(path.decode("latin-1"), kind, size=size,
+                                                     unread=UNADDRESSABLE, why="an empty name"))
+                    elif kind == "dir":
                         entries.append(listing.entry(path.decode("latin-1"), "dir"))
                         nxt.append(path)
                     else:
@@ -1227,7 +1236,9 @@ NO_RENAME = "uboot-no-rename"
 
 
 def _name_exception(expected_leaf, actual_leaf):
-    if actual_leaf == lfn_low_byte_form(expected_leaf):
+    # an empty form is not a name to match: which entry it is, is told from
+    # the image (_empty_names)
+    if actual_leaf and actual_leaf == lfn_low_byte_form(expected_leaf):
         return LFN_LOW_BYTE
     if actual_leaf == raw_83_form(expected_leaf):
         return RAW_83
@@ -1372,6 +1383,33 @@ def _under(p, paths):
     return any(p == q or p.startswith(q + "/") for q in paths)
 
 
+def _empty_names(shown_listing, core, add):
+    """The entries U-Boot showed with an empty name (uboot-lfn-low-byte: a
+    long name whose first unit's low byte is 0, e.g. U+0100 'Ā' or the
+    U+F600 mtools writes for '😀'), checked against the image: per directory
+    and type, as many as the core's listing has entries whose U-Boot form
+    is empty. -> {(shown parent, type): count} to match missing entries
+    against ({} when there are none), or None when the counts differ."""
+    seen = {}
+    for e in shown_listing:
+        if e.get("unread") == UNADDRESSABLE and e["path"].endswith("/"):
+            key = (_fold_shown(e["path"][:-1]), e["type"])
+            seen[key] = seen.get(key, 0) + 1
+    if not seen:
+        return {}
+    m = core()
+    want = {}
+    for e in m["core"] or ():
+        vis = m["shown"].get(e["path"], "")
+        if vis.endswith("/") and "//" not in vis:
+            key = (vis[:-1], e["type"])
+            want[key] = want.get(key, 0) + 1
+    if want != seen:
+        return None
+    add(LFN_LOW_BYTE)
+    return dict(seen)
+
+
 def _reader_explain(ev):
     """Every difference of the reader's listing and every complaint,
     explained from the evidence, or None:
@@ -1385,6 +1423,10 @@ def _reader_explain(ev):
         listing gives every entry's U-Boot form): a missing, extra or changed
         entry at or under such a name, a failed fatload/fatls of one, a
         size fatload read that is not the size fatls showed for it;
+      uboot-lfn-low-byte: entries shown with an empty name, as many per
+        directory as the image holds long names whose U-Boot form is empty
+        (_empty_names); each explains one missing entry of that directory
+        and type, and a directory everything missing under it;
       uboot-unaddressable: a file listed without sha256 that the listing
         marks unread=uboot-unaddressable (a name whose U-Boot form holds
         '\\' or 0xFF: its shell cannot be given it), an entry missing under
@@ -1393,7 +1435,7 @@ def _reader_explain(ev):
     d, r = getattr(ev, "diff", None), getattr(ev, "rr", None)
     if d is None or r is None or r.listing is None or d.ambiguous:
         return None
-    marked = [e for e in r.listing if e.get("unread") == UNADDRESSABLE]
+    marked = [e for e in r.listing if e.get("unread") == UNADDRESSABLE and not e["path"].endswith("/")]
     files = [e for e in marked if e["type"] == "file"]
     dirs = [e for e in marked if e["type"] == "dir"]
     memo = {}
@@ -1424,6 +1466,9 @@ def _reader_explain(ev):
     def add(k):
         if k not in kinds:
             kinds.append(k)
+    empty = _empty_names(r.listing, core, add)
+    if empty is None:
+        return None
     for c in r.complaints:
         # "fatload PATH: ...", "fatls PATH: ...", "PATH: fatls says N bytes, fatload read M"
         m = re.match(r"(?:fatload |fatls )?(/.*?): ", str(c))
@@ -1442,12 +1487,27 @@ def _reader_explain(ev):
     if sha_only > len(files):
         return None
     for e in d.extra:
+        if e["path"].endswith("/") and (_fold_shown(e["path"][:-1]), e["type"]) in empty:
+            continue                    # accounted for by _empty_names
         if not collides(e["path"]):
             return None
         add(COLLIDE)
     if d.missing:
         skipped = long_05(core()["core"])
-        for e in d.missing:
+        gone = []                       # missing directories shown with an empty name
+        for e in sorted(d.missing, key=lambda e: e["path"]):
+            par = e["path"].rpartition("/")[0]
+            key = (_fold_shown(core()["shown"].get(par, par)), e["type"])
+            if _under(e["path"], gone):
+                continue
+            vis = core()["shown"].get(e["path"])
+            # an entry of the image: its own form must be empty; one the
+            # writer stored under another name (mtools-astral): by count
+            if empty.get(key) and (vis is None or vis.endswith("/")):
+                empty[key] -= 1
+                if e["type"] == "dir":
+                    gone.append(e["path"])
+                continue
             if _under(e["path"], skipped):
                 add(SKIPPED_05)
             elif collides(e["path"]):
@@ -1456,6 +1516,8 @@ def _reader_explain(ev):
                 add(UNADDRESSABLE)
             else:
                 return None
+    if any(empty.values()):
+        return None                     # an empty name shown for nothing missing
     return kinds or None
 
 
@@ -1595,8 +1657,14 @@ EXCEPTIONS = [
                    "(fs/fat/fat.c slot2str) and ends a slot at a unit whose low byte is 0: "
                    "names in U+0000-U+00FF come out as their Latin-1 bytes (right), others as "
                    "unrelated bytes ('日本' -> 'åg'), cut at U+xx00 ('emoji 😀 file' -> "
-                   "'emoji ='). U-Boot is wrong (LFN slots hold UTF-16; it has no code page)",
-                   "actual leaf == lfn_low_byte_form(expected leaf) (UbootReader.name_exception)"),
+                   "'emoji ='), empty when the first unit is U+xx00 ('Āx': fatls shows a "
+                   "blank name, which no command can be given). U-Boot is wrong (LFN slots "
+                   "hold UTF-16; it has no code page)",
+                   "actual leaf == lfn_low_byte_form(expected leaf), not empty "
+                   "(UbootReader.name_exception); an empty name: as many per directory and type "
+                   "as the image holds long names whose form is empty, each explaining one "
+                   "missing entry whose form is empty and everything under it "
+                   "(UbootReader.explain, _empty_names)"),
     NamedException(RAW_83, "uboot", "reader",
                    "U-Boot shows a bare 8.3 entry as its stored OEM bytes, lower-cased by the "
                    "NT case bits with a Latin-1 tolower ('é' stored as cp437 0x90 shows as "
