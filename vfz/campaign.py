@@ -444,11 +444,17 @@ class Campaign:
             return test(cand)
         mops, stats = minimize.minimize(ops, hurried_test, budget=budget)
         extra = dict(src, seed=self.seed, minimise_s=round(time.monotonic() - t0, 1), minimise=stats)
+        # shown once, not on the next run of the same script: filed all the
+        # same (a nondeterministic peer is a finding), labelled for triage
+        flaky = stats.get("reproduced") is False
+        if flaky:
+            extra["flaky"] = True
         write_full(self.workdir, worker.checker, d, ops, mops, fs, extra)
         minworker.journal_done(self.workdir, d.sig)
+        line = summary_line(d, mops, fs) + (" [flaky: not shown again on replay]" if flaky else "")  # as write_full
         with self.lock:
-            self.new.append((d.sig, summary_line(d, mops, fs)))
-        self.say(f"finding {d.sig}: {summary_line(d, mops, fs)}")
+            self.new.append((d.sig, line))
+        self.say(f"finding {d.sig}: {line}")
 
     def crash_finding(self, worker, path):
         msg = self.fuzzer.crash_message(path)

@@ -53,6 +53,11 @@ def _run(args):
         print(f"keeping {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, {fs}); "
               f"{len(t.ops)} ops", file=sys.stderr)
         mops, st = filing.minimize_divergence(ck, d, t.ops, fs, budget=args.budget)
+        if st.get("reproduced") is False:
+            print(f"vfatfuzz minimize: {args.target}: signature {d.sig} showed once, then not on "
+                  f"the next run of the same script (nondeterministic); nothing minimised",
+                  file=sys.stderr)
+            return 1
         print(f"minimised to {len(mops)} ops in {st['tests']} tests"
               + (" (budget spent)" if st["timeout"] else ""), file=sys.stderr)
         text = f"# minimised: {findings.sig_text(d.fields)} (writer {d.writer}, {fs})\n" + opscript.dump(mops)

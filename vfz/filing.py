@@ -40,7 +40,9 @@ def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
         images = {f"before-{fs}.img": checker.pristine_image(fs)}
         for w, p in res.images.items():
             images[f"after-{w}.img"] = p
-        info = {"signature": d.sig, "fields": d.fields, "summary": summary_line(d, mops, fs),
+        summary = summary_line(d, mops, fs) + (" [flaky: not shown again on replay]"
+                                               if extra.get("flaky") else "")
+        info = {"signature": d.sig, "fields": d.fields, "summary": summary,
                 "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
                 "writer_seeds": {n: w.seed for n, w in checker.writers if getattr(w, "seed", None) is not None},
                 "transformers": [n for n, _ in checker.transformers],

@@ -9,7 +9,11 @@ same signature) runs, within `budget` seconds:
   3. shrinking numbers: sizes, offsets and content seeds towards 0,
   4. one more pass of single-line removal (1-minimal result).
 Candidates are tested only if they parse (vfz.opscript rules). Returns
-(ops, stats) with stats = {"tests": n, "orig": len, "min": len, "timeout": bool}.
+(ops, stats) with stats = {"tests": n, "orig": len, "min": len, "timeout": bool,
+"reproduced": bool}. The script as given is tested first: a divergence
+that does not show again (a nondeterministic peer, a timeout under load)
+is returned as it is, with "reproduced": False, and no budget is spent
+minimising against a property that does not hold.
 """
 import time
 
@@ -208,10 +212,17 @@ def shrink_numbers(ops, t):
 
 
 def minimize(ops, test, budget=90.0, max_tests=2000):
-    """-> (minimised ops, stats). The input is assumed to pass test."""
+    """-> (minimised ops, stats); stats["reproduced"] is False (and ops
+    come back unchanged) when the input does not pass test."""
     t = _Tester(test, budget, max_tests)
     orig = len(ops)
     best = renumber(ops)
+    try:
+        if not t(best):
+            return best, {"tests": t.n, "orig": orig, "min": orig, "timeout": False,
+                          "reproduced": False}
+    except _Budget:
+        return best, {"tests": t.n, "orig": orig, "min": orig, "timeout": True, "reproduced": None}
     try:
         best = renumber(ddmin(best, t))
         best = renumber(one_minimal(best, t))
@@ -222,4 +233,5 @@ def minimize(ops, test, budget=90.0, max_tests=2000):
     except _Budget:
         if t.best is not None and len(t.best) <= len(best):
             best = renumber(t.best)
-    return best, {"tests": t.n, "orig": orig, "min": len(best), "timeout": t.timed_out}
+    return best, {"tests": t.n, "orig": orig, "min": len(best), "timeout": t.timed_out,
+                  "reproduced": True}
