@@ -373,7 +373,7 @@ class FatcatTests(Images):
         and the names below it under that. Explained from the image as
         fatcat-lfn-bytes; a wrong size or an entry too many is not."""
         script = ('create "/ÿ" 5 1\nmkdir "/ĀÿĀ"\ncreate "/ĀÿĀ/日本" 3 2\n'
-                  'create "/ĀÿĀ/plain name" 0 0\ncreate "/ok" 1 3\n')
+                  'create "/ĀÿĀ/plain name" 0 0\ncreate "/ok" 1 3\ncreate "/r\ufffd" 2 4\n')
         r = fatcat.FatcatReader(check=False)
         for mode in ("v1", "v3", "dual"):
             with self.subTest(mode=mode):
@@ -382,6 +382,9 @@ class FatcatTests(Images):
                 self.assertIsNone(res.error, res.raw[-500:])
                 used = Counter()
                 d = compare_listing(exp, res.listing, fatcat.FatcatReader, None, used)
+                # U+FFFD keeps its 0xFF high byte: 'rýÿ' (fatcat-lfn-bytes, campaign seed 9101)
+                self.assertIn("/r\xfd\xff", {e["path"] for e in res.listing})
+                self.assertNotIn("/r\ufffd", {e["path"] for e in d.missing})
                 fb = fatcat.short_fallback_paths(img)
                 self.assertEqual(sorted(fb), sorted(["/ĀÿĀ", "/ĀÿĀ/plain name", "/ĀÿĀ/日本", "/ÿ"]))
                 if mode == "dual":

@@ -13,7 +13,7 @@ complaint per chain). fatcat's "! ..." messages on stderr are counted in
 extra["warnings"].
 
 How fatcat 1.1.0 spells names (named exceptions, see EXCEPTIONS):
-  * a long name is its UTF-16LE bytes, 0x00 high bytes dropped, and every
+  * a long name is its UTF-16LE bytes, 0x00 high bytes dropped (0xFF kept), and every
     unit whose low byte is 0x00 or 0xFF dropped whole: right for
     U+0001-U+00FE (Latin-1 but 'ÿ'); '日本語' (E5 65 2C 67 9E 8A) reads as
     'åe,g\\x9e\\x8a', 'ÿaœ' as 'aS\\x01', '😀x' (D83D DE00 0078) as '=Øx';
@@ -57,18 +57,22 @@ def parse_list(text):
 
 
 def lfn_bytes_form(name):
-    """A long name as fatcat 1.1.0 prints it: per UTF-16 unit its low byte
-    then its high byte, 0x00 and 0xFF high bytes dropped, and a unit whose
-    low byte is 0x00 or 0xFF dropped whole (it takes them for the
-    terminator and padding); as Latin-1."""
-    b = name.encode("utf-16-le", "surrogatepass")
+    """A long name as fatcat 1.1.0 prints it (src/core/FatFilename.cpp
+    append): per UTF-16 unit its low byte then its high byte, a 0x00 high
+    byte dropped, and a unit whose low byte is 0x00 or 0xFF dropped whole
+    (it takes them for the terminator and padding); as Latin-1. A 0xFF
+    high byte is kept: U+FFFD reads 'ýÿ'."""
+    return _units_form(name.encode("utf-16-le", "surrogatepass"))
+
+
+def _units_form(b):
     out = bytearray()
-    for i in range(0, len(b), 2):
+    for i in range(0, len(b) - 1, 2):
         lo, hi = b[i], b[i + 1]
         if lo in (0, 0xFF):
             continue
         out.append(lo)
-        if hi not in (0, 0xFF):
+        if hi != 0:
             out.append(hi)
     return out.decode("latin-1")
 
@@ -115,7 +119,7 @@ def past_end_names(image):
                 units = [raw[i:i + 2] for i in range(0, len(raw), 2)]
                 if b"\0\0" in units:
                     units = units[:units.index(b"\0\0")]
-                leaf = bytes(x for u in units for x in u if x not in (0, 0xFF)).decode("latin-1")
+                leaf = _units_form(b"".join(units))
             else:
                 base, ext = e[:8].decode("latin-1").strip(), e[8:11].decode("latin-1").strip()
                 leaf = base + ("." + ext if ext else "")
