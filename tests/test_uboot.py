@@ -299,6 +299,23 @@ class TestUboot(unittest.TestCase):
             opscript.parse(script), writer="core-dual", reader="uboot", rr=r, verdict="differs",
             diff=diff, image=other)))
 
+    @unittest.skipUnless(shutil.which("mcopy"), "mtools not installed")
+    def test_5f_bare_name_with_sharp_s(self):
+        """uboot-83-oem-bytes: mtools stores 'aéß' bare, 41 90 E1 with the
+        NT lower-case bit; U-Boot shows the OEM bytes Latin-1 lower-cased:
+        'a\\x90á'. The expected form upper-cases in the code page as Linux
+        does ('ß' has no capital there), not 'SS' (campaign seed 9101)."""
+        from vfz.oracles import get_writer
+        path = os.path.join(self.tmp, "sharp.img")
+        self.assertEqual(run([VFAT, "mkfs", path, "--size", "16M", "--fat", "16"]).returncode, 0)
+        wr = get_writer("mtools").apply(path, opscript.parse('create "/aéß" 0 0\n'))
+        self.assertEqual(wr.results, ["ok"], wr.error)
+        core = core_ls(path)
+        self.assertEqual([e["path"] for e in core], ["/aéß"])
+        r = self.read(path)
+        self.assertEqual([e["path"] for e in r.listing], ["/a\x90á"])
+        self.assertEqual(uboot.UbootReader.name_exception("aéß", "a\x90á"), uboot.RAW_83)
+
     def test_6_hostile_images(self):
         garbage = os.path.join(self.tmp, "garbage.img")
         with open(garbage, "wb") as f:

@@ -1209,6 +1209,11 @@ def _latin1_lower(bs):
     return bytes(c + 32 if 0x41 <= c <= 0x5A or (0xC0 <= c <= 0xDE and c != 0xD7) else c for c in bs)
 
 
+def _cp437_upper(c):
+    from vfz.model.names import _cp437_upper as up
+    return up(c)
+
+
 def raw_83_form(leaf):
     """A bare 8.3 entry as U-Boot shows it (get_name): the stored OEM bytes
     (Linux upper-cases through cp437), each part lower-cased with U-Boot's
@@ -1218,7 +1223,8 @@ def raw_83_form(leaf):
     try:
         parts = []
         for part in (base, ext):
-            raw = part.upper().encode("cp437")
+            # upper-cased as Linux does, in the code page: 'ß' stays 'ß' (0xE1), not 'SS'
+            raw = "".join(_cp437_upper(c) for c in part).encode("cp437")
             if part and part == part.lower():
                 raw = _latin1_lower(raw)
             parts.append(raw)
