@@ -38,6 +38,7 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
 See EXCEPTIONS for how each is recognised.
 """
 import os
+import re
 import select
 import shutil
 import signal
@@ -256,6 +257,14 @@ def raw_83(name):
     return b.decode("utf-8", "replace")
 
 
+def _refused(path, refused):
+    """path (expected) is a directory with a non-ASCII bare name that
+    fusefat's output says it could not open (under its raw_83 form)."""
+    leaf = path.rsplit("/", 1)[-1]
+    form = None if leaf.isascii() else raw_83(leaf)
+    return form is not None and any(r.rstrip().endswith("/" + form) for r in refused)
+
+
 def root_label(image):
     """The volume label entry of the root directory as text (trailing spaces
     dropped), or None."""
@@ -339,17 +348,29 @@ class FusefatReader(Reader):
 
     @staticmethod
     def explain(ev):
-        """RAW_83 when every difference is a file listed under its expected
-        path (its name mapped by name_exception) whose contents fusefat could
-        not read, and the leaf is a non-ASCII name stored bare (raw_83)."""
+        """RAW_83 when every difference is either a file listed under its
+        expected path (its name mapped by name_exception) whose contents
+        fusefat could not read, the leaf a non-ASCII name stored bare
+        (raw_83); or an entry missing under such a directory, listed itself,
+        that fusefat could not open: its output says "find file error
+        fname: .../<raw_83 form>" (so nothing under it is listed)."""
         d = getattr(ev, "diff", None)
-        if d is None or d.missing or d.extra or not d.changed or getattr(d, "ambiguous", None):
+        if d is None or d.extra or not (d.changed or d.missing) or getattr(d, "ambiguous", None):
             return None
         for exp, shown in d.changed:
             leaf = exp["path"].rsplit("/", 1)[-1]
             if shown.get("size") is not None or exp.get("type") != "file" or leaf.isascii() \
                     or raw_83(leaf) is None:
                 return None
+        if d.missing:
+            raw = getattr(getattr(ev, "rr", None), "raw", None) or ""
+            refused = [m.group(1) for m in re.finditer(r"find file error fname: (.*)", raw)]
+            gone = {e["path"] for e in d.missing}
+            for e in d.missing:
+                comps = e["path"].split("/")[1:]
+                ups = ["/" + "/".join(comps[:i]) for i in range(1, len(comps))]
+                if not any(_refused(p, refused) for p in ups if p not in gone):
+                    return None
         return RAW_83
 
     @staticmethod
