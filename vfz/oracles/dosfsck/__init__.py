@@ -62,7 +62,11 @@ class DosfsckReader(Reader):
             for e in core_listing:
                 par = e["path"].rpartition("/")[0]
                 d = dirs.setdefault(par, [0, 0])
-                if is_v1_dummy(e.get("short", "")):
+                short = e.get("short", "")
+                # fsck.fat calls both bad short names: a v1 dummy, and a
+                # Linux alias holding 0x7F (fsck-del-alias) that fatsort or
+                # fsck.fat -a moved with its entry
+                if is_v1_dummy(short) or "7f" in [short[i:i + 2].lower() for i in range(0, 22, 2)]:
                     d[0] += 1
                 else:
                     d[1] += 1
