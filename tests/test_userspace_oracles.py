@@ -453,6 +453,80 @@ class FatcatTests(Images):
         self.assertTrue(any(c.startswith("fat-differ: ") for c in res.complaints), res.complaints)
 
 
+    def test_orphan_search_hangs_on_fat1_no_end_mark(self):
+        """fatcat-orphan-uninit: an empty FAT16 volume whose FAT[1] is 0x8000
+        (as fusefat leaves it) makes `fatcat -o` read cluster 1 from past
+        the disk and walk on through the stale buffer; some runs never end.
+        Recognised from a real hung run (up to HANG_TRIES runs with a 1 s
+        limit: 7-10% of runs hang here, so none hangs in 150 with p ~ 2e-5,
+        ~2 s on average); not from a finished run, a timeout without the
+        outside reads, or the same hung run on an image whose FAT[1] is an
+        end-of-chain mark."""
+        from vfz.proc import run
+        from vfz.verdict import verdict_for
+        clean, img = os.path.join(self.tmp, "fat1-eoc.img"), os.path.join(self.tmp, "fat1-8000.img")
+        vfat("mkfs", clean, "--size", "4M", "--fat", "16")
+        b = bytearray(readb(clean))
+        bps, res, fats, spf = (int.from_bytes(b[11:13], "little"), int.from_bytes(b[14:16], "little"),
+                               b[16], int.from_bytes(b[22:24], "little"))
+        for k in range(fats):
+            b[(res + k * spf) * bps + 2:(res + k * spf) * bps + 4] = b"\x00\x80"
+        with open(img, "wb") as f:
+            f.write(b)
+        self.assertEqual(fatcat.cluster1_walk(img), {"bits": 16, "fat1": 0x8000, "slots": 16, "walks": True})
+        self.assertFalse(fatcat.cluster1_walk(clean)["walks"])
+        r = fatcat.FatcatReader(check=False)
+
+        def answer(image, p):           # the reader's answer with this -o run
+            a = r.read(image)
+            self.assertIsNone(a.error, a.raw[-300:])
+            self.assertEqual(a.listing, [])
+            fatcat.FatcatReader.take_orphans(a, p)
+            return a
+
+        def named(image, a):
+            vd = verdict_for(a, [], "fatcat", None, Counter(), "fusefat")
+            ev = Evidence([], writer="fusefat", reader="fatcat", rr=a, verdict=vd.verdict, diff=vd.diff,
+                          image=image)
+            return vd.verdict, fatcat.FatcatReader.explain(ev)
+
+        # every FAT16 -o reads cluster 1 from past the disk; a finished run is ok
+        done = run(["fatcat", clean, "-o"], timeout=20)
+        self.assertIsNone(done.error)
+        self.assertIn("There is no orphaned chains", done.text)
+        self.assertGreaterEqual(done.errtext.count(fatcat.OUTSIDE), 16)
+        self.assertEqual(named(clean, answer(clean, done)), ("ok", None))
+        # a timeout without the walk past the disk (killed at once) is not explained
+        cut = run(["fatcat", img, "-o"], timeout=0.001)
+        self.assertTrue(cut.timed_out)
+        a = answer(img, cut)
+        self.assertLessEqual(a.extra["outside_reads_o"], 32)
+        self.assertEqual(named(img, a), ("complains", None))
+        # a real hang
+        hung, tries = None, 0
+        while hung is None and tries < HANG_TRIES:
+            tries += 1
+            p = run(["fatcat", img, "-o"], timeout=1.0)
+            if p.timed_out and p.errtext.count(fatcat.OUTSIDE) > 32:
+                hung = p
+            elif not p.timed_out:       # (a run only slow under load is neither)
+                self.assertIn("There is no orphaned chains", p.text)
+        self.assertIsNotNone(hung, f"no run of fatcat -o hung in {tries}: fixed, or the rate changed")
+        self.assertIn("Having a look at the chains", hung.text)     # stuck in exploreChains
+        self.assertNotIn("orphaned", hung.text)
+        a = answer(img, hung)
+        self.assertGreater(a.extra["outside_reads_o"], 1000)
+        self.assertEqual(a.complaints, ["fatcat -o: timeout after 1s"])
+        self.assertEqual(named(img, a), ("complains", fatcat.ORPHAN_UNINIT))
+        # the same run against an image whose FAT[1] is an end mark, or with another complaint: no
+        self.assertEqual(named(clean, a), ("complains", None))
+        a.complaints.append("fat-differ: x")
+        self.assertEqual(named(img, a), ("complains", None))
+        print(f"fatcat -o hung in run {tries}", file=sys.stderr)
+
+
+HANG_TRIES = 150
+
 @unittest.skipUnless(have("fls", "icat"), "sleuthkit not installed")
 class SleuthkitTests(Images):
     def test_dual_image_reads_like_the_core(self):

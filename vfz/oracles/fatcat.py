@@ -10,7 +10,8 @@ Checker: `-2` compares the two FATs ("FATs are exactly equals", else a
 complaint), `-o` looks for orphaned cluster chains ("There is N orphaned
 elements:" and one "* File|Directory clusters A to B" line each: one
 complaint per chain). fatcat's "! ..." messages on stderr are counted in
-extra["warnings"].
+extra["warnings"], and the -o run's "! Trying to read outside the disk"
+lines in extra["outside_reads_o"] (the evidence of fatcat-orphan-uninit).
 
 How fatcat 1.1.0 spells names (named exceptions, see EXCEPTIONS):
   * a long name is its UTF-16LE bytes, 0x00 high bytes dropped (0xFF kept), and every
@@ -25,6 +26,15 @@ How fatcat 1.1.0 spells names (named exceptions, see EXCEPTIONS):
   * every slot of every cluster of a directory is read, past a 0x00 end
     marker too; an entry is kept when a byte 1-10 of its 8.3 name is
     printable (v1 and v3 dummies are: '/' and '~')
+
+How fatcat 1.1.0's -o goes wrong (fatcat-orphan-uninit): on FAT12/16 the
+reserved cluster 1 counts as a chain nothing points to, so -o reads it as
+a directory at an address past the disk; the read fails and leaves its
+32-byte stack buffer as it was (uninitialised); when FAT[1] is no
+end-of-chain mark (fusefat writes 0x8000, a dirty Windows volume 0x7FFF)
+the walk goes on to cluster FAT[1] and, the stale bytes passing for an
+entry (ASLR decides: ~7-10% of runs), on to every next cluster, past the
+disk, without end.
 """
 import os
 import re
@@ -39,6 +49,8 @@ from vfz.proc import run
 LFN_BYTES = "fatcat-lfn-bytes"
 RAW_83 = "fatcat-raw-83"
 PAST_END = "fatcat-reads-past-end-marker"
+ORPHAN_UNINIT = "fatcat-orphan-uninit"
+OUTSIDE = "! Trying to read outside the disk"
 
 _ITEM = re.compile(r'\{"EntryType":"(File|Directory)","EditDate":"[^"]*","Name":"(.*?)","8DOT3Name":"(.*?)",'
                    r'"Cluster":(\d+),(?:"Size":(\d+),"PrettySize":"[^"]*",)?"IsHidden":(?:true|false),'
@@ -193,6 +205,38 @@ def short_fallback_paths(image):
     return out
 
 
+def cluster1_walk(image):
+    """How fatcat 1.1.0 -o sees the reserved cluster 1 of image, read the
+    way its FatSystem does (FAT12/16 by a non-zero 16-bit sectors-per-FAT,
+    12 bits when the data area holds at most 0xFF4 clusters; FAT[1] from
+    the first FAT): {"bits", "fat1", "slots" (32-byte slots per cluster),
+    "walks" (FAT[1] is neither free nor an end-of-chain mark to fatcat, so
+    its directory walk of cluster 1 goes on to cluster FAT[1])}; None on
+    FAT32 (its chains start at the root cluster: cluster 1 is never walked)
+    or a boot sector fatcat would not take."""
+    with open(image, "rb") as f:
+        b = f.read(512)
+    if len(b) < 512:
+        return None
+    u16 = lambda o: int.from_bytes(b[o:o + 2], "little")    # noqa: E731
+    bps, spc, reserved, fats, root = u16(11), b[13], u16(14), b[16], u16(17)
+    spf = u16(22)
+    if not spf or not bps or not spc:
+        return None
+    total = u16(19) or int.from_bytes(b[32:36], "little")
+    data = total - (reserved + fats * spf + (root * 32 + bps - 1) // bps)
+    bits = 16 if data // spc > 0xFF4 else 12
+    with open(image, "rb") as f:
+        f.seek(reserved * bps + bits // 8)      # cluster 1's entry: byte 2 (FAT16), 1 (FAT12)
+        raw = f.read(2)
+    if len(raw) < 2:
+        return None
+    v = int.from_bytes(raw, "little")
+    v = v if bits == 16 else (v >> 4) & 0xFFF
+    end = 0xFFF0 if bits == 16 else 0xFF0
+    return {"bits": bits, "fat1": v, "slots": bps * spc // 32, "walks": 0 < v < end}
+
+
 class FatcatReader(Reader):
     def __init__(self, name="fatcat", fatcat="fatcat", check=True, **cfg):
         self.name = name
@@ -275,6 +319,15 @@ class FatcatReader(Reader):
             r.complaints.append("fat-differ: " + "; ".join(diff)[:300])
         p = self._run([image, "-o"], timeout, r, deadline)
         raws.append(p.raw()[:4000])
+        self.take_orphans(r, p)
+
+    @staticmethod
+    def take_orphans(r, p):
+        """The answer of one `fatcat IMAGE -o` run (a vfz.proc.Proc) into r:
+        its reads outside the disk counted (extra["outside_reads_o"]); a
+        timeout or crash one complaint; else one complaint per orphaned
+        chain (extra["orphans"])."""
+        r.extra["outside_reads_o"] = p.errtext.count(OUTSIDE)
         if p.error:
             r.complaints.append(f"fatcat -o: {p.error}")
             return
@@ -285,13 +338,17 @@ class FatcatReader(Reader):
 
     @staticmethod
     def explain(ev):
-        """PAST_END when fatcat shows only extra entries (nothing missing or
+        """ORPHAN_UNINIT when the only complaint is a timeout of -o and the
+        image and that run say why (orphan_uninit).
+        PAST_END when fatcat shows only extra entries (nothing missing or
         changed) and each is a name it decodes from slots after a
         directory's 0x00 end marker (past_end_names on ev.image).
         LFN_BYTES when every missing entry is at or below a long name
         fatcat reads as empty and each is shown, with the same type and
         contents, at the path short_fallback_paths predicts, and nothing
         else is shown."""
+        if FatcatReader.orphan_uninit(ev):
+            return ORPHAN_UNINIT
         d, image = getattr(ev, "diff", None), getattr(ev, "image", None)
         if d is None or not image or d.changed:
             return None
@@ -305,6 +362,30 @@ class FatcatReader(Reader):
             return None
         leaves = {e["path"].rsplit("/", 1)[-1] for e in d.extra}
         return PAST_END if leaves <= names else None
+
+    @staticmethod
+    def orphan_uninit(ev):
+        """The evidence of ORPHAN_UNINIT, all from this divergence: a
+        'complains' verdict whose complaints are exactly one, a timeout of
+        -o (the listing and -2 were right); the image is FAT12/16 with
+        FAT[1] neither free nor an end-of-chain mark to fatcat
+        (cluster1_walk: its walk of cluster 1 goes on to cluster FAT[1]);
+        and that -o run printed "Trying to read outside the disk" more than
+        twice a cluster's slots (extra["outside_reads_o"]): cluster 1 and
+        cluster FAT[1] read alone make at most that many, so the walk went
+        on from cluster to cluster past the disk, which only the stale
+        buffer passing for an entry makes it do."""
+        r, image = getattr(ev, "rr", None), getattr(ev, "image", None)
+        if getattr(ev, "verdict", None) != "complains" or r is None or not image:
+            return False
+        if len(r.complaints) != 1 or not r.complaints[0].startswith("fatcat -o: timeout"):
+            return False
+        try:
+            walk = cluster1_walk(image)
+        except OSError:
+            return False
+        return bool(walk and walk["walks"]
+                    and r.extra.get("outside_reads_o", 0) > 2 * walk["slots"])
 
     @staticmethod
     def _short_fallback(d, image):
@@ -358,6 +439,24 @@ EXCEPTIONS = [
                    "fatcat's listing has only extra entries and each leaf is a name decoded from "
                    "slots after a 0x00 end marker of the image (past_end_names; "
                    "FatcatReader.explain)"),
+    NamedException(ORPHAN_UNINIT, "fatcat", "reader",
+                   "fatcat 1.1.0 -o (orphan search) hangs in some runs on a valid FAT12/16 "
+                   "volume whose FAT[1] is no end-of-chain mark (fusefat writes 0x8000; Windows "
+                   "leaves 0x7FFF on a dirty volume): findChains makes the reserved cluster 1 a "
+                   "chain, exploreChains reads it as a directory (FatSystem::getEntries), "
+                   "clusterAddress(1) lies past the disk, readData fails ('! Trying to read "
+                   "outside the disk') and leaves the 32-byte stack buffer uninitialised, and the "
+                   "stale bytes (an ASLR-randomised address) are parsed as an entry; the walk "
+                   "goes on to cluster FAT[1] and, whenever the stale entry looks valid, to every "
+                   "next cluster without end (FAT entries past the FAT's 'valid' range read 0: "
+                   "'contiguous'), reading outside the disk and growing memory. ~7-10% of runs on "
+                   "one image; fatcat is wrong (an unread cluster is no directory)",
+                   "a 'complains' verdict whose only complaint is 'fatcat -o: timeout'; the image "
+                   "is FAT12/16 with FAT[1] neither 0 nor >= 0xFFF0/0xFF0 (cluster1_walk); that "
+                   "-o run's stderr has more 'Trying to read outside the disk' lines than twice a "
+                   "cluster's 32-byte slots, i.e. the walk went past cluster 1 and cluster FAT[1] "
+                   "(FatcatReader.orphan_uninit). A re-run is not asked for: the hooks run no "
+                   "tool, and the evidence is of this run"),
     NamedException(RAW_83, "fatcat", "reader",
                    "fatcat shows a bare 8.3 entry as stored: upper case, the NT case byte "
                    "(0x08 base, 0x10 extension lower case) ignored, non-ASCII as its raw cp437 "
