@@ -6,7 +6,18 @@ made from the extracted tree with find, stat and sha256sum; fatcat writes
 each name as the bytes it decoded, which for its long-name decoding are
 Latin-1 at best, so the names go through iconv -f latin1 (a long name
 whose UTF-16 units fatcat cuts to their low bytes then reads as those
-bytes: '日' -> 'åe')."""
+bytes: '日' -> 'åe').
+
+Knob (Case.extra):
+  "orphans": N  a nondeterministic hang of the orphan search: after the
+                listing, `fatcat IMAGE -o` runs up to N times (ORPHAN_RUNS=N
+                overrides), each limited to HANG_S seconds (default 10),
+                until one does not end; the first run that ends and every
+                one that does not are shown, stderr run-length counted
+                (uniq -c: a hung run prints a line per slot it reads past
+                the disk), after the first entries of the FAT (FAT[1]) and,
+                when installed, fsck.fat -n's verdict
+"""
 
 PACKAGES = ["fatcat"]
 NEEDS = [("fatcat", "fatcat"), ("iconv", "libc-bin"), ("sha256sum", "coreutils"), ("find", "findutils")]
@@ -49,4 +60,54 @@ echo "    exit $rc"
         echo "f $p $(stat -c %s "$X$p") $(sha256sum < "$X$p" | cut -d' ' -f1)"
     fi
 done | iconv -f latin1 -t utf-8 > "$OUT/seen.unsorted"
+""" + (_orphans(case) if case.extra.get("orphans") else "")
+
+
+ORPHANS = r"""
+echo "== the first FAT's first entries (FAT[0], FAT[1], ...), offset {fat}"
+od -A d -t x1 -j {fat} -N 8 "$IMG" | indent
+if command -v fsck.fat >/dev/null 2>&1; then
+    echo "== fsck.fat -n"
+    fsck.fat -n "$IMG" 2>&1 | indent
+fi
+RUNS=${{ORPHAN_RUNS:-{runs}}}
+echo "== fatcat -o (orphan search): up to $RUNS runs, each limited to ${{HANG_S:-10}} s"
+i=0
+HUNG=0
+DONE=0
+while [ $i -lt "$RUNS" ]; do
+    i=$((i + 1))
+    {{ timeout -k 2 "${{HANG_S:-10}}" fatcat "$IMG" -o 2>&1 >"$OUT/o.txt"; echo $? > "$OUT/o.rc"; }} \
+        | uniq -c > "$OUT/o.err"
+    rc=$(cat "$OUT/o.rc")
+    if [ $DONE -eq 0 ] || [ "$rc" -ne 0 ]; then
+        echo "-- run $i: exit $rc; stdout:"
+        indent < "$OUT/o.txt"
+        echo "   stderr (uniq -c: count, line):"
+        head -n 20 "$OUT/o.err" | indent
+    fi
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        HUNG=$i
+        break
+    fi
+    if [ "$rc" -ge 128 ]; then
+        bug "fatcat -o killed by signal $((rc - 128)) in run $i"
+        break
+    fi
+    [ $DONE -gt 0 ] || echo "   (later runs are shown only when they do not end or fail)"
+    DONE=$((DONE + 1))
+done
+if [ $HUNG -gt 0 ]; then
+    n=$(awk '/Trying to read outside the disk/ {{ s += $1 }} END {{ print s + 0 }}' "$OUT/o.err")
+    bug "fatcat -o did not end within ${{HANG_S:-10}} s in run $HUNG of up to $RUNS ($DONE runs before it ended); it read outside the disk $n times before it was killed"
+else
+    echo "    all $RUNS runs of fatcat -o ended"
+fi
 """
+
+
+def _orphans(case):
+    with open(case.image, "rb") as f:
+        b = f.read(512)
+    fat = int.from_bytes(b[14:16], "little") * int.from_bytes(b[11:13], "little")
+    return ORPHANS.format(fat=fat, runs=int(case.extra["orphans"]))
