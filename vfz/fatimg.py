@@ -5,6 +5,7 @@ byte records with their image offsets), reads/writes FAT entries. Used to
 build images with known damage (cross-linked chains, bad LFN checksums,
 orphan LFN slots, dummy short entries) by editing bytes.
 """
+import mmap
 import struct
 
 
@@ -113,6 +114,15 @@ class Fat:
             out.append((off, e[:11], e[11], cl, struct.unpack_from("<I", e, 28)[0], pending))
             pending = []
         return out
+
+
+def open_ro(path):
+    """A read-only Fat over a memory map of the image at path: only the
+    pages read are touched (a reader's look at the root of a 35 MB FAT32
+    volume took 0.25 s when the whole file was read and copied)."""
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return Fat(m, copy=False)
 
 
 def lfn_checksum(name11):

@@ -32,7 +32,7 @@ import random
 from collections import Counter
 
 from vfz import opscript
-from vfz.fatimg import Fat
+from vfz.fatimg import Fat, open_ro
 
 STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "dir-to-root", "dir-from-root",
           "dir-multi-cluster", "deep-tree", "fat12-sector-edge"]
@@ -142,8 +142,7 @@ def result_census(ck, res, ops, fs):
 
 def volume_free(image):
     """-> (free data bytes, cluster bytes) of an image."""
-    with open(image, "rb") as f:
-        fat = Fat(f.read())
+    fat = open_ro(image)
     free = sum(1 for c in range(2, fat.clusters + 2) if fat.get(c) == 0)
     return free * fat.bps * fat.spc, fat.bps * fat.spc
 

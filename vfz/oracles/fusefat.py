@@ -268,9 +268,8 @@ def _refused(path, refused):
 def root_label(image):
     """The volume label entry of the root directory as text (trailing spaces
     dropped), or None."""
-    from vfz.fatimg import Fat
-    with open(image, "rb") as f:
-        fat = Fat(f.read())
+    from vfz.fatimg import open_ro
+    fat = open_ro(image)
     for off in fat.dir_slots(None):
         e = fat.b[off:off + 32]
         if e[0] == 0:

@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 
 from vfz import listing
-from vfz.fatimg import Fat
+from vfz.fatimg import open_ro
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
 from vfz.proc import run
 
@@ -101,8 +101,7 @@ def simulate(image):
     """-> (allocated [(path, type)] as TSK 4.11 lists them, [rejected short
     entries {"offset", "short"}]), from the image's bytes (basic checks of an
     allocated directory; deleted entries left out)."""
-    with open(image, "rb") as f:
-        fat = Fat(f.read())
+    fat = open_ro(image)
     out, rejected = [], []
     todo = [("", None)]
     seen = set()
