@@ -7,7 +7,7 @@ FAT chain). fatcat prints names as raw bytes inside its JSON (no escaping),
 so the answer is decoded as Latin-1 and parsed field by field.
 
 Checker: `-2` compares the two FATs ("FATs are exactly equals", else a
-complaint), `-o` looks for orphaned cluster chains ("There is N orphaned
+complaint), `-o` (at most O_LIMIT seconds) looks for orphaned cluster chains ("There is N orphaned
 elements:" and one "* File|Directory clusters A to B" line each: one
 complaint per chain). fatcat's "! ..." messages on stderr are counted in
 extra["warnings"], and the -o run's "! Trying to read outside the disk"
@@ -36,6 +36,7 @@ the walk goes on to cluster FAT[1] and, the stale bytes passing for an
 entry (ASLR decides: ~7-10% of runs), on to every next cluster, past the
 disk, without end.
 """
+import dataclasses
 import os
 import re
 import shlex
@@ -51,6 +52,11 @@ RAW_83 = "fatcat-raw-83"
 PAST_END = "fatcat-reads-past-end-marker"
 ORPHAN_UNINIT = "fatcat-orphan-uninit"
 OUTSIDE = "! Trying to read outside the disk"
+# seconds one -o run may take: it ends in 0.1 s on the campaign's volumes,
+# a hung one (fatcat-orphan-uninit, 7-10% of runs on a fusefat FAT16) would
+# otherwise hold the rest of the read's timeout (60 s in campaign seed 9101)
+# and pile up ~3.7 MB of stderr a second in memory
+O_LIMIT = 10.0
 
 _ITEM = re.compile(r'\{"EntryType":"(File|Directory)","EditDate":"[^"]*","Name":"(.*?)","8DOT3Name":"(.*?)",'
                    r'"Cluster":(\d+),(?:"Size":(\d+),"PrettySize":"[^"]*",)?"IsHidden":(?:true|false),'
@@ -238,10 +244,11 @@ def cluster1_walk(image):
 
 
 class FatcatReader(Reader):
-    def __init__(self, name="fatcat", fatcat="fatcat", check=True, **cfg):
+    def __init__(self, name="fatcat", fatcat="fatcat", check=True, orphan_timeout=O_LIMIT, **cfg):
         self.name = name
         self.cmd = shlex.split(fatcat) if isinstance(fatcat, str) else list(fatcat)
         self.check = check
+        self.orphan_timeout = orphan_timeout
 
     def available(self):
         return shutil.which(self.cmd[0]) is not None, f"{self.cmd[0]} not installed (package fatcat)"
@@ -260,8 +267,9 @@ class FatcatReader(Reader):
     def _run(self, args, timeout, r, deadline):
         left = max(1.0, deadline - _now())
         p = run([*self.cmd, *args], timeout=min(timeout, left))
-        r.extra["warnings"] = r.extra.get("warnings", 0) + sum(
-            1 for ln in p.errtext.split("\n") if ln.startswith("!"))
+        # lines starting with '!', counted on the bytes: a hung -o prints
+        # ~100 000 a second (fatcat-orphan-uninit), no copy of them is made
+        r.extra["warnings"] = r.extra.get("warnings", 0) + p.err.count(b"\n!") + p.err.startswith(b"!")
         return p
 
     def _read(self, image, timeout, r):
@@ -317,8 +325,10 @@ class FatcatReader(Reader):
             diff = [ln.strip() for ln in p.text.split("\n")
                     if ln.strip() and not ln.startswith("Comparing the FATs")]
             r.complaints.append("fat-differ: " + "; ".join(diff)[:300])
-        p = self._run([image, "-o"], timeout, r, deadline)
-        raws.append(p.raw()[:4000])
+        p = self._run([image, "-o"], min(timeout, self.orphan_timeout), r, deadline)
+        # the first 4000 characters, made from the first 4000 bytes of each
+        # stream: a hung -o leaves tens of MB on stderr (fatcat-orphan-uninit)
+        raws.append(dataclasses.replace(p, out=p.out[:4000], err=p.err[:4000]).raw()[:4000])
         self.take_orphans(r, p)
 
     @staticmethod
@@ -327,7 +337,7 @@ class FatcatReader(Reader):
         its reads outside the disk counted (extra["outside_reads_o"]); a
         timeout or crash one complaint; else one complaint per orphaned
         chain (extra["orphans"])."""
-        r.extra["outside_reads_o"] = p.errtext.count(OUTSIDE)
+        r.extra["outside_reads_o"] = p.err.count(OUTSIDE.encode())
         if p.error:
             r.complaints.append(f"fatcat -o: {p.error}")
             return
