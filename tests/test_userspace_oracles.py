@@ -452,7 +452,6 @@ class FatcatTests(Images):
         res = fatcat.FatcatReader().read(img)
         self.assertTrue(any(c.startswith("fat-differ: ") for c in res.complaints), res.complaints)
 
-
     def test_orphan_search_hangs_on_fat1_no_end_mark(self):
         """fatcat-orphan-uninit: an empty FAT16 volume whose FAT[1] is 0x8000
         (as fusefat leaves it) makes `fatcat -o` read cluster 1 from past
@@ -526,6 +525,7 @@ class FatcatTests(Images):
 
 
 HANG_TRIES = 150
+
 
 @unittest.skipUnless(have("fls", "icat"), "sleuthkit not installed")
 class SleuthkitTests(Images):
