@@ -202,7 +202,7 @@ def case_from_finding(path, workdir):
     results, entries = expected_of(side, writer, base, ops)
     return Case(impl=impl, side=side, ops=ops, fs=fs, image=img, writer=writer if side == "reader" else None,
                 title=info.get("summary", ""), kind=f.get("kind", ""), signature=info["signature"],
-                reason=_exception_reason(f.get("kind", "")) or info.get("summary", ""),
+                reason=_exception_reason(f.get("kind", ""), impl) or info.get("summary", ""),
                 entries=entries, results=results, label=volume_label(img),
                 extra=default_extra(impl, writer, None))
 
@@ -216,7 +216,7 @@ def case_from_spec(dirname, workdir):
     with open(os.path.join(dirname, "README"), encoding="utf-8") as f:
         note = f.read().strip()
     kind = spec.get("kind", "")
-    reason = _exception_reason(kind)
+    reason = _exception_reason(kind, spec["impl"])
     reason = note + ("\n\n" + reason if reason and reason not in note else "")
     return build_case(spec["impl"], spec["side"], ops, spec.get("fs", "fat16"), workdir,
                       writer=spec.get("writer"), seed=spec.get("seed", 1), title=spec.get("title", ""),
@@ -236,17 +236,13 @@ def _impl_of(oracle):
     raise ExportError(f"no reproducer exporter for {oracle!r} (have: {', '.join(sorted(IMPLS))})")
 
 
-def _exception_reason(kind):
+def _exception_reason(kind, impl=None):
     """The reason text of the named exception kind (the oracle registry's
-    EXCEPTIONS; vfz.model's table where one is left), or ''."""
-    try:
-        from vfz import oracles
-        x = oracles.exceptions().get(kind)
-    except Exception:       # a registry that does not load says nothing here
-        x = None
-    if x is None:
-        x = getattr(model, "EXC_BY_NAME", {}).get(kind)
-    return x.reason if x else ""
+    EXCEPTIONS; one name may be an exception of several implementations:
+    impl's own first), or ''."""
+    from vfz import oracles
+    xs = sorted(oracles.exception(kind), key=lambda x: _impl_of(x.oracle) != impl)
+    return xs[0].reason if xs else ""
 
 
 # ---------------------------------------------------------------- image helpers
