@@ -26,8 +26,12 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
   * a case-only rename of a file frees its clusters (data loss); of a
     directory answers EPERM
   * rmdir of a non-empty directory (and rename onto one) answers EPERM
-    (Linux ENOTEMPTY); a write at the end of a file or past its clusters
-    answers EPERM
+    (Linux ENOTEMPTY); a write at the end of a one-cluster file or past its
+    cluster answers EPERM
+  * a write that starts at or past the end of the last cluster of a file
+    of two or more clusters answers ok but links the file's first cluster
+    to the new ones: its other clusters are cut off (lost), the data lands
+    that many clusters too early and the size overshoots the chain
   * rename of a non-empty directory answers ok and leaves it empty under its
     new name: the subtree is lost, its clusters allocated and unreachable
   * unmounting a FAT16 volume mounted rw+ writes 0x8000 into FAT[1] of both
@@ -68,6 +72,7 @@ RAW_83 = "fusefat-raw-83"
 WRITE_EPERM = "fusefat-write-eperm"
 RENAME_REFUSED = "fusefat-rename-refused-loses-source"
 CASE_RENAME = "fusefat-case-rename"
+WRITE_GAP = "fusefat-write-gap-cuts-chain"
 
 
 def _die_with_parent():
@@ -459,18 +464,21 @@ class FusefatWriter(Writer):
     def known_failure(ev):
         """(index, name) of the first op from which fusefat's image is not
         the model's, by one of its named exceptions, else None (vfz.evidence
-        Evidence: ev.ops, ev.wr). The readers then check the script cut
+        Evidence: ev.ops, ev.wr, ev.image). The readers then check the script cut
         before it. Candidates: a rename to a name fusefat refuses (EPERM) of
         an existing source (RENAME_REFUSED: the source is deleted first); a
         write answered EPERM (WRITE_EPERM: the file
-        lacks those bytes); a rename answered ok of a directory that had
-        entries (RENAME_DIR_EMPTIES: they are gone); a new leaf ending in '.'
-        or ' ' answered ok (TRAILING: fusefat keeps it, later lookups and
-        Linux readers see another name than the model)."""
+        lacks those bytes); a write answered ok that starts at or past the
+        end of the last cluster of a file of n >= 2 clusters, whose n-1
+        cut-off clusters the image fusefat wrote holds as a lost chain
+        (WRITE_GAP: write_gap_cut, gap_evidence); a rename answered ok of a
+        directory that had entries (RENAME_DIR_EMPTIES: they are gone); a
+        new leaf ending in '.' or ' ' answered ok (TRAILING: fusefat keeps
+        it, later lookups and Linux readers see another name than the model)."""
         wr = getattr(ev, "wr", None)
         if wr is None:
             return None
-        return first_known_failure(ev.ops, wr.results)
+        return first_known_failure(ev.ops, wr.results, getattr(ev, "image", None))
 
     @staticmethod
     def explain(ev):
@@ -514,11 +522,13 @@ def check_kind(complaint, fat_bits=16):
     return None
 
 
-def first_known_failure(ops, results):
+def first_known_failure(ops, results, image=None):
     """(index, name) of the first op at which fusefat's image leaves the
-    model's by a named exception (see FusefatWriter.known_failure)."""
+    model's by a named exception (see FusefatWriter.known_failure); image:
+    the image fusefat wrote (WRITE_GAP is named only from its evidence)."""
     from vfz.model import Model
     m = Model(PROFILE)
+    fat = None
     for i, op in enumerate(ops):
         got = results[i] if i < len(results) else None
         if got is None:
@@ -528,6 +538,12 @@ def first_known_failure(ops, results):
             if m.results[-1] == "ok":
                 return i, WRITE_EPERM
             continue
+        if op.kind == "write" and got == "ok" and image is not None:
+            if fat is None:
+                fat = _open_fat(image)
+            cut = write_gap_cut(m, op, fat.csize) if fat else None
+            if cut is not None and gap_evidence(fat, *cut):
+                return i, WRITE_GAP
         if op.kind == "rename" and got == "ok" and _case_only(op) and _names(m, op.args[0]) \
                 and _names(m, op.args[0]) != _new_leaf(op):
             return i, CASE_RENAME
@@ -542,6 +558,97 @@ def first_known_failure(ops, results):
                 return i, TRAILING
         m.apply([op])
     return None
+
+
+def _open_fat(image):
+    """A read-only vfz.fatimg.Fat of image, or False when it is no FAT
+    volume this code can read (no evidence then)."""
+    from vfz.fatimg import open_ro
+    try:
+        fat = open_ro(image)
+        return fat if fat.csize and fat.clusters > 0 else False
+    except (OSError, ValueError, struct.error):
+        return False
+
+
+def write_gap_cut(m, op, csize):
+    """What fusefat cuts off when it applies write op to model m's tree
+    (fusefat_seek_relinks), or None: (n-1, the file's bytes csize..S) for a
+    write of at least one byte to a regular file of S bytes spanning
+    n = ceil(S/csize) >= 2 clusters that starts at or past the end of its
+    last cluster (offset >= n*csize)."""
+    path, off, size = op.args[0], op.args[1], op.args[2]
+    node, err = m._walk([c for c in path.split("/") if c])
+    if err or node is None or node is m.root or node.is_dir or size <= 0:
+        return None
+    if not fusefat_seek_relinks(len(node.data), off, csize):
+        return None
+    return -(-len(node.data) // csize) - 1, bytes(node.data[csize:])
+
+
+def fusefat_seek_relinks(S, off, csize):
+    """Does fusefat 0.1a cut a file of S bytes at a write (the first of an
+    open) starting at off? fat_seek (libfat.c) walks the chain from the
+    first cluster to reach off; when it meets the end of the chain inside
+    its `while (newoff >= clustersz)` loop it links the new cluster to
+    F->CurClus, the cluster the walk started from (the first), instead of
+    to the last cluster it read. That happens when the walk passes at least
+    one cluster of the chain before meeting its end: S spans n >= 2
+    clusters and off >= n*csize (measured on FAT12/16/32, 512-, 2048- and
+    4096-byte clusters: tests/test_fusefat_write_gap.py, reports/bugs.md)."""
+    n = -(-S // csize)
+    return n >= 2 and off >= n * csize
+
+
+def lost_chains(fat):
+    """The chains of clusters that the FAT marks in use and no directory
+    entry reaches (from the root down): [[cluster, ...]], each from a
+    cluster no other lost one links to, in FAT order."""
+    reach = set()
+    todo = [None]
+    if fat.bits == 32:
+        reach.update(fat.chain(fat.root_cluster))
+    seen = set()
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        for _off, name, attr, cl, _size, _lfn in fat.short_entries(d):
+            if name in (b".          ", b"..         ") or cl < 2:
+                continue
+            reach.update(fat.chain(cl))
+            if attr & 0x10:
+                todo.append(cl)
+    bad = {12: 0xFF7, 16: 0xFFF7, 32: 0x0FFFFFF7}[fat.bits]
+    used = [c for c in range(2, fat.clusters + 2) if fat.get(c) not in (0, bad)]
+    lost = {c for c in used if c not in reach}
+    linked = {fat.get(c) for c in lost}
+    out = []
+    for c in sorted(lost - linked):
+        chain, on = [], set()
+        while c in lost and c not in on:
+            chain.append(c)
+            on.add(c)
+            nxt = fat.get(c)
+            if fat.eoc(nxt):
+                break
+            c = nxt
+        out.append(chain)
+    return out
+
+
+def gap_evidence(fat, cut, tail):
+    """Does the image hold, as a lost chain (lost_chains), exactly the cut
+    clusters of a write_gap_cut: `cut` clusters whose first len(tail)
+    bytes are the file's bytes from its second cluster on (tail)?"""
+    for chain in lost_chains(fat):
+        if len(chain) != cut:
+            continue
+        got = b"".join(bytes(fat.b[fat.cluster_off(c):fat.cluster_off(c) + fat.csize]) for c in chain)
+        if got[:len(tail)] == tail:
+            return True
+    return False
 
 
 def _case_only(op):
@@ -653,6 +760,23 @@ EXCEPTIONS = [
                    "fusefat is wrong (write(2) extends a regular file)",
                    "a write op the model answers ok and fusefat answers EPERM (result_exception; "
                    "known_failure cuts the readers' script before it: the file lacks the bytes)"),
+    NamedException(WRITE_GAP, "fusefat", "writer",
+                   "a write that starts at or past the end of the last cluster of a file of n >= 2 "
+                   "clusters (a gap of whole clusters, or an append exactly at a cluster-aligned "
+                   "end) answers ok, but fat_seek (libfat.c) links the file's first cluster to the "
+                   "first new one (it links F->CurClus, where the walk began, not the last cluster "
+                   "it read): the file's clusters 2..n are cut off, allocated and unreachable "
+                   "(fsck.fat 'Reclaimed', 'Free cluster summary wrong'), the written bytes land "
+                   "n-1 clusters early, and the size overshoots the chain by n-1 clusters (fsck.fat "
+                   "'File size is S bytes, cluster chain length is C bytes'). Data loss; fusefat "
+                   "is wrong. Measured on FAT12/16/32 with 512-, 2048- and 4096-byte clusters; a "
+                   "write inside the last cluster (even past the end), or to a one-cluster file, "
+                   "is not cut. Campaign seed 9101: create /f 1024, write /f 1632 512",
+                   "a write answered ok whose offset is at or past n*cluster for a file of n >= 2 "
+                   "clusters in the model's tree (write_gap_cut), and the image fusefat wrote "
+                   "holds a lost chain of exactly n-1 clusters holding that file's bytes from its "
+                   "second cluster on (gap_evidence; FusefatWriter.known_failure: one finding, the "
+                   "readers check the script cut before that op)"),
     NamedException(RENAME_DIR_EMPTIES, "fusefat", "writer",
                    "rename of a non-empty directory answers ok, but the directory under its new "
                    "name is empty: its entries are gone and their clusters stay allocated and "
