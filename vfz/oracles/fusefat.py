@@ -771,7 +771,7 @@ EXCEPTIONS = [
                    "'File size is S bytes, cluster chain length is C bytes'). Data loss; fusefat "
                    "is wrong. Measured on FAT12/16/32 with 512-, 2048- and 4096-byte clusters; a "
                    "write inside the last cluster (even past the end), or to a one-cluster file, "
-                   "is not cut. Campaign seed 9101: create /f 1024, write /f 1632 512",
+                   "is not cut. Campaign seed 9101: create /Rpe@o 1024, write /rpe@o 1632 512",
                    "a write answered ok whose offset is at or past n*cluster for a file of n >= 2 "
                    "clusters in the model's tree (write_gap_cut), and the image fusefat wrote "
                    "holds a lost chain of exactly n-1 clusters holding that file's bytes from its "
