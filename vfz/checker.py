@@ -377,7 +377,7 @@ class Checker:
                    + (f"; writer failed: {wr.error}" if wr.error else "")
                    + (f"; first differing result line {ops[bad].line}: {ops[bad]}: expected "
                       f"{m.results[bad]}, got {wr.results[bad] if bad < len(wr.results) else None}"
-                      if bad is not None else "; results as expected, the image's names differ")
+                      if bad is not None else "; results as expected, the image is not the model's")
                    + f"; readers check the first {cut} ops")
             res.verdicts[wn]["(writer)"] = "differs"
             res.details[wn]["(writer)"] = det
