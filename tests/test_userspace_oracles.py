@@ -206,6 +206,31 @@ class FusefatReaderTests(Images):
         self.assertIsNone(fusefat.FusefatReader.explain(
             Evidence(ops, rr=res, verdict="differs", diff=more, image=img)))
 
+    def test_case_twins(self):
+        """Linux folds ASCII only: a nodual writer makes 'σ' beside 'Σ' and
+        'é' beside 'É'; fusefat folds them (utf8_stricmp) and lists the first
+        twin's entries under both: fusefat-case-twins (campaign seed 9102);
+        a difference elsewhere is not explained."""
+        img = os.path.join(self.tmp, "twins.img")
+        vfat("mkfs", img, "--size", "8M")
+        ops = os.path.join(self.tmp, "twins.ops")
+        with open(ops, "w", encoding="utf-8") as f:
+            f.write('mkdir "/σ"\ncreate "/σ/f" 3 1\nmkdir "/Σ"\nmkdir "/é"\ncreate "/é/g" 3 1\n'
+                    'mkdir "/É"\nmkdir "/a"\ncreate "/a/h" 1 1\n')
+        vfat("apply", img, ops, "--names", "nodual", "--dummy", "v1", "--seed", "3")
+        exp = vfat_ls(img)
+        res = fusefat.FusefatReader().read(img)
+        self.assertIsNone(res.error, res.raw[-500:])
+        d = compare_listing(exp, res.listing, fusefat.FusefatReader, None, Counter())
+        self.assertEqual(sorted(e["path"] for e in d.extra), ["/É/g", "/Σ/f"])
+        ev = Evidence([], writer="core-v1", reader="fusefat", rr=res, verdict="differs", diff=d,
+                      image=img, entries=exp)
+        self.assertEqual(fusefat.FusefatReader.explain(ev), fusefat.CASE_TWINS)
+        more = ListingDiff(extra=d.extra, missing=[{"path": "/a/h", "type": "file", "size": 1}])
+        self.assertIsNone(fusefat.FusefatReader.explain(
+            Evidence([], rr=res, verdict="differs", diff=more, image=img, entries=exp)))
+        self.assertEqual(fusefat.fusefat_fold("ΣÉß"), fusefat.fusefat_fold("σéß"))
+
     def test_hung_daemon_is_killed_and_detached(self):
         """A fusefat that stops answering (SIGSTOP: a real hang of the daemon)
         costs one timeout; the agent and fusefat are killed, the mount is

@@ -69,6 +69,7 @@ NAMES = "fusefat-ascii-names"
 TRAILING = "fusefat-trailing-kept"
 LABEL_AS_FILE = "fusefat-label-as-file"
 RAW_83 = "fusefat-raw-83"
+CASE_TWINS = "fusefat-case-twins"
 WRITE_EPERM = "fusefat-write-eperm"
 RENAME_REFUSED = "fusefat-rename-refused-loses-source"
 CASE_RENAME = "fusefat-case-rename"
@@ -262,6 +263,37 @@ def raw_83(name):
     return b.decode("utf-8", "replace")
 
 
+def fusefat_fold(name):
+    """A name as fusefat compares it (libfat.c utf8_stricmp): ASCII letters
+    folded, every other character by Unicode simple case folding ('Σ' and
+    'σ', 'É' and 'é' are one name; 'ß' stays 'ß')."""
+    out = []
+    for c in name:
+        f = c.casefold()
+        out.append(f if len(f) == 1 else (c.lower() if len(c.lower()) == 1 else c))
+    return "".join(out)
+
+
+def _twins_explain(d, entries):
+    """Every difference lies at or under one of two or more expected names
+    of one directory that fusefat_fold makes one (CASE_TWINS): fusefat opens
+    the first of them for each."""
+    if not entries or not (d.missing or d.extra or d.changed):
+        return False
+    groups = {}
+    for e in entries:
+        par, _, leaf = e["path"].rpartition("/")
+        groups.setdefault((par, fusefat_fold(leaf)), []).append(e["path"])
+    twins = {p for g in groups.values() if len(g) > 1 for p in g}
+    if not twins:
+        return False
+
+    def under(path):
+        comps = path.split("/")
+        return any("/".join(comps[:i + 1]) in twins for i in range(1, len(comps)))
+    return all(under(e["path"]) for e in d.missing + d.extra + [a for a, _ in d.changed])
+
+
 def _refused(path, refused):
     """path (expected) is a directory with a non-ASCII bare name that
     fusefat's output says it could not open (under its raw_83 form)."""
@@ -357,9 +389,15 @@ class FusefatReader(Reader):
         fusefat could not read, the leaf a non-ASCII name stored bare
         (raw_83); or an entry missing under such a directory, listed itself,
         that fusefat could not open: its output says "find file error
-        fname: .../<raw_83 form>" (so nothing under it is listed)."""
+        fname: .../<raw_83 form>" (so nothing under it is listed).
+        CASE_TWINS when every difference lies at or under one of two
+        expected names fusefat folds to one (_twins_explain)."""
         d = getattr(ev, "diff", None)
-        if d is None or d.extra or not (d.changed or d.missing) or getattr(d, "ambiguous", None):
+        if d is None or getattr(d, "ambiguous", None):
+            return None
+        if _twins_explain(d, getattr(ev, "entries", None)):
+            return CASE_TWINS
+        if d.extra or not (d.changed or d.missing):
             return None
         for exp, shown in d.changed:
             leaf = exp["path"].rsplit("/", 1)[-1]
@@ -813,6 +851,14 @@ EXCEPTIONS = [
                    "the root holds a volume label entry and fusefat lists a root file of that "
                    "name, size 0: the reader drops it and records extra['exceptions'] = "
                    "['fusefat-label-as-file'] and extra['label_as_file']"),
+    NamedException(CASE_TWINS, "fusefat", "reader",
+                   "fusefat compares names case-insensitively beyond ASCII (libfat.c utf8_stricmp: "
+                   "Unicode simple case folding), as the FAT long-name rules and Windows do; Linux "
+                   "(iocharset=ascii/utf8) folds ASCII only, so a nodual writer makes 'σ' beside "
+                   "'Σ' and 'é' beside 'É', and fusefat opens the first of the two for both "
+                   "names: a design difference, like fatfs-case-twins",
+                   "every difference lies at or under one of two expected names of a directory "
+                   "equal under fusefat_fold (FusefatReader.explain)"),
     NamedException(RAW_83, "fusefat", "reader",
                    "fusefat hands a bare 8.3 name's bytes to the host as they are stored (cp437, "
                    "upper case): a non-ASCII one is not UTF-8, shows with U+FFFD, and cannot be "
