@@ -316,6 +316,21 @@ class TestUboot(unittest.TestCase):
         self.assertEqual([e["path"] for e in r.listing], ["/a\x90á"])
         self.assertEqual(uboot.UbootReader.name_exception("aéß", "a\x90á"), uboot.RAW_83)
 
+    @unittest.skipUnless(shutil.which("mcopy"), "mtools not installed")
+    def test_5g_empty_name_under_a_bare_directory(self):
+        """mtools stores 'σ' bare (0x05: cp437 0xE5) and '😀x' as U+F600 'x'
+        (mtools-astral): U-Boot shows a blank name under a directory whose
+        name a name exception maps; the checker files only the named
+        uboot-lfn-low-byte (campaign seed 9102, finding 13ed16d398f8)."""
+        from vfz import checker
+        ck = checker.Checker(["uboot"], ["mtools"], cfg={"uboot": {"board": self.board}})
+        try:
+            r = ck.check(opscript.parse('mkdir "/σ"\ncreate "/σ/😀x" 0 0\ncreate "/b" 1 1\n'), "fat12")
+        finally:
+            ck.close()
+        self.assertEqual(sorted(d.fields["kind"] for d in r.divs.values()), [uboot.LFN_LOW_BYTE],
+                         r.details.get("mtools"))
+
     def test_6_hostile_images(self):
         garbage = os.path.join(self.tmp, "garbage.img")
         with open(garbage, "wb") as f:

@@ -1492,9 +1492,18 @@ def _reader_explain(ev):
             add(UNADDRESSABLE)
     if sha_only > len(files):
         return None
+    # shown with an empty name: accounted for by _empty_names (their parent
+    # may appear under its expected name here, mapped by a name exception)
+    blanks = {}
     for e in d.extra:
-        if e["path"].endswith("/") and (_fold_shown(e["path"][:-1]), e["type"]) in empty:
-            continue                    # accounted for by _empty_names
+        if e["path"].endswith("/"):
+            blanks[e["type"]] = blanks.get(e["type"], 0) + 1
+    for t, n in blanks.items():
+        if n > sum(c for (_, kind), c in empty.items() if kind == t):
+            return None
+    for e in d.extra:
+        if e["path"].endswith("/"):
+            continue
         if not collides(e["path"]):
             return None
         add(COLLIDE)
