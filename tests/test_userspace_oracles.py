@@ -304,6 +304,25 @@ class FusefatWriterTests(Images):
             self.assertGreaterEqual(e["lfn"], 1, e)
             self.assertTrue(bytes.fromhex(e["short"]).startswith(b"~"), e)
 
+    def test_trailing_dots_looked_up_as_given(self):
+        """fusefat looks 'd...' up as given, not as 'd': ENOENT where Linux
+        answers for 'd' (campaign seed 9102: mkdir /1!3; write /1!3... ->
+        ENOENT, Linux EISDIR): fusefat-trailing-kept, one writer finding, the
+        readers checking the script cut before it; an ENOENT for a path
+        without such a component is not named."""
+        from vfz import checker
+        ck = checker.Checker(["dosfsck"], ["fusefat"])
+        try:
+            r = ck.check(opscript.parse('mkdir "/1!3"\nwrite "/1!3..." 3113 1024 87\ncreate "/z" 1 1\n'),
+                         "fat32")
+            self.assertEqual([(d.fields["role"], d.fields["kind"]) for d in r.divs.values()],
+                             [("writer", "fusefat-trailing-kept")], r.details.get("fusefat"))
+            self.assertIn("fusefat-cut", r.images)
+            self.assertEqual(fusefat.first_known_failure(
+                opscript.parse('mkdir "/d"\nunlink "/e"\n'), ["ok", "ENOENT"]), None)
+        finally:
+            ck.close()
+
     def test_fat16_fat1_changed_on_unmount(self):
         """Regression (issue 14): FAT[1] 0xFFFF -> 0x8000 in both FATs of a
         FAT16 image after a rw+ mount and unmount; mtools' strict check then
