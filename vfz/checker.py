@@ -512,9 +512,10 @@ class Checker:
             if tr.error:
                 res.verdicts[key]["(transformer)"] = "failed"
                 res.details[key]["(transformer)"] = tr.error
+                named = type(t).failure_exception(tr)
                 res.add(Divergence({"role": "transformer", "oracle": fam, "verdict": "failed",
-                                    "kind": findings.normalise(tr.error, 60), "op": "-", "cls": "-"},
-                                   wn, tr.error))
+                                    "kind": named or findings.normalise(tr.error, 60), "op": "-",
+                                    "cls": "-"}, wn, tr.error))
                 continue
             tcls = type(t)
 

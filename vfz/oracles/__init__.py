@@ -175,6 +175,13 @@ class Transformer(Hooks):
         """-> WriteResult (results empty; error when it failed)."""
         raise NotImplementedError
 
+    @staticmethod
+    def failure_exception(wr):
+        """The named exception that explains the failed transform wr (its
+        error and raw output, which the transform may annotate with what it
+        saw in the image before it ran), else None."""
+        return None
+
     def close(self):
         pass
 

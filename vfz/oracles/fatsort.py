@@ -11,11 +11,26 @@ the LFN slot count of every entry).
 
 Exit status: 0 sorted (or nothing to do); anything else, or a timeout, is
 the transformer's error (the image may then be half rewritten).
+
+Named exception fatsort-long-set-3-clusters (reports/bugs.md): fatsort's
+writeClusterChain (sort.c) lets an entry's slot set (LFN slots + 8.3 entry)
+cross one cluster boundary only. On 512-byte clusters (16 slots) a name of
+196 or more UTF-16 units takes 17 to 21 slots; when fatsort's order puts it
+so that it reaches into a third cluster, the slot count kept for the
+second cluster exceeds 16, and the next entry makes `16 - count` wrap
+around (uint32_t): the loop over that entry's LFN slots runs off the end
+of its list and dereferences NULL (SIGSEGV, inside the critical section
+that blocks signals, so the kernel kills it), after the overflowing slots
+were written past the directory's second cluster. fatsort_layout()
+replays fatsort's order and slot placement on the image before it runs.
 """
 import os
+import re
 import shutil
+import struct
 
-from vfz.oracles import Entry, Timer, Transformer, WriteResult
+from vfz import fatimg
+from vfz.oracles import Entry, NamedException, Timer, Transformer, WriteResult
 from vfz.proc import run
 
 ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
@@ -37,16 +52,131 @@ class FatsortTransformer(Transformer):
             else:
                 # -f: the image is a file, never mounted; fatsort refuses
                 # to touch what /proc/mounts names otherwise
+                with open(image, "rb") as f:
+                    before = f.read()      # fatsort may leave it half rewritten
                 p = run([*self.cmd, "-f", image], timeout=timeout, env=ENV)
                 w.raw = p.raw()
                 if p.error or p.rc != 0:
                     tail = (p.errtext or p.text).strip().split("\n")[-1:]
                     w.error = f"fatsort: {p.error or f'exit {p.rc}'}: {tail}"
+                    w.raw += "".join(f"# {SPANS} {line}\n" for line in overflow_lines(before))
         w.seconds = t.seconds
         return w
+
+    @staticmethod
+    def failure_exception(wr):
+        """LONG_SET when fatsort was killed by SIGSEGV and the image it was
+        given has a directory that fatsort's layout overflows (the '# spans-3-
+        clusters' lines transform() adds to the raw output)."""
+        raw = getattr(wr, "raw", "") or ""
+        if _SEGV.search(raw) and any(ln.startswith(f"# {SPANS} ") for ln in raw.split("\n")):
+            return LONG_SET
+        return None
+
+
+SPANS = "spans-3-clusters"
+LONG_SET = "fatsort-long-set-3-clusters"
+_SEGV = re.compile(r"^\[rc=-11 killed by SIGSEGV\]$", re.M)
+
+
+def _lname(fat, slots):
+    units = b""
+    for off in reversed(slots):
+        e = fat.b[off:off + 32]
+        units += bytes(e[1:11]) + bytes(e[14:26]) + bytes(e[28:32])
+    return units.decode("utf-16-le", "surrogatepass").split("\x00", 1)[0]
+
+
+def _sname(e):
+    base, ext = bytes(e[:8]).rstrip(b" "), bytes(e[8:11]).rstrip(b" ")
+    return (base + (b"." + ext if ext else b"")).decode("latin-1")
+
+
+def _items(fat, cluster):
+    """fatsort's list of a directory: every 8.3 slot (deleted ones too) with
+    the slots before it since the previous 8.3 slot -> [(key, slots, name,
+    is_dir)]; key sorts as cmpEntries does with the default options: '.',
+    '..', then directories, then files, by the name's UTF-8 bytes (strxfrm
+    in C.UTF-8; the long name when there is one), deleted entries last."""
+    out, pending = [], []
+    for off, e in fat.entries(cluster):
+        pending.append(off)
+        if e[11] == 0x0F:
+            continue
+        name = _lname(fat, pending[:-1]) if len(pending) > 1 else ""
+        name = name or _sname(e)
+        is_dir = bool(e[11] & 0x10)
+        if e[0] == 0xE5:
+            key = (3,)
+        elif name in (".", ".."):
+            key = (0 if name == "." else 1,)
+        else:
+            key = (2, 0 if is_dir else 1, name.encode("utf-8", "surrogatepass"))
+        out.append((key, len(pending), name, is_dir, off))
+        pending = []
+    return out
+
+
+def overflow_lines(image_bytes):
+    """Where fatsort 1.6.4's writeClusterChain overruns (see the module's
+    docstring): for each cluster-chained directory it would rewrite (its
+    sorted order differs from the stored one), place the sorted slot sets
+    as fatsort does and report a set that leaves more than a cluster's
+    slots counted for its last cluster while another entry follows:
+    'PATH: NAME (N slots) at slot K of a C-slot cluster, before NEXT'.
+    Empty when none (or the image cannot be read)."""
+    try:
+        fat = fatimg.Fat(image_bytes)
+    except (struct.error, ValueError, IndexError):
+        return []
+    per = fat.csize // 32
+    out, seen = [], set()
+    todo = [("/", None)]
+    while todo:
+        path, cl = todo.pop()
+        try:
+            items = _items(fat, cl)
+        except (struct.error, IndexError):
+            continue
+        for key, n, name, is_dir, off in items:
+            if is_dir and key[0] == 2 and name not in (".", ".."):
+                first = struct.unpack_from("<H", fat.b, off + 26)[0]
+                if fat.bits == 32:
+                    first |= struct.unpack_from("<H", fat.b, off + 20)[0] << 16
+                if first >= 2 and first not in seen:
+                    seen.add(first)
+                    todo.append((path.rstrip("/") + "/" + name, first))
+        if cl is None and fat.bits != 32:
+            continue            # the FAT12/16 root: another writer (sortFat1xRootDirectory)
+        order = sorted(items, key=lambda it: it[0])
+        if [it[4] for it in order] == [it[4] for it in items]:
+            continue            # not reordered: fatsort writes nothing
+        count, prev = 0, None
+        for key, n, name, is_dir, off in order:
+            if prev is not None and count > per:
+                out.append(f"{path}: {prev[0]} ({prev[1]} slots) at slot {prev[2]} of a {per}-slot "
+                           f"cluster, before {name}")
+                break
+            start = count
+            count = count + n if count + n <= per else n - (per - count)
+            prev = (name, n, start)
+    return out
 
 
 ENTRIES = [Entry("fatsort", "fatsort", transformer="vfz.oracles.fatsort:FatsortTransformer",
                  needs=("fatsort",), cost="process")]
 
-EXCEPTIONS = []
+EXCEPTIONS = [
+    NamedException(
+        LONG_SET, "fatsort", "transformer",
+        "fatsort 1.6.4 dies by SIGSEGV (after writing past the directory's second cluster) "
+        "when, in its sorted order, a long name's slot set on 512-byte clusters reaches into a "
+        "third cluster and another entry follows it: writeClusterChain handles one cluster "
+        "boundary per entry, the slot count it keeps exceeds the cluster's 16 and the next "
+        "entry's 'slots left' (16 - count, uint32_t) wraps around; its LFN loop then "
+        "dereferences the NULL end of the slot list.",
+        evidence="fatsort killed by SIGSEGV, and fatsort's order and slot placement replayed "
+                 "on the image it was given (fatsort.overflow_lines) leave more than a "
+                 "cluster's slots counted before a following entry",
+        bug=LONG_SET),
+]
