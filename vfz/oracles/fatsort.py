@@ -2,8 +2,9 @@
 of an image in sorted order, in place.
 
 `fatsort IMAGE` (LC_ALL=C.UTF-8; default order: directories first, then
-files, case-insensitive) moves whole entries -- LFN slots with their short
-entry -- to new slots of the same directory. Every reader must see the same
+files, each by strxfrm in the locale: case-sensitive, code point order)
+moves whole entries -- LFN slots with their short entry -- to new slots of
+the same directory. Every reader must see the same
 tree afterwards; a v1 dummy's LFN set must stay in front of its short entry
 and a v3 entry keep its NT byte 0x20 (tests/test_userspace_oracles.py
 checks both with `vfat ls`, which prints the short bytes, the NT byte and
