@@ -74,6 +74,8 @@ WRITE_EPERM = "fusefat-write-eperm"
 RENAME_REFUSED = "fusefat-rename-refused-loses-source"
 CASE_RENAME = "fusefat-case-rename"
 WRITE_GAP = "fusefat-write-gap-cuts-chain"
+ERASE_OVERRUN = "fusefat-erase-overruns-cluster"
+SELF_RENAME_HANG = "fusefat-stale-self-rename-hangs"
 
 
 def _die_with_parent():
@@ -512,11 +514,17 @@ class FusefatWriter(Writer):
         (WRITE_GAP: write_gap_cut, gap_evidence); a rename answered ok of a
         directory that had entries (RENAME_DIR_EMPTIES: they are gone); a
         new leaf ending in '.' or ' ' answered ok (TRAILING: fusefat keeps
-        it, later lookups and Linux readers see another name than the model)."""
+        it, later lookups and Linux readers see another name than the model);
+        an unlink/rmdir/rename answered ok on FAT12/16 whose removed entry's
+        orphaned tail the image holds (ERASE_OVERRUN: erase_overrun_evidence);
+        a rename of a path onto itself that hung (wr.error 'timeout') after an
+        earlier op removed that path through another case spelling
+        (SELF_RENAME_HANG: stale_self_rename)."""
         wr = getattr(ev, "wr", None)
         if wr is None:
             return None
-        return first_known_failure(ev.ops, wr.results, getattr(ev, "image", None))
+        return first_known_failure(ev.ops, wr.results, getattr(ev, "image", None),
+                                   getattr(wr, "error", None))
 
     @staticmethod
     def explain(ev):
@@ -560,16 +568,19 @@ def check_kind(complaint, fat_bits=16):
     return None
 
 
-def first_known_failure(ops, results, image=None):
+def first_known_failure(ops, results, image=None, error=None):
     """(index, name) of the first op at which fusefat's image leaves the
     model's by a named exception (see FusefatWriter.known_failure); image:
-    the image fusefat wrote (WRITE_GAP is named only from its evidence)."""
+    the image fusefat wrote (WRITE_GAP and ERASE_OVERRUN are named only from
+    its evidence); error: the writer's error (SELF_RENAME_HANG: a timeout)."""
     from vfz.model import Model
     m = Model(PROFILE)
     fat = None
     for i, op in enumerate(ops):
         got = results[i] if i < len(results) else None
         if got is None:
+            if i == len(results) and stale_self_rename(ops, results, i, m, error):
+                return i, SELF_RENAME_HANG
             return None
         if op.kind == "write" and got == "EPERM":
             m.apply([op])
@@ -589,6 +600,13 @@ def first_known_failure(ops, results, image=None):
             return i, CASE_RENAME
         if op.kind == "rename" and got == "ok" and _nonempty_dir(m, op.args[0]):
             return i, RENAME_DIR_EMPTIES
+        if op.kind in ("unlink", "rmdir", "rename") and got == "ok" and image is not None \
+                and len([c for c in op.args[0].split("/") if c]) >= 2:
+            stored = _names(m, op.args[0])
+            if fat is None:
+                fat = _open_fat(image)
+            if stored and fat and erase_overrun_evidence(fat, stored):
+                return i, ERASE_OVERRUN
         if op.kind == "rename" and got == "EPERM" and fusefat_name_err(_new_leaf(op)) == "EPERM" \
                 and m._walk([c for c in op.args[0].split("/") if c])[1] is None:
             return i, RENAME_REFUSED
@@ -602,6 +620,101 @@ def first_known_failure(ops, results, image=None):
             # 9102: mkdir /1!3; write /1!3... -> ENOENT, Linux EISDIR)
             return i, TRAILING
     return None
+
+
+def stale_self_rename(ops, results, i, m, error):
+    """Did fusefat hang on ops[i], a rename of a path onto itself whose
+    source the model (ops[:i] applied) no longer has, because an earlier op
+    answered ok removed it through another ASCII case spelling? libfuse 2's
+    high-level layer gives each spelling its own node, so the kernel keeps
+    the first spelling's dentry (entry timeout 1 s); the rename's target is
+    revalidated (LOOKUP_RENAME_TARGET: ENOENT), the source is not, and the
+    kernel sends RENAME of that node onto its own name, which get_path2
+    (libfuse lib/fuse.c) locks twice and waits on forever (measured: fusefat
+    asleep in pthread_cond_wait, 0 % CPU; tests/test_fusefat_self_rename_hang.py)."""
+    op = ops[i]
+    if op.kind != "rename" or not error or "(rename): timeout" not in error:
+        return False
+    a = [c for c in op.args[0].split("/") if c]
+    if not a or a != [c for c in op.args[1].split("/") if c] or _names(m, op.args[0]) is not None:
+        return False
+    key = [c.lower() for c in a]
+    for prev, got in zip(ops[:i], results[:i]):
+        p = [c for c in prev.args[0].split("/") if c] if prev.args else []
+        if got == "ok" and prev.kind in ("unlink", "rmdir", "rename") and p != a \
+                and [c.lower() for c in p] == key:
+            return True
+    return False
+
+
+def _dir_clusters(fat):
+    """First clusters of every subdirectory reachable from the root."""
+    out, todo, seen = [], [None], set()
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        if d is not None:
+            out.append(d)
+        for _off, name, attr, cl, _size, _lfn in fat.short_entries(d):
+            if attr & 0x10 and cl >= 2 and name not in (b".          ", b"..         "):
+                todo.append(cl)
+    return out
+
+
+def orphan_tail(fat, c):
+    """The UTF-16 code units of the long-name slots a directory cluster c
+    begins with when they are the tail of an entry cut off from its head:
+    slots of order j, j-1, .., 1 (none marked last, 0x40) followed by a live
+    short entry whose checksum they carry; else None."""
+    base = fat.cluster_off(c)
+    slots = [bytes(fat.b[base + 32 * k:base + 32 * k + 32]) for k in range(fat.csize // 32)]
+    first = slots[0]
+    if first[11] != 0x0F or first[0] in (0, 0xE5) or first[0] & 0x40 or not 1 <= first[0] <= 20:
+        return None
+    j = first[0]
+    if len(slots) <= j:
+        return None
+    run, sfn = slots[:j], slots[j]
+    if [e[0] for e in run] != list(range(j, 0, -1)) or any(e[11] != 0x0F for e in run):
+        return None
+    if sfn[0] in (0, 0xE5) or sfn[11] == 0x0F or sfn[11] & 0x08:
+        return None
+    from vfz.fatimg import lfn_checksum
+    if any(e[13] != lfn_checksum(sfn[:11]) for e in run):
+        return None
+    units = []
+    for e in reversed(run):                 # order 1 holds the name's first 13 units
+        raw = e[1:11] + e[14:26] + e[28:32]
+        units += [int.from_bytes(raw[k:k + 2], "little") for k in range(0, 26, 2)]
+    return units
+
+
+def erase_overrun_evidence(fat, leaf):
+    """Does a FAT12/16 image hold the tail of entry `leaf` cut off by
+    fusefat's delete? fat_real_delete (libfat.c) erases an entry's slots
+    with one lseek + write from its first slot on FAT12/16 (a path meant for
+    the fixed root directory): in a subdirectory whose entry runs into the
+    directory's next cluster, the slots there stay live and the 0xE5 copies
+    land in the cluster physically after the first one. The evidence: a
+    subdirectory's cluster that does not follow its predecessor on disk
+    begins with an orphan_tail spelling the first 13*j units of leaf (case
+    folded). A tail of the short entry alone (j = 0) is not named."""
+    if fat.bits not in (12, 16):
+        return False
+    want = leaf.encode("utf-16-le")
+    want = [int.from_bytes(want[k:k + 2], "little") for k in range(0, len(want), 2)]
+    for d in _dir_clusters(fat):
+        chain = fat.chain(d)
+        for prev, c in zip(chain, chain[1:]):
+            if c == prev + 1:
+                continue
+            units = orphan_tail(fat, c)
+            if units and len(want) > len(units) and \
+                    "".join(map(chr, units)).lower() == "".join(map(chr, want[:len(units)])).lower():
+                return True
+    return False
 
 
 def _trailing_component(op):
@@ -829,6 +942,38 @@ EXCEPTIONS = [
                    "holds a lost chain of exactly n-1 clusters holding that file's bytes from its "
                    "second cluster on (gap_evidence; FusefatWriter.known_failure: one finding, the "
                    "readers check the script cut before that op)"),
+    NamedException(ERASE_OVERRUN, "fusefat", "writer",
+                   "on FAT12/16, deleting an entry (unlink, rmdir, the source of a rename) whose "
+                   "slots run from one cluster of a subdirectory into the next writes the 0xE5 "
+                   "copies of all its slots in one piece from the first (fat_real_delete, libfat.c: "
+                   "lseek + write, the fixed-root path): when the directory's next cluster is not "
+                   "the physically next one, the slots there stay live (fsck.fat 'Long filename "
+                   "fragment found outside a LFN sequence', a live '~N' short entry: a cross-link "
+                   "after a directory rename) and the bytes overwrite the cluster after the first, "
+                   "another directory's '.' and '..' or a file's data (fsck.fat 'Expected a valid "
+                   "'.' entry'). Data loss; fusefat is wrong. FAT32 erases through the chain. "
+                   "Campaign seed 9102: mkdir /d; mkdir /d/x; create /d/<182 chars>; unlink it",
+                   "an unlink/rmdir/rename answered ok of an entry in a subdirectory of a FAT12/16 "
+                   "volume, and the image fusefat wrote holds a subdirectory cluster, not "
+                   "physically after its predecessor, that begins with long-name slots of order "
+                   "j..1 and their short entry spelling the first 13*j characters of the removed "
+                   "name (erase_overrun_evidence; known_failure: one finding, the readers check the "
+                   "script cut before that op)"),
+    NamedException(SELF_RENAME_HANG, "fusefat", "writer",
+                   "a rename of a path onto itself shortly (within the 1-s entry timeout) after "
+                   "that path was removed through another case spelling (mkdir /a; rmdir /A; "
+                   "rename /a /a) hangs the mount for good: fusefat (libfuse 2 high-level API) "
+                   "gives each spelling its own node, so the kernel keeps /a's dentry; it "
+                   "revalidates the rename's target (ENOENT) but not its source and sends RENAME "
+                   "of that node onto its own name, which libfuse's get_path2 locks twice and "
+                   "then waits for in pthread_cond_wait (0 % CPU; with -s no request is served "
+                   "again). Linux answers ENOENT. fusefat's case-insensitive aliasing and "
+                   "libfuse's 'FIXME: locking two paths needs deadlock checking' together",
+                   "a rename whose source and target are the same path, that timed out (writer "
+                   "error 'line N (rename): timeout'), whose source the model no longer has "
+                   "because an earlier op answered ok (unlink, rmdir, rename) removed it spelled "
+                   "differently in ASCII case (stale_self_rename; known_failure: one finding, the "
+                   "readers check the script cut before it)"),
     NamedException(RENAME_DIR_EMPTIES, "fusefat", "writer",
                    "rename of a non-empty directory answers ok, but the directory under its new "
                    "name is empty: its entries are gone and their clusters stay allocated and "
