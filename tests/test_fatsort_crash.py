@@ -11,7 +11,12 @@ slot 11 and ends exactly at the second cluster's end: fatsort sorts it.
 The transformer must name the crash from the image it was given
 (overflow_lines replays fatsort's order and slot placement) and leave the
 near miss unnamed; through the checker, the failed transform is filed
-under the name."""
+under the name. The same overflow with the long set last in its directory
+(SILENT: '/d' grows one cluster at a time around other files' data, so its
+chain is 3 clusters apart) does not crash: fatsort ends with status 0 having
+written the set's last slots into the file data that follows the second
+cluster; the 255-character file is gone and '/d/aaa' shows twice, which the
+checkers complain about, filed under the name too."""
 import os
 import shutil
 import sys
@@ -25,6 +30,8 @@ from vfz import checker, opscript  # noqa: E402
 from vfz.oracles import fatsort  # noqa: E402
 
 FS = "fat16:4M:512"
+SILENT = opscript.parse(f'mkdir "/d"\ncreate "/d/{"m" * 104}" 1 1\ncreate "/e" 1 2\n'
+                        f'create "/d/{"z" * 255}" 600 3\ncreate "/d/aaa" 1 4\n')
 
 
 def ops(first):
@@ -42,8 +49,8 @@ class FatsortCrashTests(unittest.TestCase):
         cls.res = {}
         ck = checker.Checker(["vfat-check"], ["core-dual"], transformers=["fatsort"])
         try:
-            for n in (117, 104):
-                r = ck.check(ops(n), FS)
+            for n, script in ((117, ops(117)), (104, ops(104)), ("silent", SILENT)):
+                r = ck.check(script, FS)
                 img = os.path.join(cls.tmp, f"{n}.img")
                 shutil.copyfile(r.images["core-dual"], img)
                 cls.res[n] = (r, img)
@@ -85,6 +92,23 @@ class FatsortCrashTests(unittest.TestCase):
         self.assertIsNone(fatsort.FatsortTransformer.failure_exception(w))
         self.assertEqual(r.verdicts["core-dual>fatsort"], {"vfat-check": "ok"})
         self.assertEqual(list(r.divs.values()), [])
+
+    def test_silent_loss_is_named(self):
+        r, img = self.res["silent"]
+        self.assertEqual(r.verdicts["core-dual"]["vfat-check"], "ok")
+        lines = fatsort.overflow_lines(img)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertTrue(lines[0].startswith("/d: " + "z" * 255 + " (21 slots) at slot 13 of a 16-slot"),
+                        lines[0])
+        self.assertTrue(lines[0].endswith(", last in the directory"), lines[0])
+        w = self.transform("silent")
+        self.assertIsNone(w.error, w.raw)
+        self.assertIsNone(fatsort.FatsortTransformer.failure_exception(w))
+        self.assertEqual(r.verdicts["core-dual>fatsort"], {"vfat-check": "complains"})
+        self.assertEqual([(d.fields["role"], d.fields["kind"]) for d in r.divs.values()],
+                         [("transformer", fatsort.LONG_SET)])
+        # the near miss's raw output carries no layout line: a divergence there is not explained
+        self.assertIsNone(fatsort.FatsortTransformer.explain({"raw": self.transform(104).raw}))
 
     def test_segv_without_the_layout_is_not_named(self):
         # the evidence is the image's layout, not the signal alone

@@ -22,7 +22,12 @@ second cluster exceeds 16, and the next entry makes `16 - count` wrap
 around (uint32_t): the loop over that entry's LFN slots runs off the end
 of its list and dereferences NULL (SIGSEGV, inside the critical section
 that blocks signals, so the kernel kills it), after the overflowing slots
-were written past the directory's second cluster. fatsort_layout()
+were written past the directory's second cluster. When no entry follows,
+fatsort ends with status 0, but those slots went to the cluster that
+physically follows the second one (when the chain is not contiguous:
+another file's data, or the set's own), the third cluster keeps its old
+slots and no end marker is written: the long-named entry is lost and old
+entries come back twice (explain() names the divergence). overflow_lines()
 replays fatsort's order and slot placement on the image before it runs.
 """
 import os
@@ -53,24 +58,37 @@ class FatsortTransformer(Transformer):
             else:
                 # -f: the image is a file, never mounted; fatsort refuses
                 # to touch what /proc/mounts names otherwise
-                with open(image, "rb") as f:
-                    before = f.read()      # fatsort may leave it half rewritten
+                # before it runs: fatsort may leave the image half rewritten
+                spans = overflow_lines(image)
                 p = run([*self.cmd, "-f", image], timeout=timeout, env=ENV)
-                w.raw = p.raw()
+                w.raw = p.raw() + "".join(f"# {SPANS} {line}\n" for line in spans)
                 if p.error or p.rc != 0:
                     tail = (p.errtext or p.text).strip().split("\n")[-1:]
                     w.error = f"fatsort: {p.error or f'exit {p.rc}'}: {tail}"
-                    w.raw += "".join(f"# {SPANS} {line}\n" for line in overflow_lines(before))
         w.seconds = t.seconds
         return w
 
     @staticmethod
     def failure_exception(wr):
         """LONG_SET when fatsort was killed by SIGSEGV and the image it was
-        given has a directory that fatsort's layout overflows (the '# spans-3-
-        clusters' lines transform() adds to the raw output)."""
+        given has a directory where fatsort's layout overflows before
+        another entry (the '# spans-3-clusters ... before NAME' lines
+        transform() adds to the raw output)."""
         raw = getattr(wr, "raw", "") or ""
-        if _SEGV.search(raw) and any(ln.startswith(f"# {SPANS} ") for ln in raw.split("\n")):
+        if _SEGV.search(raw) and any(_span_kind(ln) == "before" for ln in raw.split("\n")):
+            return LONG_SET
+        return None
+
+    @staticmethod
+    def explain(ev):
+        """LONG_SET for a divergence on the sorted image when fatsort ended
+        well but its layout overflowed with the long set last in its
+        directory: the slots past the second cluster went to the cluster
+        that physically follows it (another file's data when the chain is
+        not contiguous), the third cluster kept its old slots and no end
+        marker was written."""
+        raw = (ev.get("raw") if isinstance(ev, dict) else getattr(ev, "raw", None)) or ""
+        if not _SEGV.search(raw) and any(_span_kind(ln) == "last" for ln in raw.split("\n")):
             return LONG_SET
         return None
 
@@ -78,6 +96,16 @@ class FatsortTransformer(Transformer):
 SPANS = "spans-3-clusters"
 LONG_SET = "fatsort-long-set-3-clusters"
 _SEGV = re.compile(r"^\[rc=-11 killed by SIGSEGV\]$", re.M)
+LAST = "last in the directory"
+
+
+def _span_kind(line):
+    """'before' (an entry follows the overflowing set: the crash), 'last'
+    (nothing follows: no crash, slots written past the chain) or None, of
+    one raw output line."""
+    if not line.startswith(f"# {SPANS} "):
+        return None
+    return "last" if line.endswith(", " + LAST) else "before"
 
 
 def _lname(fat, slots):
@@ -118,17 +146,19 @@ def _items(fat, cluster):
     return out
 
 
-def overflow_lines(image_bytes):
+def overflow_lines(image):
     """Where fatsort 1.6.4's writeClusterChain overruns (see the module's
     docstring): for each cluster-chained directory it would rewrite (its
     sorted order differs from the stored one), place the sorted slot sets
     as fatsort does and report a set that leaves more than a cluster's
-    slots counted for its last cluster while another entry follows:
-    'PATH: NAME (N slots) at slot K of a C-slot cluster, before NEXT'.
+    slots counted for its last cluster: 'PATH: NAME (N slots) at slot K
+    of a C-slot cluster, before NEXT' when another entry follows (fatsort
+    dies), '..., last in the directory' when none does. image: a path
+    (read through a memory map: only the directories' pages) or bytes.
     Empty when none (or the image cannot be read)."""
     try:
-        fat = fatimg.Fat(image_bytes)
-    except (struct.error, ValueError, IndexError):
+        fat = fatimg.open_ro(image) if isinstance(image, str) else fatimg.Fat(image)
+    except (OSError, struct.error, ValueError, IndexError):
         return []
     per = fat.csize // 32
     out, seen = [], set()
@@ -161,6 +191,10 @@ def overflow_lines(image_bytes):
             start = count
             count = count + n if count + n <= per else n - (per - count)
             prev = (name, n, start)
+        else:
+            if prev is not None and count > per:
+                out.append(f"{path}: {prev[0]} ({prev[1]} slots) at slot {prev[2]} of a {per}-slot "
+                           f"cluster, {LAST}")
     return out
 
 
@@ -175,9 +209,14 @@ EXCEPTIONS = [
         "third cluster and another entry follows it: writeClusterChain handles one cluster "
         "boundary per entry, the slot count it keeps exceeds the cluster's 16 and the next "
         "entry's 'slots left' (16 - count, uint32_t) wraps around; its LFN loop then "
-        "dereferences the NULL end of the slot list.",
-        evidence="fatsort killed by SIGSEGV, and fatsort's order and slot placement replayed "
-                 "on the image it was given (fatsort.overflow_lines) leave more than a "
-                 "cluster's slots counted before a following entry",
+        "dereferences the NULL end of the slot list. When the set is last, fatsort ends well "
+        "but has written its last slots into the cluster that physically follows the second "
+        "one (another file's data when the chain is not contiguous) and no end marker: the "
+        "long-named entry is lost, stale entries of the third cluster show twice.",
+        evidence="fatsort's order and slot placement replayed on the image it was given "
+                 "(fatsort.overflow_lines) leave more than a cluster's slots counted for a "
+                 "set's last cluster, and: fatsort killed by SIGSEGV with an entry after the "
+                 "set (failure_exception), or a reader differing on the sorted image with the "
+                 "set last in its directory (explain)",
         bug=LONG_SET),
 ]
