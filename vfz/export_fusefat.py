@@ -28,6 +28,11 @@ Knobs (Case.extra):
                     (mtools, without mtools_skip_check) is run on the image
                     fusefat left when it is installed
   "label": "bug"    the label listed as a file is the symptom
+  "hang": N         each op runs under `timeout -s KILL` (HANG_S=N seconds,
+                    run.sh's environment may change it): an op with no answer
+                    by then is the symptom; fusefat is killed, the mount
+                    detached (fusermount -u -z) and run.sh ends there, since
+                    a hung fusefat -s serves no further request
 """
 import errno
 import os
@@ -73,6 +78,46 @@ kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume
         bug "op $n: $1 succeeded where Linux gives $want"
     elif [ $rc -ne 0 ] && [ -n "$wmsg" ] && ! grep -q "$wmsg" "$OUT/op$n.txt"; then
         bug "op $n: $1 failed with another error than Linux's $want ($wmsg): $(tail -n 1 "$OUT/op$n.txt")"
+    fi
+}
+"""
+
+
+# extra "hang": the same step, each command bounded by HANG_S seconds
+HANG_STEP = r"""
+need timeout coreutils
+REN='rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"'
+kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume, at most HANG_S seconds
+    n=$1; want=$2; shift 2
+    echo "op $n: $*"
+    c=$1
+    if [ "$c" = ren ]; then   # rename(2) itself, as a program timeout can run
+        shift
+        set -- perl -e "$REN" "$@"
+    fi
+    timeout -s KILL "$HANG_S" "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    indent < "$OUT/op$n.txt"
+    if [ $rc -eq 137 ]; then
+        echo "    no answer within ${HANG_S}s: killed (Linux is expected to give: $want)"
+        echo "    fusefat: state $(cut -d' ' -f3 /proc/$FPID/stat 2>/dev/null), waiting in $(cat /proc/$FPID/wchan 2>/dev/null), CPU ticks (user, system) $(cut -d' ' -f14,15 /proc/$FPID/stat 2>/dev/null)"
+        kill -KILL $FPID 2>/dev/null
+        wait $FPID 2>/dev/null
+        fusermount -u -z "$M" 2>/dev/null
+        trap - EXIT
+        tail -n 5 "$OUT/fusefat.log" | indent
+        bug "op $n: $c hangs: fusefat gives no answer within ${HANG_S}s (Linux gives $want) and serves no request after it"
+        echo "REPRODUCED: $WHY"
+        exit 0
+    fi
+    wmsg=$(errno_text "$want")
+    echo "    exit $rc (Linux is expected to give: $want${wmsg:+, \"$wmsg\"})"
+    if [ $rc -ne 0 ] && [ "$want" = ok ]; then
+        bug "op $n: $c failed where Linux succeeds: $(tail -n 1 "$OUT/op$n.txt")"
+    elif [ $rc -eq 0 ] && [ "$want" != ok ]; then
+        bug "op $n: $c succeeded where Linux gives $want"
+    elif [ $rc -ne 0 ] && [ -n "$wmsg" ] && ! grep -q "$wmsg" "$OUT/op$n.txt"; then
+        bug "op $n: $c failed with another error than Linux's $want ($wmsg): $(tail -n 1 "$OUT/op$n.txt")"
     fi
 }
 """
@@ -147,7 +192,8 @@ until grep -q " $M fuse" /proc/mounts; do
     sleep 0.1
 done
 trap 'fusermount -u -z "$M" 2>/dev/null' EXIT
-""", _errno_fn(case), STEP]
+""", _errno_fn(case),
+           (f"HANG_S=${{HANG_S:-{int(extra['hang'])}}}\n" + HANG_STEP) if extra.get("hang") else STEP]
     if case.side == "writer":
         out.append(export_kernel.ops(case, data))
     out.append(export_kernel.LIST_MOUNT)
