@@ -663,11 +663,14 @@ def _dir_clusters(fat):
     return out
 
 
-def orphan_tail(fat, c):
+def orphan_tail(fat, c, prev):
     """The UTF-16 code units of the long-name slots a directory cluster c
     begins with when they are the tail of an entry cut off from its head:
     slots of order j, j-1, .., 1 (none marked last, 0x40) followed by a live
-    short entry whose checksum they carry; else None."""
+    short entry whose checksum they carry, while the last slot of prev (the
+    cluster before c in the directory's chain) is not the live slot of order
+    j+1 with that checksum (an entry that merely spans the two clusters);
+    else None."""
     base = fat.cluster_off(c)
     slots = [bytes(fat.b[base + 32 * k:base + 32 * k + 32]) for k in range(fat.csize // 32)]
     first = slots[0]
@@ -684,6 +687,10 @@ def orphan_tail(fat, c):
     from vfz.fatimg import lfn_checksum
     if any(e[13] != lfn_checksum(sfn[:11]) for e in run):
         return None
+    end = fat.cluster_off(prev) + fat.csize - 32
+    last = bytes(fat.b[end:end + 32])
+    if last[11] == 0x0F and last[0] & 0x3F == j + 1 and last[13] == run[0][13]:
+        return None
     units = []
     for e in reversed(run):                 # order 1 holds the name's first 13 units
         raw = e[1:11] + e[14:26] + e[28:32]
@@ -696,8 +703,9 @@ def erase_overrun_evidence(fat, leaf):
     fusefat's delete? fat_real_delete (libfat.c) erases an entry's slots
     with one lseek + write from its first slot on FAT12/16 (a path meant for
     the fixed root directory): in a subdirectory whose entry runs into the
-    directory's next cluster, the slots there stay live and the 0xE5 copies
-    land in the cluster physically after the first one. The evidence: a
+    directory's next cluster, the slots there stay live and their erased
+    copies (0xE5, or 0x00 for the directory's last entry) land in the
+    cluster physically after the first one. The evidence: a
     subdirectory's cluster that does not follow its predecessor on disk
     begins with an orphan_tail spelling the first 13*j units of leaf (case
     folded). A tail of the short entry alone (j = 0) is not named."""
@@ -710,7 +718,7 @@ def erase_overrun_evidence(fat, leaf):
         for prev, c in zip(chain, chain[1:]):
             if c == prev + 1:
                 continue
-            units = orphan_tail(fat, c)
+            units = orphan_tail(fat, c, prev)
             if units and len(want) > len(units) and \
                     "".join(map(chr, units)).lower() == "".join(map(chr, want[:len(units)])).lower():
                 return True
@@ -944,8 +952,9 @@ EXCEPTIONS = [
                    "readers check the script cut before that op)"),
     NamedException(ERASE_OVERRUN, "fusefat", "writer",
                    "on FAT12/16, deleting an entry (unlink, rmdir, the source of a rename) whose "
-                   "slots run from one cluster of a subdirectory into the next writes the 0xE5 "
-                   "copies of all its slots in one piece from the first (fat_real_delete, libfat.c: "
+                   "slots run from one cluster of a subdirectory into the next writes the erased "
+                   "copies of all its slots (0xE5, or 0x00 when it was the directory's last entry) "
+                   "in one piece from the first (fat_real_delete, libfat.c: "
                    "lseek + write, the fixed-root path): when the directory's next cluster is not "
                    "the physically next one, the slots there stay live (fsck.fat 'Long filename "
                    "fragment found outside a LFN sequence', a live '~N' short entry: a cross-link "
