@@ -70,6 +70,7 @@ IMPLS = {
     "fatcat": "vfz.export_fatcat",     # fatcat -l / and fatcat -x, the extracted tree listed
     "fatfs": "vfz.export_fatfs",       # a Node script: the fatfs oracle's server, js-fatfs
     "uboot": "vfz.export_uboot",       # a U-Boot command list typed at qemu-x86 U-Boot's prompt
+    "fatsort": "vfz.export_fatsort",   # the transformer: fatsort -f on a copy of the writer's image
 }
 RESULT = {0: "REPRODUCED", 1: "NOT REPRODUCED", 2: "CANNOT RUN"}
 
