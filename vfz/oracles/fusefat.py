@@ -214,6 +214,11 @@ class Mount:
         """Unmount; -> None or why the unmount was not clean. A hung mount
         (or one that does not go away) is killed and detached lazily."""
         why = None
+        if hung and self.proc is not None:
+            # fusefat first: an agent blocked in a request fusefat already
+            # read waits uninterruptibly for its answer (SIGKILL waits too),
+            # so killing the agent first held each hang 5 s longer (measured)
+            self._kill(self.proc)
         if self.agent is not None:
             if hung:
                 self._kill(self.agent)
