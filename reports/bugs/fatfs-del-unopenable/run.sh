@@ -32,6 +32,7 @@ else
     ( cd "$OUT/fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
         || cannot "npm ci failed: $(tail -n 2 "$OUT/npm.log")"
 fi
+
 echo "== node fatfs/server.js"
 ( cd "$OUT" && node fatfs/server.js < "$HERE/fatfs/requests.jsonl" > answers.jsonl 2> server.err )
 rc=$?
@@ -40,6 +41,7 @@ node "$HERE/fatfs/format.js" "$OUT/answers.jsonl" > "$OUT/answers.txt" || cannot
 grep -v '^[df] ' "$OUT/answers.txt" | indent
 grep '^error ' "$OUT/answers.txt" > /dev/null && bug "FatFs failed: $(grep '^error ' "$OUT/answers.txt" | head -n 1)"
 grep '^complaint ' "$OUT/answers.txt" > /dev/null && bug "FatFs cannot read what it lists: $(grep '^complaint ' "$OUT/answers.txt" | head -n 1 | cut -c11-)"
+
 cat > "$OUT/want.txt" <<'WANT'
 WANT
 while read -r n w; do

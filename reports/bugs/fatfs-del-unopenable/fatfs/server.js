@@ -185,10 +185,11 @@ function stat(p) {
 }
 
 function readdir(dirpath) {
-	// -> {items: [{name, alt, attr, size}], fr}
+	// -> {items: [{name, alt, attr, size}], fr, sclust}
 	const items = [];
 	let r = ff.f_opendir(mem.dir, dirpath);
 	if (r !== F.FR_OK) return { items, fr: r };
+	const sclust = ff.getValue(mem.dir + OFF_SCLUST, 'i32') >>> 0;
 	for (;;) {
 		r = ff.f_readdir(mem.dir, mem.fno);
 		if (r !== F.FR_OK) break;
@@ -198,16 +199,22 @@ function readdir(dirpath) {
 			size: ff.FILINFO_fsize(mem.fno) });
 	}
 	ff.f_closedir(mem.dir);
-	return { items, fr: r };
+	return { items, fr: r, sclust };
 }
 
-function hashFile(p, size) {
-	// -> {sha256, size} | {fr}
+function hashFile(p, limit) {
+	// -> {sha256, size} | {fr} | {loop: bytes read}: f_read follows a cluster
+	// chain that loops for as long as the size says (up to 4 GiB), so more
+	// bytes than the volume holds end the read
 	let r = ff.f_open(mem.fil, p, F.FA_READ);
 	if (r !== F.FR_OK) return { fr: r };
 	const h = crypto.createHash('sha256');
 	let total = 0;
 	for (;;) {
+		if (total > limit) {
+			ff.f_close(mem.fil);
+			return { loop: total };
+		}
 		r = ff.f_read(mem.fil, mem.buf, CHUNK, mem.n);
 		if (r !== F.FR_OK) break;
 		const n = ff.getValue(mem.n, 'i32') >>> 0;
@@ -225,6 +232,8 @@ function list(image) {
 	const r = mount(image);
 	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}` };
 	const entries = [], complaints = [];
+	const limit = disk.size;
+	const seen = new Set();          // first clusters of the directories listed
 	// each directory: its path as listed (long names) and as FatFs opens it
 	// (a long name it cannot look up again, e.g. one with trailing dots
 	// another writer kept, is opened by its 8.3 name)
@@ -235,11 +244,22 @@ function list(image) {
 		}
 		const d = readdir(open || '/');
 		if (d.fr !== F.FR_OK) complaints.push(`f_readdir ${shown || '/'}: ${frname(d.fr)}`);
+		if (d.sclust !== undefined) {
+			// a directory met twice (its entry points at an ancestor, or two
+			// entries share it): listed once, so that a loop ends
+			if (seen.has(d.sclust)) {
+				complaints.push(`${shown || '/'}: directory at cluster ${d.sclust} already listed (loop or cross-link)`);
+				return;
+			}
+			seen.add(d.sclust);
+		}
 		for (const it of d.items) {
 			const sp = shown + '/' + it.name;
 			let op = open + '/' + it.name;
-			const st = stat(op);
-			if (st.fr !== F.FR_OK && it.alt) {
+			// a name the path API cannot spell (a unit below 0x20 ends the
+			// path, '\\' separates, ':' is a drive): as a failed lookup
+			const st = unaddressable(it.name) ? { fr: F.FR_INVALID_NAME } : stat(op);
+			if (st.fr !== F.FR_OK && it.alt && !unaddressable(it.alt)) {
 				// the long name cannot be looked up at all: the 8.3 name
 				// if it finds the same entry (f_stat's fname is the name
 				// asked for; altname, attr and size come from the entry)
@@ -259,8 +279,11 @@ function list(image) {
 				walk(sp, op, depth + 1);
 			} else {
 				e.type = 'file';
-				const hf = hashFile(op, it.size);
-				if (hf.fr !== undefined) {
+				const hf = hashFile(op, limit);
+				if (hf.loop !== undefined) {
+					complaints.push(`f_read ${sp}: more bytes than the volume holds (${hf.loop}): cluster chain loop`);
+					e.size = it.size;
+				} else if (hf.fr !== undefined) {
 					complaints.push(`f_open/f_read ${sp}: ${frname(hf.fr)}`);
 					e.size = it.size;
 				} else {
