@@ -64,6 +64,7 @@ UNMOUNT_WAIT = 15.0
 FAT1_CLEAN = "fusefat-fat1-0x8000"
 RMDIR_NONEMPTY = "fusefat-rmdir-eperm"
 RENAME_DIR_EMPTIES = "fusefat-rename-dir-empties"
+INTO_SUBTREE = "fusefat-rename-into-own-subtree"
 NT_CASE = "fusefat-ignores-nt-case"
 NAMES = "fusefat-ascii-names"
 TRAILING = "fusefat-trailing-kept"
@@ -603,6 +604,8 @@ def first_known_failure(ops, results, image=None, error=None):
         # stored 'abc' frees its clusters too; campaign seed 9102)
         if op.kind == "rename" and got == "ok" and _case_only(op) and _names(m, op.args[0]):
             return i, CASE_RENAME
+        if op.kind == "rename" and got == "ok" and _into_own_subtree(m, op):
+            return i, INTO_SUBTREE
         if op.kind == "rename" and got == "ok" and _nonempty_dir(m, op.args[0]):
             return i, RENAME_DIR_EMPTIES
         if op.kind in ("unlink", "rmdir", "rename") and got == "ok" and image is not None \
@@ -844,6 +847,19 @@ def _names(m, path):
     return None if err or node is None or node is m.root else node.name
 
 
+def _into_own_subtree(m, op):
+    """Is op a rename of a directory (in model m's tree) to a path inside
+    it, the source spelled in another case than the target's components?
+    The kernel's check (EINVAL) compares names as given, so '/D' -> '/d/x'
+    reaches fusefat, which folds case and moves /d into itself."""
+    node, err = m._walk([c for c in op.args[0].split("/") if c])
+    if err or node is None or node is m.root or not node.is_dir:
+        return False
+    src = [fusefat_fold(c) for c in op.args[0].split("/") if c]
+    dst = [fusefat_fold(c) for c in op.args[1].split("/") if c]
+    return len(dst) > len(src) and dst[:len(src)] == src
+
+
 def _nonempty_dir(m, path):
     """Does path name a directory with entries in model m's tree?"""
     node, err = m._walk([c for c in path.split("/") if c])
@@ -988,6 +1004,17 @@ EXCEPTIONS = [
                    "because an earlier op answered ok (unlink, rmdir, rename) removed it spelled "
                    "differently in ASCII case (stale_self_rename; known_failure: one finding, the "
                    "readers check the script cut before it)"),
+    NamedException(INTO_SUBTREE, "fusefat", "writer",
+                   "a rename of a directory into its own subtree, the source spelled in another "
+                   "case ('mkdir /d; rename /D /d/x'), answers ok and moves the directory into "
+                   "itself: it leaves the tree (its '..' points at itself; fsck.fat: \"Invalid "
+                   "'..' entry\", \"Start does point to containing directory\"), with all it "
+                   "held. The kernel's EINVAL check compares the names as given and lets it "
+                   "through; fusefat folds case and checks nothing. Linux answers EINVAL. "
+                   "Data loss; fusefat is wrong (campaign seed 9103)",
+                   "a rename answered ok of a directory of the model's tree whose target path "
+                   "lies inside the source under fusefat_fold (known_failure: one finding, the "
+                   "readers check the script cut before it)", bug="fusefat-rename-into-own-subtree"),
     NamedException(RENAME_DIR_EMPTIES, "fusefat", "writer",
                    "rename of a non-empty directory answers ok, but the directory under its new "
                    "name is empty: its entries are gone and their clusters stay allocated and "
