@@ -46,6 +46,18 @@ class TestRenameIntoOwnSubtree(unittest.TestCase):
                            stderr=subprocess.STDOUT, text=True)
         self.assertIn("Invalid '..' entry", p.stdout)
 
+    def test_existing_target_errno(self):
+        """The target is a file inside the directory: fusefat answers for the
+        target (ENOTDIR), Linux EINVAL first: named, no other finding."""
+        r = self.ck.check(opscript.parse('mkdir "/.Y"\ncreate "/.Y/.c" 1 1\nrename "/.y" "/.Y/.c"\n'),
+                          "fat32")
+        self.assertEqual(self.sigs(r), [], r.details.get("fusefat"))
+        self.assertEqual(r.verdicts["fusefat"], {"dosfsck": "ok"})
+        op = opscript.parse('rename "/.y" "/.Y/.c"\n')[0]
+        self.assertEqual(fusefat.FusefatWriter.result_exception(op, "EINVAL", "ENOTDIR"), fusefat.INTO_SUBTREE)
+        other = opscript.parse('rename "/.y" "/.Z/.c"\n')[0]
+        self.assertIsNone(fusefat.FusefatWriter.result_exception(other, "EINVAL", "ENOTDIR"))
+
     def test_near_misses(self):
         for text in ('mkdir "/d"\ncreate "/d/keep" 5 1\nrename "/d" "/d/x"\n',
                      'mkdir "/d"\nmkdir "/e"\nrename "/D" "/e/x"\n'):
