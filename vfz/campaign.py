@@ -250,7 +250,13 @@ class Campaign:
             stopped = "SIGTERM" if isinstance(e, Stop) else "SIGINT"
         finally:
             if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGTERM, signal.SIG_IGN)   # finish the clean-up
+                # finish the clean-up: a second Ctrl-C here left the lanes'
+                # checkers unclosed (stopped U-Boot QEMUs outlived the run)
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                if stopped:
+                    self.say("stopping: finishing the lanes' scripts and writing what is pending "
+                             "(further signals are ignored until then; kill -9 loses nothing found)")
             self.stop_lanes()
             self.loop_s = time.monotonic() - self.loop_t0 if self.loop_t0 else 0.0
             self.loop_cpu = pace.tree_cpu() - self.loop_cpu0 if self.loop_t0 else None
@@ -555,6 +561,7 @@ def run_cmd(args):
     def on_term(signum, frame):
         raise Stop()
     old = signal.signal(signal.SIGTERM, on_term)
+    old_int = signal.getsignal(signal.SIGINT)      # Campaign.run ignores it while cleaning up
     try:
         return Campaign(args).run()
     except UsageError as e:
@@ -565,3 +572,4 @@ def run_cmd(args):
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
