@@ -55,7 +55,7 @@ from vfz.targets import minimize_crash
 from vfz import campaign_summary, lanes
 from vfz.campaign_state import load_state, save_state  # noqa: F401
 from vfz.lanes import Job, Lane
-from vfz.filing import MIN_BUDGET, divergence_test, summary_line, write_full  # noqa: F401
+from vfz.filing import MIN_BUDGET, divergence_test, finding_summary, summary_line, write_full  # noqa: F401
 from vfz.shards import parse_shard, shard_iteration, shard_seed  # noqa: F401
 
 DEFAULT_FS = ["fat12", "fat16", "fat32"]
@@ -457,7 +457,7 @@ class Campaign:
             extra["flaky"] = True
         write_full(self.workdir, worker.checker, d, ops, mops, fs, extra)
         minworker.journal_done(self.workdir, d.sig)
-        line = summary_line(d, mops, fs) + (" [flaky: not shown again on replay]" if flaky else "")  # as write_full
+        line = finding_summary(d, mops, fs, flaky)
         with self.lock:
             self.new.append((d.sig, line))
         self.say(f"finding {d.sig}: {line}")

@@ -13,6 +13,14 @@ def summary_line(d, mops, fs):
             + "; ".join(str(o) for o in mops[:3])[:200] + (" ..." if len(mops) > 3 else ""))
 
 
+FLAKY_NOTE = " [flaky: not shown again on replay]"
+
+
+def finding_summary(d, mops, fs, flaky=False):
+    """summary.txt's line, and the campaign's for the finding."""
+    return summary_line(d, mops, fs) + (FLAKY_NOTE if flaky else "")
+
+
 def divergence_test(checker, d, fs):
     """ops -> bool: does the same signature still appear (same writer/oracle)?"""
     rd = [d.fields["oracle"]] if d.fields["role"] == "reader" else []
@@ -40,8 +48,7 @@ def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
         images = {f"before-{fs}.img": checker.pristine_image(fs)}
         for w, p in res.images.items():
             images[f"after-{w}.img"] = p
-        summary = summary_line(d, mops, fs) + (" [flaky: not shown again on replay]"
-                                               if extra.get("flaky") else "")
+        summary = finding_summary(d, mops, fs, extra.get("flaky"))
         info = {"signature": d.sig, "fields": d.fields, "summary": summary,
                 "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
                 "writer_seeds": {n: w.seed for n, w in checker.writers if getattr(w, "seed", None) is not None},

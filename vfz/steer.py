@@ -180,10 +180,8 @@ def _free(fat):
 
 
 def _used(image):
-    import mmap
-    with open(image, "rb") as f:
-        # mapped, not read: a sparse 34 MB FAT32 image costs ~1 s to read here
-        fat = Fat(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), copy=False)
+    # mapped, not read: a sparse 34 MB FAT32 image costs ~1 s to read here
+    fat = open_ro(image)
     return fat, {c for _, _, ch in _walk(fat) for c in ch} | (
         set(fat.chain(fat.root_cluster)) if fat.bits == 32 else set())
 

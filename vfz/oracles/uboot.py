@@ -84,6 +84,7 @@ import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import listing, opscript
+from vfz.model.names import _cp437_upper
 
 ROM = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
 QEMU = "qemu-system-i386"
@@ -1207,11 +1208,6 @@ def lfn_low_byte_form(leaf):
 def _latin1_lower(bs):
     # U-Boot's tolower (lib/ctype.c: Latin-1 classes) on raw bytes
     return bytes(c + 32 if 0x41 <= c <= 0x5A or (0xC0 <= c <= 0xDE and c != 0xD7) else c for c in bs)
-
-
-def _cp437_upper(c):
-    from vfz.model.names import _cp437_upper as up
-    return up(c)
 
 
 def raw_83_form(leaf):

@@ -66,7 +66,7 @@ class DosfsckReader(Reader):
                 # fsck.fat calls both bad short names: a v1 dummy, and a
                 # Linux alias holding 0x7F (fsck-del-alias) that fatsort or
                 # fsck.fat -a moved with its entry
-                if is_v1_dummy(short) or "7f" in [short[i:i + 2].lower() for i in range(0, 22, 2)]:
+                if is_v1_dummy(short) or 0x7F in bytes.fromhex(short):
                     d[0] += 1
                 else:
                     d[1] += 1
