@@ -156,58 +156,29 @@ def short_form(raw11):
     return (base + (b"." + ext if ext else b"")).decode("latin-1")
 
 
-def _lfn_name(fat, slots):
-    """The long name held by LFN slots (offsets in disk order), or None."""
-    raw = b"".join(bytes(fat.b[o + 1:o + 11] + fat.b[o + 14:o + 26] + fat.b[o + 28:o + 32])
-                   for o in reversed(slots))
-    units = [raw[i:i + 2] for i in range(0, len(raw), 2)]
-    if b"\0\0" in units:
-        units = units[:units.index(b"\0\0")]
-    try:
-        return b"".join(units).decode("utf-16-le")
-    except UnicodeDecodeError:
-        return None
-
-
-def _bare_name(raw11, nt):
-    """A bare 8.3 entry's name as Linux reads it (cp437, NT case flags)."""
-    base, ext = raw11[:8].rstrip(b" "), raw11[8:11].rstrip(b" ")
-    if base[:1] == b"\x05":
-        base = b"\xe5" + base[1:]
-    base, ext = base.decode("cp437"), ext.decode("cp437")
-    base = base.lower() if nt & 0x08 else base
-    ext = ext.lower() if nt & 0x10 else ext
-    return base + ("." + ext if ext else "")
-
-
 def short_fallback_paths(image):
     """{path as written: path as fatcat 1.1.0 shows it} for every entry whose
     path has a long-named component that fatcat reads as empty (every UTF-16
     unit's low byte 0x00 or 0xFF: 'ÿ', 'ĀÿĀ'): fatcat then shows the 8.3
     field (short_form) -- for a v1 or v3 dummy, its raw bytes, '/' and NULs
-    included -- and every name below it as fatcat spells it."""
-    from vfz.fatimg import Fat
-    with open(image, "rb") as f:
-        fat = Fat(f.read())
-    out, seen = {}, set()
-    todo = [(None, "", "", False)]          # cluster, written path, shown path, fallen back
-    while todo:
-        cl, real, shown, fell = todo.pop()
-        for off, raw11, attr, clus, size, lfn in fat.short_entries(cl):
-            if raw11[:1] == b"." or (cl is None and attr & 0x08):
-                continue
-            long = _lfn_name(fat, lfn) if lfn else None
-            if lfn and long is None:
-                return {}                   # undecodable: explain nothing
-            leaf = long if long is not None else _bare_name(raw11, fat.b[off + 12])
-            fatcat_leaf = (lfn_bytes_form(long) if long is not None else "") or short_form(raw11)
-            fell_here = fell or (long is not None and lfn_bytes_form(long) == "")
-            r, s = f"{real}/{leaf}", (f"{shown}/{fatcat_leaf}" if fell_here else f"{shown}/{leaf}")
-            if fell_here:
-                out[r] = s
-            if attr & 0x10 and clus >= 2 and clus not in seen:
-                seen.add(clus)
-                todo.append((clus, r, s, fell_here))
+    included -- and every name below it as fatcat spells it. From the core's
+    listing of the image (its "short" bytes and "lfn" counts)."""
+    from vfz.evidence import core_listing
+    shown, fell = {}, set()
+    for e in core_listing(image) or ():
+        leaf = e["path"].rpartition("/")[2]
+        form = lfn_bytes_form(leaf) if e.get("lfn") else ""
+        shown[e["path"]] = form or short_form(bytes.fromhex(e["short"]))
+        if e.get("lfn") and not form:
+            fell.add(e["path"])
+    out = {}
+    for path in shown:
+        comps = path.split("/")[1:]
+        prefixes = ["/" + "/".join(comps[:i + 1]) for i in range(len(comps))]
+        first = next((i for i, p in enumerate(prefixes) if p in fell), None)
+        if first is not None:
+            out[path] = "".join("/" + (shown[p] if i >= first else comps[i])
+                                for i, p in enumerate(prefixes))
     return out
 
 
