@@ -75,3 +75,19 @@ def diff(expected, actual):
             lines.append(f"- {dumps_entry(a)}")
             lines.append(f"+ {dumps_entry(b)}")
     return "\n".join(lines)
+
+
+def under(path, paths):
+    """Is path one of paths, or below one of them?"""
+    return any(path == q or path.startswith(q + "/") for q in paths)
+
+
+def fold_twins(entries, fold):
+    """Paths of the entries that share their directory with another entry
+    whose leaf is equal under fold (names a case-folding reader takes for
+    one: FatFs, fusefat)."""
+    groups = {}
+    for e in entries:
+        par, _, leaf = e["path"].rpartition("/")
+        groups.setdefault((par, fold(leaf)), []).append(e["path"])
+    return {p for g in groups.values() if len(g) > 1 for p in g}

@@ -129,7 +129,7 @@ import threading
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import model, opscript
+from vfz import listing, model, opscript
 
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fatfs")
 SERVER = os.path.join(NODE_DIR, "server.js")
@@ -307,18 +307,10 @@ def explain_read(ev):
     d = _get(ev, "diff")
     rr = _get(ev, "rr")
     names = set()
-    twins = set()
-    groups = {}
-    for e in _get(ev, "entries") or ():
-        par, _, leaf = e["path"].rpartition("/")
-        groups.setdefault((par, fatfs_fold(leaf)), []).append(e["path"])
-    for g in groups.values():
-        if len(g) > 1:
-            twins.update(g)
+    twins = listing.fold_twins(_get(ev, "entries") or (), fatfs_fold)
 
     def under_twin(path):
-        comps = path.split("/")
-        return any("/".join(comps[:i + 1]) in twins for i in range(1, len(comps)))
+        return listing.under(path, twins)
     for c in (rr.complaints if rr is not None else ()):
         # server.js: "f_readdir PATH: FR_X", "f_open/f_read PATH: FR_X",
         # "PATH: read N bytes, directory entry says M", "PATH: the name opens

@@ -288,18 +288,9 @@ def _twins_explain(d, entries):
     the first of them for each."""
     if not entries or not (d.missing or d.extra or d.changed):
         return False
-    groups = {}
-    for e in entries:
-        par, _, leaf = e["path"].rpartition("/")
-        groups.setdefault((par, fusefat_fold(leaf)), []).append(e["path"])
-    twins = {p for g in groups.values() if len(g) > 1 for p in g}
-    if not twins:
-        return False
-
-    def under(path):
-        comps = path.split("/")
-        return any("/".join(comps[:i + 1]) in twins for i in range(1, len(comps)))
-    return all(under(e["path"]) for e in d.missing + d.extra + [a for a, _ in d.changed])
+    twins = listing.fold_twins(entries, fusefat_fold)
+    return bool(twins) and all(listing.under(e["path"], twins)
+                               for e in d.missing + d.extra + [a for a, _ in d.changed])
 
 
 def _refused(path, refused):

@@ -1381,10 +1381,6 @@ def colliding(shown):
     return {v for v, n in count.items() if n > 1}
 
 
-def _under(p, paths):
-    return any(p == q or p.startswith(q + "/") for q in paths)
-
-
 def _empty_names(shown_listing, core, add):
     """The entries U-Boot showed with an empty name (uboot-lfn-low-byte: a
     long name whose first unit's low byte is 0, e.g. U+0100 'Ā' or the
@@ -1461,7 +1457,7 @@ def _reader_explain(ev):
             # component beyond Latin-1 can only be a long name
             vis = _fold_shown("".join("/" + (lfn_low_byte_form(c) if any(ord(x) > 0xFF for x in c)
                                              else c) for c in path.split("/")[1:]))
-        return _under(vis, m["collide"])
+        return listing.under(vis, m["collide"])
 
     kinds = []
 
@@ -1509,7 +1505,7 @@ def _reader_explain(ev):
         for e in sorted(d.missing, key=lambda e: e["path"]):
             par = e["path"].rpartition("/")[0]
             key = (_fold_shown(core()["shown"].get(par, par)), e["type"])
-            if _under(e["path"], gone):
+            if listing.under(e["path"], gone):
                 continue
             vis = core()["shown"].get(e["path"])
             # an entry of the image: its own form must be empty; one the
@@ -1519,7 +1515,7 @@ def _reader_explain(ev):
                 if e["type"] == "dir":
                     gone.append(e["path"])
                 continue
-            if _under(e["path"], skipped):
+            if listing.under(e["path"], skipped):
                 add(SKIPPED_05)
             elif collides(e["path"]):
                 add(COLLIDE)
