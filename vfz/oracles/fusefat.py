@@ -618,7 +618,7 @@ def first_known_failure(ops, results, image=None, error=None):
             return i, RENAME_REFUSED
         if op.kind in ("create", "mkdir", "rename") and got == "ok":
             leaf = _new_leaf(op)
-            if leaf != leaf.rstrip(" .") and leaf.strip("."):
+            if _trailing(leaf):
                 return i, TRAILING
         m.apply([op])
         if got == "ENOENT" and m.results[-1] != "ENOENT" and _trailing_component(op):
@@ -736,7 +736,12 @@ def _trailing_component(op):
     (not '.' or '..' themselves)?"""
     from vfz.opscript import OPS
     paths = [a for a, k in zip(op.args, OPS.get(op.kind, "")) if k == "s"]
-    return any(c != c.rstrip(" .") and c.strip(".") for p in paths for c in p.split("/"))
+    return any(_trailing(c) for p in paths for c in p.split("/"))
+
+
+def _trailing(name):
+    """Does name end in '.' or ' ' (not '.' or '..' themselves)?"""
+    return name != name.rstrip(" .") and bool(name.strip("."))
 
 
 def _open_fat(image):
