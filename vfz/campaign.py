@@ -55,7 +55,7 @@ from vfz.targets import minimize_crash
 from vfz import campaign_summary, lanes
 from vfz.campaign_state import load_state, save_state  # noqa: F401
 from vfz.lanes import Job, Lane
-from vfz.filing import MIN_BUDGET, divergence_test, finding_summary, summary_line, write_full  # noqa: F401
+from vfz.filing import MIN_BUDGET, divergence_test, finding_summary, write_full
 from vfz.shards import parse_shard, shard_iteration, shard_seed  # noqa: F401
 
 DEFAULT_FS = ["fat12", "fat16", "fat32"]
