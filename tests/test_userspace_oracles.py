@@ -551,7 +551,10 @@ class FatcatTests(Images):
         self.assertGreaterEqual(done.errtext.count(fatcat.OUTSIDE), 16)
         self.assertEqual(named(clean, answer(clean, done)), ("ok", None))
         # a timeout without the walk past the disk (killed at once) is not explained
-        cut = run(["fatcat", img, "-o"], timeout=0.001)
+        for _ in range(5):              # (a 1-ms timeout that a fast run beats is tried again)
+            cut = run(["fatcat", img, "-o"], timeout=0.001)
+            if cut.timed_out:
+                break
         self.assertTrue(cut.timed_out)
         a = answer(img, cut)
         self.assertLessEqual(a.extra["outside_reads_o"], 32)
