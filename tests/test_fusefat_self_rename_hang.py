@@ -14,10 +14,20 @@ asleep, not spinning (the writer's raw log; measured with gdb: in
 pthread_cond_wait under fuse_session_loop). Near misses (rmdir spelled as
 created: ENOENT; a self-rename of an existing path) answer and are
 unnamed; the name needs the hang.
+
+The window is widened here: fusefat is mounted with -o entry_timeout=120
+(the real fusefat, through a two-line exec wrapper given as the oracle's
+`fusefat` program). With the default 1 s, the three ops must reach the
+kernel within 1 s of the mkdir's answer; they take ~0.1-0.2 s, but a
+stall of the harness or the agent past 1 s lets the dentry expire and the
+rename answers ENOENT (measured: a 1.2-s pause between rmdir and rename
+gives ENOENT; with entry_timeout=0 no run hangs, so the cache is what the
+bug needs and the test fails without it).
 """
 import os
 import shutil
 import sys
+import tempfile
 import unittest
 
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -26,6 +36,8 @@ sys.path.insert(0, REPO)
 from vfz import checker, opscript  # noqa: E402
 from vfz.oracles import fusefat  # noqa: E402
 
+# the kernel keeps fusefat's dentries this long (libfuse 2's default is 1 s)
+ENTRY_TIMEOUT = 120
 DIR = 'mkdir "/a"\nrmdir "/A"\nrename "/a" "/a"\n'
 FILE = 'create "/f" 10 1\nunlink "/F"\nrename "/f" "/f"\n'
 
@@ -40,11 +52,18 @@ def sigs(res):
 class FusefatSelfRenameHangTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.ck = checker.Checker(["dosfsck"], ["fusefat"], cfg={"fusefat": {"op_timeout": 3.0}})
+        cls.tmp = tempfile.mkdtemp(prefix="vfz-test-selfren-")
+        wrapper = os.path.join(cls.tmp, "fusefat")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nexec {shutil.which("fusefat")} -o entry_timeout={ENTRY_TIMEOUT} "$@"\n')
+        os.chmod(wrapper, 0o755)
+        cls.ck = checker.Checker(["dosfsck"], ["fusefat"],
+                                 cfg={"fusefat": {"op_timeout": 3.0, "fusefat": wrapper}})
 
     @classmethod
     def tearDownClass(cls):
         cls.ck.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def check(self, text):
         return self.ck.check(opscript.parse(text), "fat16")
