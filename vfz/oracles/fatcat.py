@@ -401,7 +401,7 @@ EXCEPTIONS = [
     NamedException(LFN_BYTES, "fatcat", "reader",
                    "fatcat 1.1.0 prints a long name as its UTF-16LE bytes with the 0x00 bytes "
                    "dropped and every unit whose low byte is 0x00 or 0xFF dropped whole (no "
-                   "UTF-16 decoding; fixed upstream later with codecvt): names in U+0001-U+00FE "
+                   "UTF-16 decoding; unfixed in master 7600030, PR #7 open): names in U+0001-U+00FE "
                    "read right, any other character as one or two unrelated bytes ('日' U+65E5 "
                    "-> 'åe') or nothing ('ÿ' U+00FF, the low surrogate U+DE00 of '😀'); a long "
                    "name that comes out empty is taken for none and the 8.3 field is shown "
