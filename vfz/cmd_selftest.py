@@ -26,7 +26,7 @@ import re
 import sys
 import time
 
-from vfz import REPO, campaign, checker, errors, filing, findings, fuzzer, mutants, opscript, scriptgen
+from vfz import REPO, campaign, checker, errors, filing, findings, fuzzer, lifeline, mutants, opscript, scriptgen
 from vfz.proc import run as prun
 
 HELP = "build each planted fault (-DVFAT_FAULT=NAME), run the campaign on it, report what was caught"
@@ -124,10 +124,9 @@ class FaultFuzzer:
         os.makedirs(self.crashes)
         self.binary = binary
         self.log = open(os.path.join(self.dir, "log"), "wb")
-        self.p = subprocess.Popen([binary, self.corpus, f"-max_total_time={max(1, int(seconds))}",
-                                   f"-artifact_prefix={self.crashes}/", "-seed=1"],
-                                  stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL,
-                                  start_new_session=True)
+        self.p = lifeline.Popen([binary, self.corpus, f"-max_total_time={max(1, int(seconds))}",
+                                 f"-artifact_prefix={self.crashes}/", "-seed=1"],
+                                stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
         self.checked = set()
 
     def crash(self):

@@ -37,7 +37,7 @@ import subprocess
 import tempfile
 import time
 
-from vfz import export_uboot
+from vfz import export_uboot, lifeline
 
 QEMU = "qemu-system-i386"
 XFER_BYTES = 1 << 20          # run.sh's transfer disk
@@ -94,7 +94,7 @@ class Board:
         os.mkfifo(fifo)
         self.fd = os.open(fifo, os.O_RDWR)
         self.log = open(os.path.join(self.dir, "console.log"), "ab")
-        self.proc = subprocess.Popen(
+        self.proc = lifeline.Popen(
             [QEMU, "-bios", rom, "-display", "none", "-serial", "stdio", "-monitor", "none",
              "-nic", "none", "-vga", "none", "-m", "512", "-no-reboot",
              "-drive", f"file={slot},format=raw,if=virtio", "-drive", f"file={xfer},format=raw,if=virtio"],

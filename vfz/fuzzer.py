@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import time
 
-from vfz import pace
+from vfz import lifeline, pace
 
 from vfz import REPO, opscript
 from vfz.proc import run
@@ -74,20 +74,19 @@ def fs_from_options(opts):
     return None
 
 
-def _die_with_parent(nice=0):
-    """In the child before exec: SIGKILL when the campaign dies (a kill -9
-    of the campaign must not leave libFuzzer running for the budget), and
-    the niceness the fuzzer runs at."""
-    if nice:
+def _niced(nice):
+    """A preexec_fn giving the child the niceness the fuzzer runs at (None:
+    none needed). Dying with the campaign is vfz.lifeline's: a kill -9 of
+    the campaign must not leave libFuzzer running for the budget."""
+    if not nice:
+        return None
+
+    def pre():
         try:
             os.nice(nice)
         except OSError:
             pass
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    return pre
 
 
 CPU_SAMPLE_S = 1.0   # how often poll() samples the workers' CPU
@@ -156,9 +155,8 @@ class Fuzzer:
         if self.dict:
             argv.append(f"-dict={self.dict}")
         log = open(os.path.join(self.logs, f"worker{i}.log"), "ab")
-        p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                             start_new_session=True,
-                             preexec_fn=lambda: _die_with_parent(self.nice))
+        p = lifeline.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                           preexec_fn=_niced(self.nice))
         log.close()
         return p
 
@@ -209,6 +207,7 @@ class Fuzzer:
                 pid, status, ru = p.pid, 0, None
             if pid == 0:
                 return
+            lifeline.release(p.pid)       # reaped here, not by Popen
             p.returncode = os.waitstatus_to_exitcode(status)
             if ru is not None:
                 self.replay_cpu += ru.ru_utime + ru.ru_stime
@@ -222,11 +221,10 @@ class Fuzzer:
         self.replay_at = time.monotonic()
         log = os.path.join(self.logs, "asan-replay.log")
         with open(log, "wb") as f:
-            p = subprocess.Popen([self.judge, "-timeout=25", "-rss_limit_mb=2560",
-                                  f"-artifact_prefix={self.crashes}/", *todo],
-                                 stdout=f, stderr=f, stdin=subprocess.DEVNULL,
-                                 start_new_session=True,
-                                 preexec_fn=lambda: _die_with_parent(self.nice))
+            p = lifeline.Popen([self.judge, "-timeout=25", "-rss_limit_mb=2560",
+                                f"-artifact_prefix={self.crashes}/", *todo],
+                               stdout=f, stderr=f, stdin=subprocess.DEVNULL,
+                               preexec_fn=_niced(self.nice))
         self.replay_proc = (p, todo, log, self.replay_at)
 
     def replay_todo(self, limit):
@@ -383,6 +381,7 @@ class Fuzzer:
                 self.replay_cpu += ru.ru_utime + ru.ru_stime
             except ChildProcessError:
                 pass
+            lifeline.release(p.pid)
             self.replay_proc = None   # its inputs are replayed on resume
         for p in self.procs:
             if p is not None and p.poll() is None:

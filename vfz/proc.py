@@ -2,8 +2,9 @@
 
 run() starts the command in its own process group and kills the whole
 group when the timeout expires, so a hanging tool (or a child it forked)
-never outlives the call. It never raises for tool failures: the caller
-gets a Proc with rc (None on timeout), stdout/stderr bytes and a reason.
+never outlives the call, nor this process if it is killed (vfz.lifeline).
+It never raises for tool failures: the caller gets a Proc with rc (None on
+timeout), stdout/stderr bytes and a reason.
 """
 import os
 import signal
@@ -11,6 +12,8 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+
+from vfz import lifeline
 
 # CPU seconds of the processes that worked for each thread (tools run here,
 # reaped with wait4; a VM's share added by its owner): the campaign's own-time
@@ -27,7 +30,7 @@ def add_cpu(seconds):
     _tls.cpu = thread_cpu() + seconds
 
 
-class _Popen(subprocess.Popen):
+class _Popen(lifeline.Popen):
     """Popen that keeps the child's rusage (os.wait4 instead of waitpid)."""
     rusage = None
 
@@ -85,7 +88,7 @@ def run(argv, timeout=30.0, env=None, input=None, cwd=None):
     try:
         child = _Popen(p.argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 env=full_env, cwd=cwd, start_new_session=True)
+                                 env=full_env, cwd=cwd)
     except OSError as e:
         p.error = f"cannot run {p.argv[0]}: {e.strerror}"
         p.seconds = time.monotonic() - t0

@@ -129,7 +129,7 @@ import threading
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import listing, model, opscript
+from vfz import lifeline, listing, model, opscript
 
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fatfs")
 SERVER = os.path.join(NODE_DIR, "server.js")
@@ -178,8 +178,8 @@ class Server:
         if not ok:
             raise ServerError(node)
         fd, self.stderr_path = tempfile.mkstemp(prefix="vfz-fatfs-", suffix=".err")
-        self.proc = subprocess.Popen([node, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=fd, cwd=NODE_DIR, start_new_session=True)
+        self.proc = lifeline.Popen([node, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=fd, cwd=NODE_DIR)
         os.close(fd)
         self.buf = b""
         self.starts += 1

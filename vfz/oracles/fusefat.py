@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 
-from vfz import listing
+from vfz import lifeline, listing
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer, Writer, WriteResult
 from vfz.proc import run
 
@@ -77,15 +77,6 @@ CASE_RENAME = "fusefat-case-rename"
 WRITE_GAP = "fusefat-write-gap-cuts-chain"
 ERASE_OVERRUN = "fusefat-erase-overruns-cluster"
 SELF_RENAME_HANG = "fusefat-stale-self-rename-hangs"
-
-
-def _die_with_parent():
-    """In the child before exec: SIGKILL when the parent dies (PR_SET_PDEATHSIG)."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
-    except Exception:
-        pass
 
 
 def _mounted(d):
@@ -145,15 +136,15 @@ class Mount:
     def start(self):
         """-> None, or why it could not mount."""
         # auto_unmount: fusermount detaches the mount when fusefat dies;
-        # _die_with_parent: fusefat and the agent die with this process, so
-        # a harness killed mid-read leaves neither a daemon nor a mount
+        # lifeline: fusefat and the agent die with this process (not with
+        # the thread that mounted), so a harness killed mid-read leaves
+        # neither a daemon nor a mount
         argv = [*self.cmd, "-f", "-s", "-o", ("rw+" if self.rw else "ro") + ",auto_unmount",
                 self.image, self.dir]
         self.notes.append("$ " + " ".join(argv))
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
-                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                         preexec_fn=_die_with_parent)
+            self.proc = lifeline.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
+                                       stderr=subprocess.STDOUT)
         except OSError as e:
             return f"cannot run {argv[0]}: {e.strerror}"
         t0 = time.monotonic()
@@ -163,9 +154,8 @@ class Mount:
             if time.monotonic() - t0 > MOUNT_WAIT:
                 return f"fusefat did not mount within {MOUNT_WAIT:g}s"
             time.sleep(0.01)
-        self.agent = subprocess.Popen([sys.executable, AGENT, self.dir], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                      start_new_session=True, preexec_fn=_die_with_parent)
+        self.agent = lifeline.Popen([sys.executable, AGENT, self.dir], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         return None
 
     def output(self):

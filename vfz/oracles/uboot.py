@@ -83,7 +83,7 @@ import threading
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import listing, opscript
+from vfz import lifeline, listing, opscript
 from vfz.model.names import _cp437_upper
 
 ROM = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
@@ -149,13 +149,12 @@ class Board:
             f.truncate(size)
         with open(xfer, "wb") as f:
             f.truncate(XFER_SIZE)
-        self.proc = subprocess.Popen(
+        self.proc = lifeline.Popen(
             [QEMU, "-bios", ROM, "-display", "none", "-serial", "stdio", "-monitor", "none",
              "-nic", "none", "-vga", "none", "-m", str(self.mem_mb), "-no-reboot",
              "-drive", f"file={slot},format=raw,if=virtio",
              "-drive", f"file={xfer},format=raw,if=virtio"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.size = size
         self.boots += 1
         self.buf = b""

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 
+from vfz import lifeline
 from vfz.proc import add_cpu
 
 QEMU = "qemu-system-x86_64"
@@ -249,8 +250,8 @@ class VM:
                "-chardev", f"socket,id=vfz,path={sock_path}",
                "-device", "virtserialport,chardev=vfz,name=vfz"]
         with open(os.path.join(self.tmp, "qemu.err"), "wb") as err:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=err, start_new_session=True)
+            self.proc = lifeline.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=err)
         srv.settimeout(10.0)
         try:
             conn, _ = srv.accept()
