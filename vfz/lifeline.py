@@ -20,15 +20,16 @@ end exists only here (close-on-exec, never passed to a tool, closed in an
 os.fork() child), so its read end sees EOF exactly when this process is
 gone, whoever killed it and however. No signal, no polling, no timer.
 
-Why one watcher per harness process, not one per child: the watcher is a
-`python3 -I -S` spawned (posix_spawn, its own session: a kill of the
-harness's process group or a Ctrl-C does not reach it) on the first child;
-it blocks in read(), keeps the registrations and, on EOF, kills. It
-costs one spawn per harness process (the harness does not wait for it: the
-pipe holds the registrations until it reads them) and ~7 MB; per child, one
-read of /proc/PID/stat and two short writes (an atomic pipe write each, so
-threads need no ordering beyond the lock). A watcher that died is replaced
-on the next write, with every live registration sent again.
+Why one watcher per harness process, not one per child: the watcher is
+this file run by `python3 -I -S`, spawned (posix_spawn, its own session: a
+kill of the harness's process group or a Ctrl-C does not reach it) at the
+first child; it blocks in read(), keeps the registrations and, on EOF,
+kills. It costs one spawn per harness process (the harness does not wait
+for it: the pipe holds the registrations until it reads them), ~10 MB and
+~0.1 s of CPU; per child, one read of /proc/PID/stat and two short writes,
+~25 us (an atomic pipe write each, so threads need no ordering beyond the
+lock; bench/bench_lifeline.py). A watcher that died is replaced on the next
+write, with every live registration sent again.
 
 Why each registration carries the child's start time: pids are reused (this
 machine's pid_max is 32768). A child is forgotten when it is reaped
@@ -37,12 +38,13 @@ the write that says so; the watcher then finds another process under that
 pid and leaves its group alone: it kills a registered group only when
 /proc/PID/stat still shows the registered start time (the leader, alive or a
 zombie) or no process PID exists (the leader died first; its group can
-outlive it, and the pid stays held while it does).
+outlive it, and the pid stays held while it does; a pid freed and reused as
+a group within the watcher's few milliseconds is the case left).
 
 The gap that stays: between fork and the registration write (the parent
 writes right after exec succeeded) a kill -9 leaks that one child. Closing
-it would take a pre-exec hook in the child, which turns off vfork and was
-measured at ~40 ms per spawn here against ~5 ms (vfz.proc.run starts
+it would take a pre-exec hook in the child, which turns off vfork: ~40 ms
+per spawn against ~5 ms here (nice 19, load 3; vfz.proc.run starts
 thousands of tools).
 """
 import os
@@ -192,6 +194,7 @@ def _watch():
     "- PID" lines on stdin until EOF, then SIGKILLs each registered group
     whose leader is still the registered process or gone."""
     os.chdir("/")
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))   # inheritable fds of the harness (a jobserver's)
     live, buf = {}, b""
     while True:
         chunk = os.read(0, 65536)
