@@ -182,6 +182,14 @@ class Transformer(Hooks):
         saw in the image before it ran), else None."""
         return None
 
+    @staticmethod
+    def untouched(image):
+        """[(start, stop, label)] byte ranges of image (bytes) this tool
+        never writes on any volume, beyond the bytes past the declared end
+        (which no transformer may write): the hostile campaign checks them
+        (vfz/hostile_tx.py). Default: none."""
+        return []
+
     def close(self):
         pass
 
