@@ -39,7 +39,8 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
   * the volume label entry is listed as an empty file in the root
   * the reader ignores the NT case byte: a bare 8.3 name shows as stored
     ('LOWER' for 'lower' with the lower-case flag)
-See EXCEPTIONS for how each is recognised.
+See EXCEPTIONS for how each is recognised. Another program under the
+name (Debian 13's fusefat is fusefatfs 0.4) is refused: is_fusefat_01a.
 """
 import os
 import re
@@ -305,6 +306,30 @@ def root_label(image):
     return None
 
 
+_FLAVOUR = {}
+
+
+def is_fusefat_01a(exe):
+    """(ok, why): is exe fusefat 0.1a, the program this module's traits and
+    named exceptions describe? From Debian 13 on, the package fusefat holds
+    another program, fusefatfs 0.4 (on ChaN's FatFs R0.16, libfuse 3): of
+    the 15 fusefat cases of corpus/peer-bugs, 10 do not reproduce on it
+    (measured with Debian sid's 0.4+dfsg-1, reports/bugs.md), so checking
+    it against 0.1a's exceptions would file and hide the wrong things.
+    0.1a's help begins "Usage: fusefat imagefile mountpoint"; fusefatfs's
+    "usage: fusefatfs image mountpoint"."""
+    if exe not in _FLAVOUR:
+        p = run([exe, "-h"], timeout=10)
+        head = (p.text + p.errtext).lstrip().splitlines()[:1]
+        if head and head[0].startswith("Usage: fusefat imagefile mountpoint"):
+            _FLAVOUR[exe] = (True, "")
+        else:
+            _FLAVOUR[exe] = (False, f"{exe} is not fusefat 0.1a (its -h begins {head[0][:60]!r}); this "
+                             "oracle knows 0.1a (Debian 12) only" if head else
+                             f"{exe} is not fusefat 0.1a (-h printed nothing); this oracle knows 0.1a only")
+    return _FLAVOUR[exe]
+
+
 def _text(s):
     """A host name from the agent (surrogateescape) -> canonical text."""
     return os.fsencode(s).decode("utf-8", "replace")
@@ -316,9 +341,9 @@ class FusefatReader(Reader):
         self.fusefat = fusefat
 
     def available(self):
-        return (shutil.which(self.fusefat) is not None and os.path.exists("/dev/fuse")
-                and shutil.which("fusermount") is not None,
-                "needs fusefat, fusermount (package fuse) and /dev/fuse")
+        if not (shutil.which(self.fusefat) and os.path.exists("/dev/fuse") and shutil.which("fusermount")):
+            return False, "needs fusefat, fusermount (package fuse) and /dev/fuse"
+        return is_fusefat_01a(self.fusefat)
 
     def read(self, image, timeout=30.0):
         r = ReadResult(self.name)
