@@ -11,7 +11,9 @@ count). Every reader must list what vfat ls lists, except where its own
 named exceptions (its hooks, with evidence) say why. Skipped only when a
 tool is not installed (vfatfuzz setup installs them all).
 """
+import contextlib
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -80,10 +82,25 @@ def readb(p):
         return f.read()
 
 
-def fuse_mounts():
-    """The fusefat mounts of vfz readers/writers now (other runs may hold some)."""
+def fuse_mounts(under=None):
+    """The fusefat mounts of vfz readers/writers now; under a directory: only
+    those in it (other runs on the machine may mount and unmount any time)."""
     with open("/proc/mounts") as f:
-        return {ln.split(" ")[1] for ln in f if "/vfz-fusefat-" in ln}
+        ms = {ln.split(" ")[1] for ln in f if "/vfz-fusefat-" in ln}
+    return {m for m in ms if under is None or m.startswith(os.path.join(under, ""))}
+
+
+@contextlib.contextmanager
+def mounts_in(d):
+    """The oracles make their mount points (tempfile.mkdtemp) in d for the
+    block, so a mount left behind there is this test's own."""
+    os.makedirs(d, exist_ok=True)
+    old = tempfile.tempdir
+    tempfile.tempdir = d
+    try:
+        yield d
+    finally:
+        tempfile.tempdir = old
 
 
 def vfat_ls(img):
@@ -167,10 +184,11 @@ class Images(unittest.TestCase):
 class FusefatReaderTests(Images):
     def test_reads_every_write_style(self):
         r = fusefat.FusefatReader()
-        before = fuse_mounts()
+        own = os.path.join(self.tmp, "mnt-every-style")
         for mode in ("dual", "v1", "v3"):
             with self.subTest(mode=mode):
-                res = r.read(self.img[mode])
+                with mounts_in(own):
+                    res = r.read(self.img[mode])
                 self.assertIsNone(res.error, res.raw[-500:])
                 self.assertEqual(res.complaints, [])
                 if mode == "v3":
@@ -180,7 +198,7 @@ class FusefatReaderTests(Images):
                     self.assertEqual(used, {fusefat.NT_CASE})
                 else:
                     self.assertEqual(listing.diff(self.ls[mode], res.listing), "")
-        self.assertLessEqual(fuse_mounts(), before)
+        self.assertEqual(fuse_mounts(own), set())
 
     @unittest.skipUnless(have("mmd"), "mtools not installed")
     def test_bare_non_ascii_directory_cannot_be_opened(self):
@@ -275,14 +293,16 @@ class FusefatReaderTests(Images):
 
     def test_garbage_image_fails_cleanly(self):
         p = os.path.join(self.tmp, "garbage.img")
+        seed = GARBAGE_SEED
+        print(f"garbage image: random.Random({seed}).randbytes(1 MiB)", file=sys.stderr)
         with open(p, "wb") as f:
-            f.write(os.urandom(1 << 20))
-        before = fuse_mounts()
-        res = fusefat.FusefatReader().read(p, timeout=20)
+            f.write(random.Random(seed).randbytes(1 << 20))
+        with mounts_in(os.path.join(self.tmp, "mnt-garbage")) as own:
+            res = fusefat.FusefatReader().read(p, timeout=20)
         # fusefat mounts some garbage (it checks little): an answer or an
         # error, never an exception, and no mount left behind
         self.assertTrue(res.error is not None or res.listing is not None)
-        self.assertLessEqual(fuse_mounts(), before)
+        self.assertEqual(fuse_mounts(own), set())
 
 
 @unittest.skipUnless(have("fusefat", "fusermount") and os.path.exists("/dev/fuse"), "fusefat not installed")
@@ -550,14 +570,15 @@ class FatcatTests(Images):
         self.assertIn("There is no orphaned chains", done.text)
         self.assertGreaterEqual(done.errtext.count(fatcat.OUTSIDE), 16)
         self.assertEqual(named(clean, answer(clean, done)), ("ok", None))
-        # a timeout without the walk past the disk (killed at once) is not explained
-        for _ in range(5):              # (a 1-ms timeout that a fast run beats is tried again)
-            cut = run(["fatcat", img, "-o"], timeout=0.001)
-            if cut.timed_out:
-                break
-        self.assertTrue(cut.timed_out)
+        # a timeout without the walk past the disk is not explained: a fatcat
+        # killed before it read anything (the shell that execs it stops itself,
+        # SIGSTOP, until the timeout kills it). A 1-ms timeout was no such
+        # run on a loaded machine: the kill came late, and in 11 of 1000 cuts
+        # a hung run had walked up to 2613 reads past the disk (18 finished)
+        cut = run(["sh", "-c", 'kill -STOP $$; exec "$0" "$@"', "fatcat", img, "-o"], timeout=0.2)
+        self.assertTrue(cut.timed_out, cut.raw())
         a = answer(img, cut)
-        self.assertLessEqual(a.extra["outside_reads_o"], 32)
+        self.assertEqual(a.extra["outside_reads_o"], 0)
         self.assertEqual(named(img, a), ("complains", None))
         # a real hang
         hung, tries = None, 0
@@ -583,6 +604,7 @@ class FatcatTests(Images):
 
 
 HANG_TRIES = 150
+GARBAGE_SEED = int(os.environ.get("VFZ_TEST_SEED", "14"))
 
 
 @unittest.skipUnless(have("fls", "icat"), "sleuthkit not installed")
