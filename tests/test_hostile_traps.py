@@ -101,6 +101,14 @@ def qemu_children():
     return out
 
 
+def held_elsewhere(lock):
+    """Whether another thread holds lock (an RLock: no locked() before 3.13)."""
+    if lock.acquire(blocking=False):
+        lock.release()
+        return False
+    return True
+
+
 def read_in_thread(reader, path, timeout):
     box = {}
     t = threading.Thread(target=lambda: box.setdefault("rr", reader.read(path, timeout)), daemon=True)
@@ -144,18 +152,18 @@ class T(unittest.TestCase):
         # QEMU dies while the guest holds a request (the agent's test hook
         # keeps it busy for 20 s, so the kill lands mid-request)
         slow = self.reader("kernel", hang_ms=20000)
-        before = set(qemu_children())
+        vm = slow.vm()                        # the pooled VM both readers use, booted
+        self.assertIn(vm.proc.pid, qemu_children())
         t, box = read_in_thread(slow, p_seed, 60)
+        # the request is in flight while the reader holds the VM's lock (it
+        # sends its frames under it): a barrier, not a guess at the time
         deadline = time.monotonic() + 60
-        new = []
-        while time.monotonic() < deadline and not new and t.is_alive():
-            time.sleep(0.5)
-            new = [p for p in qemu_children() if p not in before] or qemu_children()
-        self.assertTrue(new, "no QEMU child to kill")
-        time.sleep(2.0)                       # the request is in the guest now
+        while time.monotonic() < deadline and not held_elsewhere(vm.lock) and t.is_alive():
+            time.sleep(0.05)
+        self.assertTrue(held_elsewhere(vm.lock), "the read never took the VM")
+        time.sleep(0.5)                       # its frames written (the guest busy for 20 s)
         self.assertTrue(t.is_alive(), box.get("rr") and box["rr"].error)
-        for p in new:
-            os.kill(p, signal.SIGKILL)
+        os.kill(vm.proc.pid, signal.SIGKILL)
         t.join(60)
         rr = box["rr"]
         vs = hv.classify(rr, seed, None, 60)
