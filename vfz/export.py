@@ -56,7 +56,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
-from vfz import checker, diff, errors, fatimg, findings, model, opscript
+from vfz import checker, diff, errors, fatimg, findings, model, opscript, proc
 
 # implementation (oracle family, as findings name it) -> exporter module
 IMPLS = {
@@ -487,16 +487,16 @@ def package_versions(pkgs):
 
 def run_script(dirname, timeout=300):
     """Run DIR/run.sh with a scratch work directory -> (status, printed
-    text, work directory). status: 0 reproduced, 1 not, 2 cannot run."""
+    text, work directory). status: 0 reproduced, 1 not, 2 cannot run.
+    A timeout kills the script's whole process group (the QEMU or the
+    fusefat it started too), as does the death of this process."""
     work = tempfile.mkdtemp(prefix="vfz-export-run-")
-    try:
-        r = subprocess.run(["sh", os.path.join(dirname, "run.sh"), work], capture_output=True,
-                           timeout=timeout)
-        text = (r.stdout + r.stderr).decode("utf-8", "replace")
-        return r.returncode, text, work
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode("utf-8", "replace")
-        return 2, out + f"\nCANNOT RUN: timeout after {timeout}s\n", work
+    r = proc.run(["sh", os.path.join(dirname, "run.sh"), work], timeout=timeout)
+    if r.timed_out:
+        return 2, r.text + f"\nCANNOT RUN: timeout after {timeout}s\n", work
+    if r.rc is None:
+        return 2, f"CANNOT RUN: {r.error}\n", work
+    return r.rc, (r.out + r.err).decode("utf-8", "replace"), work
 
 
 def last_line(text):

@@ -37,7 +37,7 @@ import subprocess
 import tempfile
 import time
 
-from vfz import export_uboot, lifeline
+from vfz import export_uboot, lifeline, proc
 
 QEMU = "qemu-system-i386"
 XFER_BYTES = 1 << 20          # run.sh's transfer disk
@@ -135,15 +135,15 @@ class Board:
                 return 2, f"CANNOT RUN: the shared U-Boot board: {e}\n"
         env = dict(os.environ if env is None else env, UBOOT_BOARD=self.dir)
         self.runs += 1
-        try:
-            r = subprocess.run(["sh", os.path.join(dirname, "run.sh"), workdir], capture_output=True,
-                               timeout=timeout, env=env)
-        except subprocess.TimeoutExpired as e:
+        # proc.run: a timeout kills run.sh's whole process group
+        r = proc.run(["sh", os.path.join(dirname, "run.sh"), workdir], timeout=timeout, env=env)
+        if r.timed_out:
             self.close()            # in whatever state the script left it
-            out = (e.stdout or b"").decode("utf-8", "replace")
-            return 2, out + f"\nCANNOT RUN: timeout after {timeout}s on the shared board\n"
+            return 2, r.text + f"\nCANNOT RUN: timeout after {timeout}s on the shared board\n"
+        if r.rc is None:
+            return 2, f"CANNOT RUN: {r.error}\n"
         self.pause()                # run.sh stops it when done; not if it ended early
-        return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
+        return r.rc, (r.out + r.err).decode("utf-8", "replace")
 
     def pause(self):
         """SIGSTOP QEMU: U-Boot waiting at its prompt keeps a host CPU busy
