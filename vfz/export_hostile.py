@@ -30,8 +30,17 @@ vfz.hostile_findings.export_case gives kind, reader, image, hexdump):
              `cat` on its mount, U-Boot `fatload` + `md.b`; contents equal
              to the canary pattern (bytes placed only past the volume's
              declared end) are the symptom
+    overwrite  a transformer's finding (vfz/hostile_tx.py): image.img is the
+             file the tool was given (the hostile volume followed by the
+             guard); run.sh saves the byte ranges it must leave as they are
+             (past the declared volume end; fatsort: also its boot sector,
+             reserved sectors and FATs), runs the tool's command from the
+             evidence, bounded by timeout, and compares them with cmp: a
+             changed byte, or a file grown past the declared end, is the
+             symptom (how many bytes, the first offset)
     other    a crash or hang whose evidence holds the tool's command line
              ('$ tool ... hostile.img ...'): that command, bounded by timeout
+             (a transformer's: on the file it was given, with the guard)
 
     export_finding(finding_dir, out_dir, run=True) -> {"dir", "status", "result"}
 """
@@ -43,7 +52,7 @@ from vfz import export, export_uboot, fatimg
 from vfz import hostile_findings as hf
 from vfz.export import ExportError, q
 
-PACKAGES = {"mtools": ["mtools"], "grub": ["grub-common"], "uboot": ["u-boot-qemu", "qemu-system-x86"],
+PACKAGES = {"fatsort": ["fatsort"], "mtools": ["mtools"], "grub": ["grub-common"], "uboot": ["u-boot-qemu", "qemu-system-x86"],
             "fusefat": ["fusefat", "fuse"], "fatcat": ["fatcat"], "dosfsck": ["dosfstools"],
             "7z": ["7zip", "p7zip-full"], "sleuthkit": ["sleuthkit"]}
 CAP = 1 << 20          # bytes of listing output that mean "never ends"
@@ -140,7 +149,7 @@ def kernel_ops_body(info, data):
             + export_kernel.KSTEP.split("kstep()")[0] + lines + KERNEL_LOG)
 
 
-def body(info, impl, img, data=None):
+def body(info, impl, img, data=None, regions=None):
     kind = info["kind"]
     if info.get("ops") and impl == "kernel":
         return kernel_ops_body(info, data), [("mount", "mount"), ("dmesg", "util-linux")]
@@ -178,12 +187,60 @@ def body(info, impl, img, data=None):
                 + CANARY_UBOOT.replace("{PATH}", q(uboot_word(path))))
         return body, export_uboot.NEEDS + [("od", "coreutils")]
     cmd = evidence_command(info)
+    if kind == "overwrite" and cmd and regions:
+        return overwrite_body(cmd, regions), [(cmd.split()[0], PACKAGES.get(impl, ["?"])[0]),
+                                              ("timeout", "coreutils"), ("cmp", "diffutils")]
     if kind in ("crash", "hang") and cmd:
         return (GENERIC.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))),
                 [(cmd.split()[0], PACKAGES.get(impl, ["?"])[0]), ("timeout", "coreutils")])
     raise ExportError(f"no hostile reproducer for a {kind} of {impl} (have: mtools crash, canaries of "
-                      "fatcat/mtools/GRUB/fusefat/U-Boot, GRUB/U-Boot/fusefat hangs, and a crash or "
-                      "hang whose evidence holds the command)")
+                      "fatcat/mtools/GRUB/fusefat/U-Boot, GRUB/U-Boot/fusefat hangs, a transformer's "
+                      "overwrite, and a crash or hang whose evidence holds the command)")
+
+
+OVERWRITE = r"""
+save() {   # START STOP FILE: bytes START..STOP of the image (STOP empty: to its end) into FILE
+    if [ -n "$2" ]; then
+        tail -c +$(($1 + 1)) "$IMG" | head -c $(($2 - $1)) > "$3"
+    else
+        tail -c +$(($1 + 1)) "$IMG" > "$3"
+    fi
+}
+{SAVE}
+echo "== "{SHOWN}" (limit ${HANG_S:-10} s)"
+{ timeout -k 2 ${HANG_S:-10} {CMD} 2>&1; echo $? > "$OUT/rc"; } | head -c 1048576 > "$OUT/out.txt"
+rc=$(cat "$OUT/rc")
+head -n 30 "$OUT/out.txt" | indent
+echo "    exit $rc"
+[ "$rc" -lt 124 ] || echo "    (ended by a signal or the time limit: the image is as the tool left it)"
+echo "== the bytes it must leave as they are"
+check() {   # START STOP N WHAT: region N before and after
+    save "$1" "$2" "$OUT/r$3.after"
+    a=$(wc -c < "$OUT/r$3.before")
+    b=$(wc -c < "$OUT/r$3.after")
+    n=$(cmp -l "$OUT/r$3.before" "$OUT/r$3.after" 2>/dev/null | wc -l)
+    [ "$b" -le "$a" ] || n=$((n + b - a))
+    first=$(cmp "$OUT/r$3.before" "$OUT/r$3.after" 2>/dev/null | sed -n 's/.*differ: [a-z]* \([0-9]*\),.*/\1/p')
+    [ -n "$first" ] || first=$((a + 1))
+    if [ "$n" -gt 0 ]; then
+        echo "    $4 (offset $1..${2:-end}): $n bytes changed, the first at image offset $(($1 + first - 1)); size $a -> $b"
+        bug "{TOOL} changed $n bytes $4 (the first at image offset $(($1 + first - 1)))"
+    else
+        echo "    $4 (offset $1..${2:-end}): unchanged"
+    fi
+}
+{CHECK}"""
+
+
+def overwrite_body(cmd, regions):
+    """sh text: save the protected regions, run cmd, compare (see OVERWRITE)."""
+    save = "\n".join(f'save {s} "{"" if e is None else e}" "$OUT/r{i}.before"'
+                     for i, (s, e, _) in enumerate(regions))
+    check = "\n".join(f'check {s} "{"" if e is None else e}" {i} {q(label)}'
+                      for i, (s, e, label) in enumerate(regions))
+    return (OVERWRITE.replace("{SAVE}", save).replace("{CHECK}", check + "\n")
+            .replace("{TOOL}", cmd.split()[0]).replace("{CMD}", cmd)
+            .replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))))
 
 
 def canary_path(info):
@@ -443,7 +500,7 @@ def export_finding(path, dirname, run=True, timeout=120):
         info = json.load(f)
     impl = c["impl"]
     data = export.Data()
-    text, needs = body(info, impl, c["image"], data)
+    text, needs = body(info, impl, c["image"], data, c.get("regions"))
     title = f"{info['reader']}: {info['kind']} on a hostile FAT volume ({info['message']})"
     sh = export.PREAMBLE.format(title=title.replace("\n", " "),
                                 tools=", ".join(sorted({p for _, p in needs})),
@@ -507,7 +564,13 @@ EXPECT = {"crash": "the tool lists what it can read of the volume, or refuses it
           "trap": "no WARNING, BUG or Oops in the kernel log: the file system reports the "
                   "inconsistency (fat_fs_error) and refuses the operation or goes read-only",
           "canary": "no file contents come from sectors past the volume's declared end (the tool "
-                    "refuses the cluster, or returns an error)"}
+                    "refuses the cluster, or returns an error)",
+          "overwrite": "the tool changes no byte past the volume's declared end (the next partition "
+                       "on a stick), nor a region it never writes on any volume: it rewrites the "
+                       "volume inside its bounds, or refuses it with an error message",
+          "tx-crash": "the tool rewrites the volume or refuses it with an error message, and exits "
+                      "normally (no signal): a tool that dies half-way leaves the volume half rewritten",
+          "tx-hang": "the tool ends within a second or two (it rewrites or refuses the volume)"}
 
 
 def report(info, c, impl, status, printed, path):
@@ -528,10 +591,18 @@ def report(info, c, impl, status, printed, path):
            "(root needed), applies `ops.txt` with mkdir, dd, rename(2), rm and rmdir, and reads the "
            "kernel log (dmesg) for WARNING, BUG or Oops. It ends with `REPRODUCED: why` (exit 0), "
            if info.get("ops") and impl == "kernel" else
+           "`run.sh` unpacks `image.img.xz` (the minimised volume followed by a 64 KiB guard: bytes past "
+           "the declared volume end, as a next partition would be) and runs the tool on it, which rewrites "
+           "it in place, bounded by `timeout` (HANG_S seconds, default 10)"
+           + (", then compares the bytes it must leave as they are with their copies taken before"
+              if info["kind"] == "overwrite" else "") + ". It ends with `REPRODUCED: why` (exit 0), "
+           if info.get("role") == "transformer" else
            "`run.sh` unpacks `image.img.xz` (the minimised volume) and runs the tool on it, bounded by "
            "`timeout` (HANG_S seconds, default 10). It ends with `REPRODUCED: why` (exit 0), ") +
           "`NOT REPRODUCED` (exit 1) or `CANNOT RUN: why` (exit 2).", "",
-          "## Expected", "", EXPECT.get(info["kind"], "the tool reads the volume or refuses it cleanly") + ".",
+          "## Expected", "", EXPECT.get(("tx-" if info.get("role") == "transformer" and info["kind"] in
+                                         ("crash", "hang") else "") + info["kind"],
+                                        "the tool reads the volume or refuses it cleanly") + ".",
           "", "## Actual", ""]
     if status is None:
         L.append("Not run when exported.")

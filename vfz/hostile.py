@@ -15,8 +15,23 @@ Every reader has its own thread walking i = 0, 1, 2, ... at its own pace
 until the deadline, so a slow reader (a VM) does not hold up the others and
 every reader's image i is the same volume.
 
-Each answer is classified (vfz.hostile_verdict: crash, hang, trap, canary);
-a refusal is not a finding. A new signature (reader + kind + normalised
+Each answer is classified (vfz.hostile_verdict: crash, hang, trap, canary,
+overwrite); a refusal is not a finding.
+
+Transformers -- tools that rewrite a volume in place: fatsort and fsck.fat -a
+(fsck-repair) -- join with --oracles (e.g. --oracles fatsort,fsck-repair;
+not in the default set, see below). vfz.hostile_tx drives each as a reader:
+it gets the hostile image followed by a 64 KiB guard (bytes past the
+declared volume end even when the image has none), and a crash (signal),
+hang (time limit) or overwrite (a byte past the declared end changed, or one
+of the regions its oracle declares it never writes: fatsort's boot sector,
+reserved sectors and FATs; which ranges, how many bytes) is a verdict. What
+fsck.fat -a legitimately repairs (boot sector, backup, FSINFO, FATs,
+directories: all inside the volume) is not. Their findings are confirmed,
+minimised, written and replayed as a reader's (finding.json "role":
+"transformer"). They stay out of the default set: each is one more thread
+of processes on the campaign's cores, and the readers' run is the one the
+nightly budget is sized for; run them apart (bench/results/hostile-tx.md). A new signature (reader + kind + normalised
 message) is confirmed by a second read, minimised (vfz.hostile_min) and
 written atomically (vfz.hostile_findings) to <workdir>/findings/<reader>-<kind>-<hash>/:
     finding.json     everything needed to replay (reader, its cfg, timeout,
@@ -48,6 +63,7 @@ from vfz import oracles
 from vfz import hostile_mutate as hm
 from vfz import hostile_verdict as hv
 from vfz import hostile_min
+from vfz import hostile_tx
 from vfz.hostile_seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  # noqa: F401
 from vfz.hostile_findings import reader_cfg, write_finding, replay, reminimise
 
@@ -103,7 +119,7 @@ class Run:
     def reader_loop(self, name, layouts_, deadline):
         st = self.stats[name]
         try:
-            reader = oracles.get_reader(name, **reader_cfg(name, getattr(self.args, "asan_peers", None)))
+            reader = hostile_tx.tool(name, **reader_cfg(name, getattr(self.args, "asan_peers", None)))
         except Exception as e:
             st["error"] = f"cannot start: {type(e).__name__}: {e}"
             return
@@ -266,9 +282,10 @@ def main(args, log=print):
         return replay(args.replay, log, asan_peers=getattr(args, "asan_peers", None))
     if args.oracles:
         known = oracles.names("reader")
-        bad = [n for n in args.oracles if n not in known]
+        bad = [n for n in args.oracles if n not in known and not hostile_tx.is_transformer(n)]
         if bad:
-            log(f"hostile: error: unknown reader(s) {', '.join(bad)} (readers: {', '.join(known)})")
+            log(f"hostile: error: unknown reader(s) {', '.join(bad)} (readers: {', '.join(known)}; "
+                f"transformers: {', '.join(hostile_tx.names())})")
             return 2
     return Run(args, log).run()
 

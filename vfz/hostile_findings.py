@@ -16,6 +16,7 @@ import tempfile
 from vfz import oracles
 from vfz import hostile_min
 from vfz import hostile_mutate as hm
+from vfz import hostile_tx
 from vfz import hostile_verdict as hv
 
 READER_CFG = {"dosfsck": {"repair": False}}   # the repair probe is a second tool run per image
@@ -77,7 +78,8 @@ def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False)
     tmp = tempfile.mkdtemp(prefix=".tmp-", dir=root)
     patches = h["patches"]
     info = {
-        "reader": reader, "kind": v.kind, "message": v.message, "signature": v.signature(reader),
+        "reader": reader, **({"role": "transformer"} if hostile_tx.is_transformer(reader) else {}),
+        "kind": v.kind, "message": v.message, "signature": v.signature(reader),
         "evidence": v.evidence[:4000], "flaky": flaky, "on_seed": bool(h.get("on_seed")),
         "run_seed": args.seed, "image_index": h["index"], "seed_image": h["seed_name"],
         "mutators": h["kinds"], "timeout": args.timeout,
@@ -111,7 +113,10 @@ def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False)
 
 def readme(info, diff):
     title = oracles.entry(info["reader"]).title if info["reader"] in oracles.entries() else info["reader"]
-    return (f"# {title}: {info['kind']} on a hostile volume\n\n"
+    tx = ("The tool rewrites the volume in place (a transformer): it was given hostile.img followed by a "
+          f"{hostile_tx.GUARD_BYTES // 1024} KiB guard (vfz/hostile_tx.py), bytes past the declared volume end "
+          "it must leave as they are.\n\n" if info.get("role") == "transformer" else "")
+    return (f"# {title}: {info['kind']} on a hostile volume\n\n" + tx +
             f"Signature: `{info['signature']}`{' (flaky: did not happen on a second read)' if info['flaky'] else ''}\n\n"
             + ("**It happens on the unmutated seed volume too**: a bug of the tool on a well-formed "
                "volume, not caused by the mutation.\n\n" if info.get("on_seed") else "") +
@@ -173,7 +178,7 @@ def replay(d, log=print, timeout=None, asan_peers=None):
         ops = opscript.parse(info["ops"])
         tool = oracles.get_writer(info["reader"], **cfg)
     else:
-        tool = oracles.get_reader(info["reader"], **cfg)
+        tool = hostile_tx.tool(info["reader"], **cfg)
     ok, why = tool.available() if hasattr(tool, "available") else (True, "")
     if not ok:
         log(f"CANNOT RUN: {info['reader']} unavailable: {why}")
@@ -220,7 +225,7 @@ def reminimise(d, budget_s=600.0, log=print):
     if cfg is None:
         log(f"CANNOT RUN: {why}")
         return 2
-    reader = oracles.get_reader(info["reader"], **cfg)
+    reader = hostile_tx.tool(info["reader"], **cfg)
     tmp = tempfile.mkdtemp(prefix="vfz-hostile-min-")
     try:
         path = os.path.join(tmp, "hostile.img")
@@ -274,11 +279,19 @@ def export_case(path):
     {impl, reader, kind, signature, image (bytes), readme (text with the
     hexdump of the mutated fields), command (the tool's own command on
     image.img, or None: replay with vfatfuzz), ops (a writer's finding: the
-    op-script the tool applies to the volume, else None)}."""
+    op-script the tool applies to the volume, else None)}; a transformer's
+    finding: image is the file the tool was given (hostile.img + the guard)
+    and regions the protected byte ranges of it (vfz.hostile_tx.regions)."""
     info, img = load_finding(path)
     with open(os.path.join(path, "diff.txt")) as f:
         diff = f.read()
     fam = oracles.entry(info["reader"]).family if info["reader"] in oracles.entries() else info["reader"]
+    if info.get("role") == "transformer":
+        # the file the transformer was given (its command is in the evidence)
+        return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
+                "image": hostile_tx.given(img), "readme": readme(info, diff), "hexdump": diff,
+                "command": None, "ops": None, "regions": hostile_tx.regions(
+                    img, oracles.oracle_class(info["reader"], "transformer"))}
     return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
             "image": img, "readme": readme(info, diff), "hexdump": diff,
             "command": None if info.get("ops") is not None else TOOL_COMMANDS.get(fam),

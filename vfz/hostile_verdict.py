@@ -23,12 +23,25 @@ correctly; only evidence of misbehaviour is a verdict:
             Oops, BUG, WARNING, general protection fault, KASAN/UBSAN report
             or a Call Trace in its messages (a reader's, or a writer's:
             kernel_messages).
+    overwrite  a transformer (fatsort, fsck.fat -a: vfz.hostile_tx) changed
+            bytes it must leave alone: past the volume its boot sector
+            declares (on a stick, the next partition), or a region its
+            oracle declares it never writes (Transformer.untouched: fatsort's
+            boot sector, reserved sectors and FATs). Evidence: the tool's
+            command line and the changed ranges with their byte counts
+            (rr.extra["writes"]); the message names the region.
     canary  a listed file's contents (sha256) equal the canary pattern: the
             reader returned bytes that lie past the volume the boot sector
             declares (see vfz.hostile_mutate.m_canary). Sound because the
             pattern (random per image, "VFZ!" + 28 bytes) occurs only past
             the declared end; only whole-canary contents are detected (a
             file whose chain leaves the volume halfway is not).
+
+A crash of a tool that asserts (SIGABRT after "Assertion `...' failed")
+names the assertion, so two assertions are two signatures. A transformer's
+verdicts carry the named exception its oracle's hooks attribute them to
+(rr.extra["exception"], e.g. "fatsort SIGSEGV [fatsort-long-set-3-clusters]"):
+a known bug does not hide a new one of the same signal.
 
 classify(rr, info) -> [Verdict]; a Verdict's signature (reader, kind,
 normalised message) is what findings are deduplicated by.
@@ -44,6 +57,7 @@ SANITIZER = re.compile(r"(?:ERROR: AddressSanitizer: [\w-]+|runtime error: [^\n]
                        r"ERROR: LeakSanitizer)")
 ASAN_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\w+)")
 PROC_TIMEOUT = re.compile(r"\$ (\S+)[^\n]*\n\[rc=None timeout after ([\d.]+)s")
+ASSERTION = re.compile(r"Assertion [`'](.{1,80}?)' failed")
 KERNEL_TRAP = re.compile(r"(Oops|kernel BUG|BUG: [^\n]{0,60}|WARNING: [^\n]{0,80}|general protection fault|"
                          r"UBSAN: [^\n]{0,60}|KASAN: [^\n]{0,60}|Call Trace)")
 HEX = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{6,}\b")
@@ -85,8 +99,21 @@ def crash(rr):
         # which command: the "$ argv" line before it (vfz.proc's raw)
         cmd = t.rfind("$ ", 0, m.start())
         prog = t[cmd + 2:].split(None, 1)[0].rsplit("/", 1)[-1] if cmd >= 0 else "?"
-        return Verdict("crash", f"{prog} {m.group(1)}", t[max(cmd, 0):m.end() + 200][:2000])
+        a = ASSERTION.search(t) if m.group(1) == "SIGABRT" else None
+        what = f" assertion {norm(a.group(1), 60)}" if a else ""
+        return Verdict("crash", f"{prog} {m.group(1)}{what}", t[max(cmd, 0):m.end() + 200][:2000])
     return None
+
+
+def overwrite(rr):
+    """A transformer's writes outside what it may write (vfz.hostile_tx)."""
+    writes = (getattr(rr, "extra", None) or {}).get("writes")
+    if not writes:
+        return None
+    from vfz import hostile_tx
+    cmd = next((ln for ln in (rr.raw or "").split("\n") if ln.startswith("$ ")), "")
+    return Verdict("overwrite", f"changed bytes {writes[0]['region']}",
+                   (cmd + "\n" if cmd else "") + hostile_tx.describe(writes))
 
 
 def hang(rr, timeout=None):
@@ -184,7 +211,11 @@ def canary_hits(rr, image, pattern):
 
 def classify(rr, image=None, pattern=None, timeout=None):
     """Every verdict the answer gives evidence of (usually none)."""
-    out = [v for v in (crash(rr), hang(rr, timeout), trap(rr)) if v]
+    out = [v for v in (crash(rr), hang(rr, timeout), trap(rr), overwrite(rr)) if v]
+    exc = (getattr(rr, "extra", None) or {}).get("exception")
+    if exc:
+        for v in out:
+            v.message += f" [{exc}]"
     hits = canary_hits(rr, image, pattern) if image is not None else []
     if hits:
         out.append(Verdict("canary", "file contents read past the declared volume",

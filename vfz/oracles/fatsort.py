@@ -80,6 +80,22 @@ class FatsortTransformer(Transformer):
         return None
 
     @staticmethod
+    def untouched(image):
+        """fatsort 1.6.4 writes directory slots only (sort.c writeList for the
+        FAT12/16 root, writeClusterChain for cluster chains; FAT_fs.c's
+        writeBootSector, writeFSInfo and writeFAT are never called): the boot
+        sector, the reserved sectors and the FATs, as the image's own BPB
+        places them, stay as they are on any volume it accepts. Its cluster
+        offsets lie past them for every cluster >= 2 (getClusterOffset
+        asserts cluster > 1)."""
+        if len(image) < 40:
+            return []
+        bps, _, res, nfats = struct.unpack_from("<HBHB", image, 11)
+        fatsz = struct.unpack_from("<H", image, 22)[0] or struct.unpack_from("<I", image, 36)[0]
+        stop = (res + nfats * fatsz) * bps
+        return [(0, stop, "in the boot sector, reserved sectors or FATs")] if stop > 0 else []
+
+    @staticmethod
     def explain(ev):
         """LONG_SET for a divergence on the sorted image when fatsort ended
         well but its layout overflowed with the long set last in its
@@ -158,8 +174,8 @@ def overflow_lines(image):
     Empty when none (or the image cannot be read)."""
     try:
         fat = fatimg.open_ro(image) if isinstance(image, str) else fatimg.Fat(image)
-    except (OSError, struct.error, ValueError, IndexError):
-        return []
+    except (OSError, struct.error, ValueError, IndexError, ZeroDivisionError):
+        return []               # (ZeroDivisionError: a hostile BPB's 0 sectors per cluster)
     per = fat.csize // 32
     out, seen = [], set()
     todo = [("/", None)]
@@ -167,7 +183,7 @@ def overflow_lines(image):
         path, cl = todo.pop()
         try:
             items = _items(fat, cl)
-        except (struct.error, IndexError):
+        except (struct.error, IndexError, ZeroDivisionError):
             continue
         for key, n, name, is_dir, off in items:
             if is_dir and key[0] == 2 and name not in (".", ".."):
