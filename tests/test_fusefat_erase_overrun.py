@@ -11,7 +11,8 @@ physically after the first one (campaign seed 9102, findings dab8bac657c4,
 Through the checker, as a campaign files it (Checker(["dosfsck"],
 ["fusefat"]), FAT16 4 MiB with 512-byte clusters): the minimal script is
 one writer finding of that name, fsck.fat reads the cut script clean and
-the full image is corrupt the way the exception says. Near misses (an
+the full image is corrupt the way the exception says, also when the
+tail in the next cluster is the short entry alone. Near misses (an
 entry that fits in the directory's first cluster; the same script on
 FAT32, which erases through the chain) are clean and unnamed, and the name
 needs the image's evidence.
@@ -117,6 +118,38 @@ class FusefatEraseOverrunTests(unittest.TestCase):
                 self.assertEqual(sigs(r), [], r.details)
                 self.assertEqual(r.verdicts["fusefat"], {"dosfsck": "ok"}, r.details)
                 self.assertEqual(fsck(r.images["fusefat"]).returncode, 0)
+
+    def test_short_entry_alone_in_next_cluster(self):
+        """A 150-character name (12 slots + '~N') fills /d's first cluster
+        with its long-name slots: the short entry alone is /d's second
+        cluster's first (j = 0). fusefat erases the 12 slots and writes the
+        short entry's erased copy over x's '.' (fsck.fat: dots-missing, the
+        only complaint); the short entry stays live in /d's second cluster,
+        behind the 0x00 the erase wrote (the entry was /d's last). Named
+        from orphan_short's evidence."""
+        name, text = script(150)
+        r = self.check(text, "fat16")
+        self.assertEqual(sigs(r), [("writer", "fusefat", "result", fusefat.ERASE_OVERRUN)], r.details)
+        self.assertEqual(r.verdicts["fusefat"]["dosfsck"], "ok", r.details)
+        img = r.images["fusefat"]
+        self.assertIn("Expected a valid '.' entry in the first slot, found free entry", fsck(img).stdout)
+        fat = open_ro(img)
+        d = [cl for _o, n, a, cl, _s, _l in fat.short_entries(None) if a & 0x10][0]
+        chain = fat.chain(d)
+        self.assertIsNone(fusefat.orphan_tail(fat, chain[1], chain[0]))
+        units = fusefat.orphan_short(fat, chain[1], chain[0])
+        self.assertEqual("".join(map(chr, units[:units.index(0)])), name)
+        tail = fat.cluster_off(chain[1])
+        self.assertTrue(fat.b[tail:tail + 2] == b"~" + str(len(fat.short_entries(d)) - 1).encode()
+                        or fat.b[tail] == ord("~"), bytes(fat.b[tail:tail + 11]))   # fusefat's '~N' alias
+        self.assertEqual(fat.b[fat.cluster_off(chain[0]) + fat.csize - 32], 0x00)  # ends the directory
+        # on the cut image the entry is whole (slots in one cluster, its short
+        # entry in the next): no evidence
+        cut = open_ro(r.images["fusefat-cut"])
+        self.assertIsNone(fusefat.orphan_short(cut, chain[1], chain[0]))
+        self.assertFalse(fusefat.erase_overrun_evidence(cut, name))
+        self.assertTrue(fusefat.erase_overrun_evidence(fat, name))
+        self.assertFalse(fusefat.erase_overrun_evidence(fat, name[:-1]))
 
 
 if __name__ == "__main__":
