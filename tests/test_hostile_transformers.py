@@ -171,6 +171,8 @@ class T(unittest.TestCase):
         with open(os.path.join(out, "printed.txt")) as f2:
             printed = f2.read()
         self.assertEqual(r["status"], 0, printed)
+        with open(os.path.join(out, "image.img.xz"), "rb") as f2:
+            self.assertEqual(lzma.decompress(f2.read()), small)     # the volume; run.sh adds the guard
         self.assertIn(f"BUG: fatsort changed 64 bytes {hostile_tx.PAST_END} (the first at image offset "
                       f"{len(self.seed)})", printed)
 

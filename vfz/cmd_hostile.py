@@ -4,7 +4,8 @@ import sys
 
 from vfz import hostile
 
-HELP = "hostile volumes (structure-aware mutations) to every reader: crash, hang, trap, reads past the volume"
+HELP = ("hostile volumes (structure-aware mutations) to every reader: crash, hang, trap, reads past the volume; "
+        "to transformers (--oracles fatsort,fsck-repair): crash, hang, writes past the volume")
 
 
 def _list(s):
@@ -15,8 +16,9 @@ def add_arguments(p):
     p.add_argument("--minutes", type=float, default=10.0, help="wall-clock minutes (default 10)")
     p.add_argument("--seed", type=int, default=None, help="run seed (default: from the clock, printed)")
     p.add_argument("--oracles", type=_list, default=None,
-                   help="readers, comma-separated (default: every reader apart from the core, "
-                        "one per kernel family)")
+                   help="readers and transformers, comma-separated (default: every reader apart from "
+                        "the core, one per kernel family; transformers -- fatsort, fsck-repair -- only "
+                        "when named)")
     p.add_argument("--workdir", default="work/hostile", help="findings/, seeds/, stats.json (default work/hostile)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per image and reader (default 30)")
     p.add_argument("--min-seconds", type=float, default=300.0,

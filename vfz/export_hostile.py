@@ -30,9 +30,10 @@ vfz.hostile_findings.export_case gives kind, reader, image, hexdump):
              `cat` on its mount, U-Boot `fatload` + `md.b`; contents equal
              to the canary pattern (bytes placed only past the volume's
              declared end) are the symptom
-    overwrite  a transformer's finding (vfz/hostile_tx.py): image.img is the
-             file the tool was given (the hostile volume followed by the
-             guard); run.sh saves the byte ranges it must leave as they are
+    overwrite  a transformer's finding (vfz/hostile_tx.py): run.sh appends the
+             guard to image.img (the tool gets what the campaign gave it:
+             the volume and 64 KiB past it; so do a transformer's crash and
+             hang reproducers) and saves the byte ranges it must leave as they are
              (past the declared volume end; fatsort: also its boot sector,
              reserved sectors and FATs), runs the tool's command from the
              evidence, bounded by timeout, and compares them with cmp: a
@@ -40,7 +41,6 @@ vfz.hostile_findings.export_case gives kind, reader, image, hexdump):
              symptom (how many bytes, the first offset)
     other    a crash or hang whose evidence holds the tool's command line
              ('$ tool ... hostile.img ...'): that command, bounded by timeout
-             (a transformer's: on the file it was given, with the guard)
 
     export_finding(finding_dir, out_dir, run=True) -> {"dir", "status", "result"}
 """
@@ -505,7 +505,7 @@ def export_finding(path, dirname, run=True, timeout=120):
     sh = export.PREAMBLE.format(title=title.replace("\n", " "),
                                 tools=", ".join(sorted({p for _, p in needs})),
                                 needs="\n".join(f"need {a} {b}" for a, b in needs))
-    sh += text + export.TAIL
+    sh += (c.get("guard") or "") + text + export.TAIL
     os.makedirs(dirname, exist_ok=True)
     import lzma
     export._write(dirname, "run.sh", sh.encode("utf-8"), mode=0o755)
@@ -591,9 +591,9 @@ def report(info, c, impl, status, printed, path):
            "(root needed), applies `ops.txt` with mkdir, dd, rename(2), rm and rmdir, and reads the "
            "kernel log (dmesg) for WARNING, BUG or Oops. It ends with `REPRODUCED: why` (exit 0), "
            if info.get("ops") and impl == "kernel" else
-           "`run.sh` unpacks `image.img.xz` (the minimised volume followed by a 64 KiB guard: bytes past "
-           "the declared volume end, as a next partition would be) and runs the tool on it, which rewrites "
-           "it in place, bounded by `timeout` (HANG_S seconds, default 10)"
+           "`run.sh` unpacks `image.img.xz` (the minimised volume), appends a 64 KiB guard to it (bytes "
+           "past the declared volume end, as a next partition would be: 32 fixed bytes repeated) and runs the tool on it, which rewrites it in place, bounded by `timeout` "
+           "(HANG_S seconds, default 10)"
            + (", then compares the bytes it must leave as they are with their copies taken before"
               if info["kind"] == "overwrite" else "") + ". It ends with `REPRODUCED: why` (exit 0), "
            if info.get("role") == "transformer" else

@@ -280,16 +280,17 @@ def export_case(path):
     hexdump of the mutated fields), command (the tool's own command on
     image.img, or None: replay with vfatfuzz), ops (a writer's finding: the
     op-script the tool applies to the volume, else None)}; a transformer's
-    finding: image is the file the tool was given (hostile.img + the guard)
-    and regions the protected byte ranges of it (vfz.hostile_tx.regions)."""
+    finding adds guard (sh text appending the guard to "$IMG": the tool gets
+    what the campaign gave it) and regions (the protected byte ranges of
+    that file, vfz.hostile_tx.regions)."""
     info, img = load_finding(path)
     with open(os.path.join(path, "diff.txt")) as f:
         diff = f.read()
     fam = oracles.entry(info["reader"]).family if info["reader"] in oracles.entries() else info["reader"]
     if info.get("role") == "transformer":
-        # the file the transformer was given (its command is in the evidence)
+        # the tool gets the volume and the guard (its command is in the evidence)
         return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
-                "image": hostile_tx.given(img), "readme": readme(info, diff), "hexdump": diff,
+                "image": img, "guard": hostile_tx.GUARD_SH, "readme": readme(info, diff), "hexdump": diff,
                 "command": None, "ops": None, "regions": hostile_tx.regions(
                     img, oracles.oracle_class(info["reader"], "transformer"))}
     return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],

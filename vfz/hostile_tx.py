@@ -9,10 +9,11 @@ volume its boot sector declares (on a stick: into the next partition).
 TransformerProbe wraps a transformer so that the campaign, the minimiser,
 replay and export drive it as they drive a reader (read(path, timeout) ->
 ReadResult): it writes the file the tool gets -- the hostile image
-followed by GUARD (given()), so that bytes past the declared end exist
-even when the image has none (a canary image's fill and clusters lie there
-already) -- runs the transform on it and compares the protected regions
-after it:
+followed by GUARD (given(): 64 KiB, 32 fixed bytes repeated; an exported
+run.sh appends it with GUARD_SH), so that bytes past the declared
+end exist even when the image has none (a canary image's fill and clusters
+lie there already) -- runs the transform on it and compares the protected
+regions after it:
 
     past the declared end   [declared end, end of the file as given), and
                             any growth of the file past the declared end.
@@ -45,19 +46,17 @@ from vfz import oracles
 from vfz import hostile_mutate as hm
 from vfz.oracles import ReadResult
 
+# 32 fixed bytes, all in 0x80..0xDF: no ASCII (names, spaces), no 0x00, 0xE5,
+# 0xF6 or 0xFF (end marks, deleted slots, format filler), so a tool's write
+# there rarely leaves a byte as it was
+GUARD_LINE = bytes(0x80 + b % 0x60 for b in hashlib.sha256(b"vfatfuzz guard").digest())
 GUARD_BYTES = 64 * 1024
+GUARD = GUARD_LINE * (GUARD_BYTES // len(GUARD_LINE))   # fixed: a replay gives the tool the same file
 PAST_END = "past the declared volume end"
-
-
-def _guard():
-    out, k = bytearray(), 0
-    while len(out) < GUARD_BYTES:
-        out += hashlib.sha256(b"vfatfuzz guard %d" % k).digest()
-        k += 1
-    return bytes(out)
-
-
-GUARD = _guard()       # fixed: a replay gives the tool the same file
+# POSIX sh that appends GUARD to "$IMG" (an exported reproducer's image is
+# hostile.img itself; run.sh gives the tool what the campaign gave it)
+GUARD_SH = ("g=0\nwhile [ $g -lt %d ]; do printf '%s'; g=$((g + 1)); done >> \"$IMG\"\n"
+            % (GUARD_BYTES // len(GUARD_LINE), "".join("\\%03o" % b for b in GUARD_LINE)))
 
 
 def is_transformer(name):
