@@ -72,8 +72,10 @@ def move_to_last(seed):
     f.set(last, c3)
     f.set(c2, 0)
     img = bytes(f.b)
-    return img, [hm.Patch(o, img[o:o + n], "dir /d chain: second cluster moved to the last")
-                 for o, n in hm.byte_ranges(seed, img)]
+    fat_end = f.data_sec * f.bps
+    return img, [hm.Patch(o, img[o:o + n], f"fat[{c1}]={last}, fat[{last}]={c3}, fat[{c2}]=0 (/d's chain)")
+                 for o, n in hm.byte_ranges(seed, img) if o < fat_end] + \
+        [hm.Patch(b, img[b:b + f.csize], f"cluster {last} (the volume's last) = /d's second cluster {c2}")]
 
 
 def fat12_seed():
