@@ -21,11 +21,27 @@ def finding_summary(d, mops, fs, flaky=False):
     return summary_line(d, mops, fs) + (FLAKY_NOTE if flaky else "")
 
 
+def replay_readers(checker, fields):
+    """The readers a divergence needs to show again: its own for a reader's
+    (and a harness divergence of a reader); for a transformer's, the reader
+    whose view of the transformed image it came from ('uboot:missing'),
+    or, for a named exception of the transformer or a failed transform
+    (named from the transform alone), every reader -- the name says which
+    transformer, not which reader saw it; none for a writer's result."""
+    role, oracle, kind = fields["role"], fields["oracle"], fields["kind"]
+    if role == "reader" or (role == "harness" and oracle != "model"):
+        return [oracle]
+    if role == "transformer" and fields["verdict"] != "failed":
+        rn = kind.lstrip("+-").split(":", 1)[0]
+        if ":" in kind and rn in checker.reader_names:
+            return [rn]
+        return None
+    return []
+
+
 def divergence_test(checker, d, fs):
     """ops -> bool: does the same signature still appear (same writer/oracle)?"""
-    rd = [d.fields["oracle"]] if d.fields["role"] == "reader" else []
-    if d.fields["role"] == "harness" and d.fields["oracle"] != "model":
-        rd = [d.fields["oracle"]]
+    rd = replay_readers(checker, d.fields)
 
     def test(ops):
         r = checker.check(ops, fs, writers=[d.writer], readers=rd)
