@@ -30,7 +30,7 @@ def reader_cfg(name, asan_peers=None):
         b = os.path.join(os.path.abspath(asan_peers), "bin")
         if name == "mtools":
             cfg.update(mdir=os.path.join(b, "mdir"), mcopy=os.path.join(b, "mcopy"))
-        elif name == "dosfsck":
+        elif name in ("dosfsck", "fsck-repair"):        # the reader and the -a transformer
             cfg.update(fsck=os.path.join(b, "fsck.fat"))
     return cfg
 
