@@ -208,7 +208,8 @@ save() {   # START STOP FILE: bytes START..STOP of the image (STOP empty: to its
 }
 {SAVE}
 echo "== "{SHOWN}" (limit ${HANG_S:-10} s)"
-{ timeout -k 2 ${HANG_S:-10} {CMD} 2>&1; echo $? > "$OUT/rc"; } | head -c 1048576 > "$OUT/out.txt"
+# the first MiB of its output kept, the rest read and dropped: the tool never dies of SIGPIPE
+{ timeout -k 2 ${HANG_S:-10} {CMD} 2>&1; echo $? > "$OUT/rc"; } | { head -c 1048576 > "$OUT/out.txt"; cat > /dev/null; }
 rc=$(cat "$OUT/rc")
 head -n 30 "$OUT/out.txt" | indent
 echo "    exit $rc"
@@ -318,7 +319,8 @@ fi
 
 GENERIC = r"""
 echo "== "{SHOWN}" (limit ${HANG_S:-10} s)"
-{ timeout -k 2 ${HANG_S:-10} {CMD} 2>&1; echo $? > "$OUT/rc"; } | head -c 1048576 > "$OUT/out.txt"
+# the first MiB of its output kept, the rest read and dropped: the tool never dies of SIGPIPE
+{ timeout -k 2 ${HANG_S:-10} {CMD} 2>&1; echo $? > "$OUT/rc"; } | { head -c 1048576 > "$OUT/out.txt"; cat > /dev/null; }
 rc=$(cat "$OUT/rc")
 head -n 30 "$OUT/out.txt" | indent
 echo "    exit $rc"
@@ -583,7 +585,8 @@ def report(info, c, impl, status, printed, path):
     if info.get("on_seed"):
         L += ["", "It happens on the unmutated seed volume too: a bug on a well-formed volume."]
     L += ["", "Fields the volume changes, against the well-formed volume it was made from: "
-          + ("; ".join(", ".join(_printable(f) for f in r["fields"]) for r in info.get("ranges", []))
+          + ("; ".join(dict.fromkeys(", ".join(_printable(f) for f in r["fields"])
+                                     for r in info.get("ranges", [])))
              or "(none)") + "."]
     L += ["", "Evidence when found:", "", "```"] + export._clip(info.get("evidence", "").split("\n"), 30) + ["```"]
     L += ["", "## Steps", "", "    sh run.sh            # or: sh run.sh WORKDIR to keep the work files", "",

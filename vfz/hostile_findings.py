@@ -123,7 +123,7 @@ def readme(info, diff):
             f"Seed volume `{info['seed_image']}`, run seed {info['run_seed']}, image {info['image_index']}, "
             f"mutators {', '.join(info['mutators'])}.\n\n"
             f"Fields the minimised volume changes: "
-            f"{'; '.join(', '.join(r['fields']) for r in info['ranges']) or '(none)'}\n\n"
+            f"{'; '.join(dict.fromkeys(', '.join(r['fields']) for r in info['ranges'])) or '(none)'}\n\n"
             f"Evidence:\n\n```\n{info['evidence'][:1500]}\n```\n\n"
             f"Bytes (seed vs hostile):\n\n```\n{diff[:6000]}```\n\n"
             f"Replay: `scripts/vfatfuzz hostile --replay {{this directory}}` "
