@@ -29,9 +29,12 @@ reserved sectors and FATs; which ranges, how many bytes) is a verdict. What
 fsck.fat -a legitimately repairs (boot sector, backup, FSINFO, FATs,
 directories: all inside the volume) is not. Their findings are confirmed,
 minimised, written and replayed as a reader's (finding.json "role":
-"transformer"). They stay out of the default set: each is one more thread
-of processes on the campaign's cores, and the readers' run is the one the
-nightly budget is sized for; run them apart (bench/results/hostile-tx.md). A new signature (reader + kind + normalised
+"transformer"). They stay out of the default set: the tools are cheap (0.10-0.17 s
+per volume at load ~11, bench/results/hostile-tx.md) but each volume costs the
+harness a write, a read back and a compare of up to 34 MiB in this process, at
+~50 volumes a minute per transformer, which would take the interpreter from the
+ten reader threads' glue; run them apart with --oracles (20 minutes: ~1 000
+volumes each). A new signature (reader + kind + normalised
 message) is confirmed by a second read, minimised (vfz.hostile_min) and
 written atomically (vfz.hostile_findings) to <workdir>/findings/<reader>-<kind>-<hash>/:
     finding.json     everything needed to replay (reader, its cfg, timeout,
