@@ -11,7 +11,9 @@ name, the readers check the script cut before the rename. Near misses are
 answered as Linux does and unnamed: a directory onto a non-empty one
 (ENOTEMPTY vs EPERM: fusefat-rmdir-eperm, the trees agree), onto a file
 and a file onto a directory (the kernel answers ENOTDIR and EISDIR itself),
-a file onto a file (replaced).
+a file onto a file (replaced; in another spelling the entry takes the new
+one, modelled: PROFILE "replace": "respell", campaign seed 10102 finding
+df2fe26ce292).
 """
 import os
 import shutil
@@ -63,6 +65,13 @@ class FusefatRenameDirOntoDirTests(unittest.TestCase):
                 r = self.check(text)
                 self.assertEqual(sigs(r), [], r.details)
                 self.assertEqual(r.verdicts["fusefat"], {"sleuthkit": "ok"}, r.details)
+        # a file onto a file in another spelling: fusefat stores the new one
+        # (PROFILE "replace": "respell"; Linux keeps the target's): modelled
+        for fs in ("fat12", "fat16"):
+            r = self.ck.check(opscript.parse('create "/xxxxxxxxxxxx" 1 1\ncreate "/b" 2 2\n'
+                                             'rename "/B" "/XXXXXXXXXXXX"\nmkdir "/xxxxxxxxxxxx"\n'), fs)
+            self.assertEqual(sigs(r), [], r.details)
+            self.assertEqual(r.verdicts["fusefat"], {"sleuthkit": "ok"}, r.details)
         # the name needs fusefat's EPERM on a rename the model answers ok
         ops = opscript.parse('mkdir "/b"\nmkdir "/a"\nrename "/b" "/a"\n')
         self.assertEqual(fusefat.first_known_failure(ops, ["ok", "ok", "EPERM"]), (2, fusefat.RENAME_ONTO))

@@ -37,6 +37,8 @@ What fusefat does (measured on Debian 12, fusefat 0.1a-1.1):
   * unmounting a FAT16 volume mounted rw+ writes 0x8000 into FAT[1] of both
     FATs (was 0xFFFF); FAT12 and FAT32 are left alone
   * the volume label entry is listed as an empty file in the root
+  * a rename onto an existing file replaces it under the new spelling
+    (rename /B /a over 'a' leaves 'B'; Linux keeps 'a'): modelled
   * the reader ignores the NT case byte: a bare 8.3 name shows as stored
     ('LOWER' for 'lower' with the lower-case flag)
 See EXCEPTIONS for how each is recognised. Another program under the
@@ -981,10 +983,15 @@ def fusefat_name_err(leaf):
 
 
 # Model profile of the fusefat writer (knobs: vfz.model, "Profile knobs"):
-# its name rule, and names stored as given (trailing dots and spaces kept).
+# its name rule, names stored as given (trailing dots and spaces kept), and
+# a rename onto an existing file takes the new spelling: fat_rename
+# (libfat.c) deletes the target (fat_delete) and creates the source's entry
+# under the name given (fat_create), where Linux reuses the target's entry
+# (campaign seed 10102: rename /X26 onto /x12 leaves /XXXXXXXXXXXX).
 PROFILE = {
     "name_err": fusefat_name_err,
     "store": lambda leaf: leaf,
+    "replace": "respell",
 }
 
 ENTRIES = [
