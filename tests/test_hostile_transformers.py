@@ -18,7 +18,9 @@ REPRODUCED with the tool alone.
 
 Silence where the tools behave: fsck.fat -a repairing a canary volume (a
 file pointed past the declared end, the canary fill there, the FATs
-differing) changes the volume inside its bounds only; fatsort sorting a
+differing) changes the volume inside its bounds only; creating a missing
+FAT32 backup boot sector (sector 6) and fixing FSINFO are writes among the
+reserved sectors it may make, beside the ones it never writes; fatsort sorting a
 FAT12 root (the slots right after the FATs, which its own region ends at)
 and the well-formed volume gives no verdict. A directory whose first
 cluster is 0 kills fatsort by its assertion (a crash naming it), and a
@@ -41,12 +43,14 @@ from vfz import hostile_mutate as hm  # noqa: E402
 from vfz import hostile_verdict as hv  # noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 from vfz.oracles import fatsort  # noqa: E402
+from vfz.oracles.fsck_repair import FsckRepairTransformer  # noqa: E402
 
 VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
 LONG_LAST = (f'mkdir "/d"\ncreate "/d/{"m" * 104}" 1 1\ncreate "/e" 1 2\n'
              f'create "/d/{"z" * 255}" 600 3\ncreate "/d/aaa" 1 4\n')
 LONG_BEFORE = f'mkdir "/d"\ncreate "/d/c" 1 3\ncreate "/d/{"a" * 117}" 1 1\ncreate "/d/{"b" * 255}" 1 2\n'
 SEED_FAT12 = os.path.join(REPO, "corpus", "fuzz_image", "fat12-mtools")
+SEED_FAT32 = os.path.join(REPO, "corpus", "fuzz_image", "fat32-small-empty")     # 32 reserved sectors
 
 
 def core_volume(tmp, name, ops):
@@ -195,6 +199,25 @@ class T(unittest.TestCase):
         self.assertNotEqual(after[:end], img[:end])            # inside the volume
         self.assertEqual(after[end:], hostile_tx.given(img)[end:])
         self.assertEqual((rr.extra["writes"], vs), ([], []))
+
+    def test_fsck_repair_creating_a_backup_boot_sector_is_silent(self):
+        # FAT32: no backup boot sector named and sector 6 blank: fsck.fat -a
+        # creates the backup there (a legitimate write among the reserved
+        # sectors it otherwise leaves alone) and fixes FSINFO's magic
+        with open(SEED_FAT32, "rb") as f:
+            b = bytearray(f.read()[16:])
+        struct.pack_into("<H", b, 50, 0)
+        b[6 * 512:7 * 512] = bytes(512)
+        b[512] ^= 0xFF
+        img = bytes(b)
+        regions = FsckRepairTransformer.untouched(img)
+        self.assertEqual([(s, e) for s, e, _ in regions], [(2 * 512, 6 * 512), (7 * 512, 30 * 512)])
+        rr, vs = self.run_tool(self.fsck, img)
+        self.assertIn("Created backup of boot sector in sector 6", rr.raw)
+        after = self.left()
+        self.assertEqual(after[6 * 512:7 * 512], img[:50] + b"\x06\x00" + img[52:512])
+        self.assertEqual(after[512], img[512] ^ 0xFF)
+        self.assertEqual((rr.error, rr.extra["writes"], vs), (None, [], []))
 
     def test_fatsort_root_after_the_fats_is_silent(self):
         img = fat12_seed()

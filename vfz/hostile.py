@@ -25,7 +25,8 @@ it gets the hostile image followed by a 64 KiB guard (bytes past the
 declared volume end even when the image has none), and a crash (signal),
 hang (time limit) or overwrite (a byte past the declared end changed, or one
 of the regions its oracle declares it never writes: fatsort's boot sector,
-reserved sectors and FATs; which ranges, how many bytes) is a verdict. What
+reserved sectors and FATs, fsck.fat's reserved sectors but the boot, FSINFO and
+backup sectors; which ranges, how many bytes) is a verdict. What
 fsck.fat -a legitimately repairs (boot sector, backup, FSINFO, FATs,
 directories: all inside the volume) is not. Their findings are confirmed,
 minimised, written and replayed as a reader's (finding.json "role":

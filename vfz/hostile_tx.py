@@ -26,11 +26,13 @@ regions after it:
                             label)]: what this tool never writes on any
                             volume (fatsort: the boot sector, the reserved
                             sectors and the FATs -- it rewrites directory
-                            slots only). fsck.fat -a declares none: it
-                            legitimately writes the boot sector (dirty bit,
-                            label), the backup boot sector, FSINFO (and may
-                            create one in a free reserved sector), both FATs
-                            and directory slots, all inside the volume.
+                            slots only; fsck.fat -a: the reserved sectors but
+                            the boot sector, FSINFO, the backup boot sector
+                            and where it may create one). What fsck.fat -a
+                            legitimately writes -- the boot sector (dirty bit,
+                            label), the backup boot sector (it creates a
+                            missing one), FSINFO, both FATs, the root and
+                            directory slots -- is no finding.
 
 The changes go to ReadResult.extra["writes"]: [{"region", "start", "stop",
 "bytes", "ranges": [[offset, length]]}] (offsets in the file), read by

@@ -27,7 +27,8 @@ correctly; only evidence of misbehaviour is a verdict:
             bytes it must leave alone: past the volume its boot sector
             declares (on a stick, the next partition), or a region its
             oracle declares it never writes (Transformer.untouched: fatsort's
-            boot sector, reserved sectors and FATs). Evidence: the tool's
+            boot sector, reserved sectors and FATs; fsck.fat -a's reserved
+            sectors but the boot, FSINFO and backup boot sectors). Evidence: the tool's
             command line and the changed ranges with their byte counts
             (rr.extra["writes"]); the message names the region.
     canary  a listed file's contents (sha256) equal the canary pattern: the

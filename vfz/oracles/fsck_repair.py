@@ -15,6 +15,7 @@ deleted, so the tree changes by design of the dummy, not by a fsck bug.
 import os
 import re
 import shlex
+import struct
 
 from vfz.oracles import Entry, NamedException, Timer, Transformer, WriteResult
 from vfz.proc import run
@@ -53,6 +54,34 @@ class FsckRepairTransformer(Transformer):
                     w.error = f"fsck.fat -a: {p.error or f'exit {p.rc}'}"
         w.seconds = t.seconds
         return w
+
+    @staticmethod
+    def untouched(image):
+        """The reserved sectors fsck.fat 4.2 -a never writes: of sectors 1 ..
+        reserved-1 (BPB's sector size), all but the FSINFO and backup boot
+        sectors the BPB names and the ones check_backup_boot may create a
+        backup in when it names none (6, else reserved-1 or reserved-2;
+        boot.c). Everything else it writes -- the boot sector (dirty bit,
+        label, a copy of the backup), both FATs, the FAT12/16 root, directory
+        slots -- is a repair; FSINFO is never created in -a mode."""
+        if len(image) < 52:
+            return []
+        bps, _, res = struct.unpack_from("<HBH", image, 11)
+        info, backup = struct.unpack_from("<HH", image, 48)
+        if not bps or res < 2:
+            return []
+        allowed = {0, info, backup, 6, res - 1, res - 2}
+        out, s = [], 1
+        while s < res:
+            if s in allowed:
+                s += 1
+                continue
+            e = s
+            while e < res and e not in allowed:
+                e += 1
+            out.append((s * bps, e * bps, "in reserved sectors it never writes"))
+            s = e
+        return out
 
     @staticmethod
     def explain(ev):
