@@ -69,9 +69,14 @@ class CampaignTests(unittest.TestCase):
         self.assertRegex(out, r"writers: core-dual,core-v1,core-v3")
         prog = [ln for ln in out.splitlines() if ln.startswith("[campaign]")]
         times = [float(re.match(r"\[campaign\]\s+(\d+)s", ln).group(1)) for ln in prog]
-        # a progress line at least every 5 s (rounded to whole seconds in the line)
+        # a progress line every 5 s from its own thread (rounded to whole
+        # seconds in the line; a gap of 6 is 5 s plus the line's own work --
+        # beside a CPU hog at load 12 the lines came every ~5.1 s and one gap
+        # read 6 -- so 7 leaves the thread ~2 s of scheduling delay; lines
+        # written by the main loop instead would show gaps of 10 s or more
+        # while the kernel VM boots)
         self.assertGreaterEqual(len(prog), 60 // 5 - 1, out[-3000:])
-        self.assertTrue(all(b - a <= 6 for a, b in zip([0] + times, times)), times)
+        self.assertTrue(all(b - a <= 7 for a, b in zip([0] + times, times)), times)
         for ln in prog:
             self.assertRegex(ln, r"execs/s [\d.]+ (corpus \d+ (asan-replayed \d+ )?)?scripts \d+ "
                                  r"images\[dosfsck=\d+ mtools=\d+.*\] findings \d+ new/\d+ total")
