@@ -522,6 +522,7 @@ class Checker:
             def relabel(ev, divs, tr=tr, tcls=tcls, fam=fam):
                 d = ev.diff
                 named = tcls.explain({"raw": tr.raw, "wr": tr, "verdict": ev.verdict, "reader": ev.reader,
+                                      "before": img,
                                       "missing": [e["path"] for e in d.missing] if d else [],
                                       "extra": [e["path"] for e in d.extra] if d else []})
                 if named:

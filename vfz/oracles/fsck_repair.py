@@ -18,6 +18,7 @@ import shlex
 import struct
 
 from vfz.oracles import Entry, NamedException, Timer, Transformer, WriteResult
+from vfz.oracles.dosfsck import CROSS      # the dosfsck family's bug, seen through -a
 from vfz.proc import run
 
 RENAMED = "fsck-repair-renames-bad-short"
@@ -86,13 +87,34 @@ class FsckRepairTransformer(Transformer):
     @staticmethod
     def explain(ev):
         """ev: the divergence's evidence; reads the transform's raw output
-        (ev.raw, or ev.wr.raw) and ev.missing / ev.extra (paths of the tree
-        before the repair that are gone after it, and new ones), attributes
-        or dict keys. RENAMED per renamed_explains."""
+        (ev.raw, or ev.wr.raw), ev.missing / ev.extra (paths of the tree
+        before the repair that are gone after it, and new ones) and
+        ev.before (the image before the repair), attributes or dict keys.
+        RENAMED per renamed_explains; else CROSS (the dosfsck family's
+        fsck-v1-lfn-cross) when fsck.fat 4.2's scan of the image before the
+        repair, simulated, removes a long-name set across non-adjacent
+        clusters over live ones: the repair's '.REC' files, wiped
+        directories and changed contents are that bug's (campaign seed
+        10102, finding fb7defcd65a4)."""
         def get(k):
             return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
         raw = get("raw") or getattr(get("wr"), "raw", "") or ""
-        return RENAMED if renamed_explains(raw, get("missing"), get("extra")) else None
+        if renamed_explains(raw, get("missing"), get("extra")):
+            return RENAMED
+        return CROSS if live_crossings(get("before")) else None
+
+
+def live_crossings(image):
+    """The fsck-v1-lfn-cross instances fsck.fat 4.2 meets on image (its
+    scan simulated: vfz.oracles.dosfsck.sim), [] when none or when the
+    image cannot be simulated."""
+    if not image or not os.path.isfile(image):
+        return []
+    from vfz.oracles.dosfsck.sim import simulate
+    try:
+        return [c for c in simulate(image).crossings if c["live"]]
+    except Exception:          # an image the simulation cannot scan: no evidence
+        return []
 
 
 def renamed_explains(raw, missing, extra):
@@ -141,4 +163,16 @@ EXCEPTIONS = [
                    "every path missing after the repair is (under) a path fsck.fat -a reported "
                    "as 'Bad short file name', and every new path has a FSCKnnnn.nnn component "
                    "(FsckRepairTransformer.explain, renamed_explains)"),
+    NamedException(CROSS, "dosfsck", "transformer",
+                   "the dosfsck reader's fsck-v1-lfn-cross, done for real: fsck.fat 4.2 -a removes "
+                   "a renamed bad short entry's long-name slots as if the directory were "
+                   "contiguous, so a set that crosses into a later, non-adjacent cluster has every "
+                   "cluster in between overwritten with deleted entries; the repair then finds "
+                   "wiped directories ('.' missing, orphans saved as FSCKnnnn.REC) and the readers "
+                   "see renamed, lost and changed entries beyond the renames. Campaign seed 10102: "
+                   "mkdir /a; mkdir /a/A; create /<255 characters> in the FAT32 root",
+                   "the tree after the repair is not explained by its renames alone "
+                   "(renamed_explains) and fsck.fat's scan of the image before the repair, "
+                   "simulated (vfz.oracles.dosfsck.sim), meets such a crossing over live clusters "
+                   "(FsckRepairTransformer.explain, live_crossings)", bug="fsck-v1-lfn-cross"),
 ]
