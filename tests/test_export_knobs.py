@@ -12,6 +12,8 @@ with the symptom -- and once where the bug is absent -- NOT REPRODUCED:
                            volume label fusefat lists as a file is left out)
   fusefat, check=fat1      FAT16: FAT[1] 0xffff -> 0x8000 on unmount / FAT32
   fusefat, label=bug       the label listed as an empty file
+  fusefat, entry_timeout   mkdir /a; rmdir /A; rename /a /a hangs with names
+                           cached 60 s / answers ENOENT with none cached
   FatFs, direct=true       f_rename('/a', '/a/b/c') answers FR_OK / '/a' -> '/c'
   mtools, check=fsck       'L{+KGFI~5' gets an 8.3 alias with NUL bytes / a
                            name whose alias is fine
@@ -107,6 +109,21 @@ class ExportKnobTests(unittest.TestCase):
         self.assertIn("4c 7b 5f 4b 47 46 49 7e 20 00 00", r[2])
         r = self.run_case("mt-ok", "mtools", "writer", 'mkdir "/L{KGFI~5 long name"\n', check="fsck")
         self.assertNotReproduced(r)
+
+    def test_5_fusefat_entry_timeout(self):
+        """extra entry_timeout=N mounts with -o entry_timeout=N: the stale
+        self-rename hangs however slowly run.sh's processes run; with 0 the
+        kernel caches no name and the rename answers ENOENT."""
+        if not have_fusefat():
+            self.skipTest("needs fusefat, fusermount and /dev/fuse")
+        ops = 'mkdir "/a"\nrmdir "/A"\nrename "/a" "/a"\n'
+        r = self.run_case("ff-selfren", "fusefat", "writer", ops, hang=3, entry_timeout=60)
+        self.assertReproduced(r, "op 3: ren hangs: fusefat gives no answer within 3s")
+        with open(os.path.join(self.tmp, "ff-selfren", "run.sh"), encoding="utf-8") as f:
+            self.assertIn("fusefat -f -s -o rw+,entry_timeout=60 ", f.read())
+        r = self.run_case("ff-selfren-0", "fusefat", "writer", ops, hang=3, entry_timeout=0)
+        self.assertNotReproduced(r)
+        self.assertIn("rename: No such file or directory", r[2])
 
 
 if __name__ == "__main__":

@@ -33,6 +33,14 @@ Knobs (Case.extra):
                     by then is the symptom; fusefat is killed, the mount
                     detached (fusermount -u -z) and run.sh ends there, since
                     a hung fusefat -s serves no further request
+  "entry_timeout": N  fusefat mounts with -o entry_timeout=N: the kernel
+                    keeps fusefat's names (dentries) N seconds instead of
+                    libfuse's 1 s. For a bug that needs a cached name (the
+                    stale /a of fusefat-stale-self-rename-hangs): with 1 s
+                    the ops, each its own few processes, must all run within
+                    1 s of the first, which a loaded machine misses (the
+                    rename answered ENOENT instead of hanging in 4 of 6 runs
+                    at load 8-9, 3 of 6 beside a CPU hog)
 """
 import errno
 import os
@@ -177,6 +185,8 @@ fi
 def body(case, data):
     mode = "rw+" if case.side == "writer" else "ro"
     extra = case.extra or {}
+    if extra.get("entry_timeout") is not None:
+        mode += f",entry_timeout={float(extra['entry_timeout']):g}"
     out = [r"""
 cp "$IMG" "$OUT/pristine.img"
 M="$OUT/mnt"
