@@ -249,11 +249,22 @@ class Campaign:
         except (Stop, KeyboardInterrupt) as e:
             stopped = "SIGTERM" if isinstance(e, Stop) else "SIGINT"
         finally:
+            late = []
             if threading.current_thread() is threading.main_thread():
                 # finish the clean-up: a second Ctrl-C here left the lanes'
-                # checkers unclosed (stopped U-Boot QEMUs outlived the run)
-                signal.signal(signal.SIGTERM, signal.SIG_IGN)
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                # checkers unclosed (stopped U-Boot QEMUs outlived the run).
+                # At the natural end a signal still cuts the minimisation of
+                # what is queued short (it is written unminimised): with slow
+                # peers that queue took a minute a finding (seed 10102)
+                def cut_short(signum, frame):
+                    late.append(signal.Signals(signum).name)
+                    if self.minimiser:
+                        self.minimiser.hurry.set()
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                handler = signal.SIG_IGN if stopped else cut_short
+                signal.signal(signal.SIGTERM, handler)
+                signal.signal(signal.SIGINT, handler)
                 if stopped:
                     self.say("stopping: finishing the lanes' scripts and writing what is pending "
                              "(further signals are ignored until then; kill -9 loses nothing found)")
@@ -275,6 +286,8 @@ class Campaign:
             save_state(self.workdir, st)
             for ck in self.checkers + ([self.minimiser.checker] if self.minimiser else []):
                 ck.close()
+        if late and not stopped:
+            self.say(f"{late[0]} while finishing: what was queued was written unminimised")
         if stopped:
             self.say(f"stopped by {stopped}; everything found so far is in {findings.findings_dir(self.workdir)}")
         self.summary()
