@@ -16,7 +16,7 @@ created: ENOENT; a self-rename of an existing path) answer and are
 unnamed; the name needs the hang.
 
 The window is widened here: fusefat is mounted with -o entry_timeout=120
-(the real fusefat, through a two-line exec wrapper given as the oracle's
+(the real fusefat, through a three-line exec wrapper given as the oracle's
 `fusefat` program). With the default 1 s, the three ops must reach the
 kernel within 1 s of the mkdir's answer; they take ~0.1-0.2 s, but a
 stall of the harness or the agent past 1 s lets the dentry expire and the
@@ -54,8 +54,11 @@ class FusefatSelfRenameHangTests(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="vfz-test-selfren-")
         wrapper = os.path.join(cls.tmp, "fusefat")
+        # by name from PATH, so fusefat prints its usage as itself (the
+        # oracle checks it is 0.1a from -h, where any -o adds a warning first)
         with open(wrapper, "w") as f:
-            f.write(f'#!/bin/sh\nexec {shutil.which("fusefat")} -o entry_timeout={ENTRY_TIMEOUT} "$@"\n')
+            f.write('#!/bin/sh\ncase " $* " in *" -h "*) exec fusefat "$@";; esac\n'
+                    f'exec fusefat "$@" -o entry_timeout={ENTRY_TIMEOUT}\n')
         os.chmod(wrapper, 0o755)
         cls.ck = checker.Checker(["dosfsck"], ["fusefat"],
                                  cfg={"fusefat": {"op_timeout": 3.0, "fusefat": wrapper}})
