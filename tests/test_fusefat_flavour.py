@@ -23,6 +23,8 @@ class FlavourTests(unittest.TestCase):
     def test_installed_fusefat_is_01a(self):
         for cls in (fusefat.FusefatReader, fusefat.FusefatWriter):
             self.assertEqual(cls().available(), (True, ""))
+        # called by its full path, 0.1a's help names it so ("Usage: /usr/bin/fusefat ...")
+        self.assertEqual(fusefat.FusefatReader(fusefat=shutil.which("fusefat")).available(), (True, ""))
 
     def test_other_program_is_refused(self):
         for exe in ("true", shutil.which("fsck.fat") or "ls"):

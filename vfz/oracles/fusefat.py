@@ -319,12 +319,13 @@ def is_fusefat_01a(exe):
     the 15 fusefat cases of corpus/peer-bugs, 10 do not reproduce on it
     (measured with Debian sid's 0.4+dfsg-1, reports/bugs.md), so checking
     it against 0.1a's exceptions would file and hide the wrong things.
-    0.1a's help begins "Usage: fusefat imagefile mountpoint"; fusefatfs's
-    "usage: fusefatfs image mountpoint"."""
+    0.1a's help begins "Usage: PROGRAM imagefile mountpoint" (PROGRAM as it
+    was called: a full path too); fusefatfs's "usage: fusefatfs image
+    mountpoint"."""
     if exe not in _FLAVOUR:
         p = run([exe, "-h"], timeout=10)
         head = (p.text + p.errtext).lstrip().splitlines()[:1]
-        if head and head[0].startswith("Usage: fusefat imagefile mountpoint"):
+        if head and re.match(r"Usage: \S+ imagefile mountpoint", head[0]):
             _FLAVOUR[exe] = (True, "")
         else:
             _FLAVOUR[exe] = (False, f"{exe} is not fusefat 0.1a (its -h begins {head[0][:60]!r}); this "
