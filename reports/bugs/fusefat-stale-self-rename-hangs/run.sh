@@ -31,7 +31,7 @@ echo "work directory: $OUT"
 cp "$IMG" "$OUT/pristine.img"
 M="$OUT/mnt"
 mkdir -p "$M"
-fusefat -f -s -o rw+ "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+fusefat -f -s -o rw+,entry_timeout=60 "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
 FPID=$!
 i=0
 until grep -q " $M fuse" /proc/mounts; do
