@@ -81,6 +81,7 @@ WRITE_GAP = "fusefat-write-gap-cuts-chain"
 ERASE_OVERRUN = "fusefat-erase-overruns-cluster"
 SELF_RENAME_HANG = "fusefat-stale-self-rename-hangs"
 RENAME_ONTO = "fusefat-rename-dir-onto-dir-eperm"
+LONG_UTF8_CUT = "fusefat-readdir-cuts-long-utf8"
 
 
 def _mounted(d):
@@ -287,6 +288,20 @@ def _twins_explain(d, entries):
                                for e in d.missing + d.extra + [a for a, _ in d.changed])
 
 
+def _unopenable_as(exp, shown):
+    """The named exception under which fusefat lists file exp (shown: the
+    entry paired with it, its name already mapped by name_exception) under
+    a name it then cannot open, contents unread: LONG_UTF8_CUT (a name
+    whose UTF-8 form is over 255 bytes: readdir_cut), else RAW_83 (a
+    non-ASCII name with a cp437 form, stored bare: raw_83); else None."""
+    leaf = exp["path"].rsplit("/", 1)[-1]
+    if shown.get("size") is not None or exp.get("type") != "file" or leaf.isascii():
+        return None
+    if readdir_cut(leaf) != leaf:
+        return LONG_UTF8_CUT
+    return RAW_83 if raw_83(leaf) is not None else None
+
+
 def _refused(path, refused):
     """path (expected) is a directory with a non-ASCII bare name that
     fusefat's output says it could not open (under its raw_83 form)."""
@@ -332,6 +347,17 @@ def is_fusefat_01a(exe):
                              "oracle knows 0.1a (Debian 12) only" if head else
                              f"{exe} is not fusefat 0.1a (-h printed nothing); this oracle knows 0.1a only")
     return _FLAVOUR[exe]
+
+
+def readdir_cut(leaf):
+    """The name fusefat's readdir gives for a long name (LONG_UTF8_CUT):
+    fat_readdir (libfat.c) converts the UTF-16 name to UTF-8 and copies
+    at most 255 bytes into d_name, so a name of 255 units or fewer whose
+    UTF-8 form is longer (any non-ASCII character in a long enough name)
+    is cut, maybe inside a character (shown here as U+FFFD, as the agent's
+    bytes are decoded). A lookup of the cut name finds nothing (ENOENT)."""
+    b = leaf.encode("utf-8", "surrogatepass")
+    return b[:255].decode("utf-8", "replace") if len(b) > 255 else leaf
 
 
 def _text(s):
@@ -402,10 +428,11 @@ class FusefatReader(Reader):
 
     @staticmethod
     def explain(ev):
-        """RAW_83 when every difference is either a file listed under its
-        expected path (its name mapped by name_exception) whose contents
-        fusefat could not read, the leaf a non-ASCII name stored bare
-        (raw_83); or an entry missing under such a directory, listed itself,
+        """RAW_83 / LONG_UTF8_CUT when every difference is either a file
+        listed under its expected path (its name mapped by name_exception)
+        whose contents fusefat could not read, the leaf a non-ASCII name
+        stored bare (raw_83) or a long name cut to 255 UTF-8 bytes
+        (readdir_cut); or an entry missing under such a directory, listed itself,
         that fusefat could not open: its output says "find file error
         fname: .../<raw_83 form>" (so nothing under it is listed).
         CASE_TWINS when every difference lies at or under one of two
@@ -417,11 +444,12 @@ class FusefatReader(Reader):
             return CASE_TWINS
         if d.extra or not (d.changed or d.missing):
             return None
+        kinds = set()
         for exp, shown in d.changed:
-            leaf = exp["path"].rsplit("/", 1)[-1]
-            if shown.get("size") is not None or exp.get("type") != "file" or leaf.isascii() \
-                    or raw_83(leaf) is None:
+            kind = _unopenable_as(exp, shown)
+            if kind is None:
                 return None
+            kinds.add(kind)
         if d.missing:
             raw = getattr(getattr(ev, "rr", None), "raw", None) or ""
             refused = [m.group(1) for m in re.finditer(r"find file error fname: (.*)", raw)]
@@ -431,7 +459,8 @@ class FusefatReader(Reader):
                 ups = ["/" + "/".join(comps[:i]) for i in range(1, len(comps))]
                 if not any(_refused(p, refused) for p in ups if p not in gone):
                     return None
-        return RAW_83
+            kinds.add(RAW_83)
+        return kinds.pop() if len(kinds) == 1 else sorted(kinds)
 
     @staticmethod
     def name_exception(expected_leaf, actual_leaf):
@@ -443,6 +472,8 @@ class FusefatReader(Reader):
             return NT_CASE
         if not expected_leaf.isascii() and actual_leaf == raw_83(expected_leaf):
             return RAW_83
+        if actual_leaf != expected_leaf and actual_leaf == readdir_cut(expected_leaf):
+            return LONG_UTF8_CUT
         return None
 
 
@@ -1019,6 +1050,17 @@ EXCEPTIONS = [
                    "one, answer EPERM; POSIX and Linux answer ENOTEMPTY. fusefat is wrong by "
                    "POSIX rmdir(2)/rename(2); nothing is changed",
                    "an rmdir or rename op the model answers ENOTEMPTY and fusefat answers EPERM"),
+    NamedException(LONG_UTF8_CUT, "fusefat", "reader",
+                   "a long name whose UTF-8 form is over 255 bytes (255 UTF-16 units or fewer: FAT "
+                   "and Linux take it; any non-ASCII character in a name near 255 characters) is "
+                   "listed cut to its first 255 UTF-8 bytes, maybe inside a character: fat_readdir "
+                   "(libfat.c) copies at most 255 bytes of its 521-byte UTF-8 buffer into d_name. "
+                   "A lookup of the cut name finds nothing (ENOENT), so the file cannot be opened "
+                   "through fusefat. fusefat is wrong (FUSE takes names up to 1024 bytes). "
+                   "Campaign seed 10103: a 255-character name with one non-ASCII character "
+                   "written by the core's dual writer",
+                   "the shown leaf is the expected one's first 255 UTF-8 bytes, decoded with "
+                   "U+FFFD for a cut character (readdir_cut)", bug="fusefat-readdir-cuts-long-utf8"),
     NamedException(RENAME_ONTO, "fusefat", "writer",
                    "a rename of a directory onto an existing empty directory answers EPERM and "
                    "changes nothing: fat_rename (libfat.c) refuses a directory onto any existing "
