@@ -130,3 +130,10 @@ def lfn_checksum(name11):
     for c in name11:
         s = (((s & 1) << 7) | (s >> 1)) + c & 0xFF
     return s
+
+
+def lfn_units(slot):
+    """The 13 UTF-16 code units a long-name slot (32 bytes) holds, in order:
+    bytes 1-10, 14-25 and 28-31."""
+    raw = slot[1:11] + slot[14:26] + slot[28:32]
+    return [raw[i] | (raw[i + 1] << 8) for i in range(0, 26, 2)]

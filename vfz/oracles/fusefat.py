@@ -56,6 +56,7 @@ import tempfile
 import time
 
 from vfz import lifeline, listing
+from vfz.fatimg import lfn_checksum, lfn_units
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer, Writer, WriteResult
 from vfz.proc import run
 
@@ -725,6 +726,12 @@ def _dir_clusters(fat):
     return out
 
 
+def _live_short(e):
+    """Is directory entry e a live short entry (not free, not a long-name
+    slot, not the volume label)?"""
+    return e[0] not in (0, 0xE5) and e[11] != 0x0F and not e[11] & 0x08
+
+
 def orphan_tail(fat, c, prev):
     """The UTF-16 code units of the long-name slots a directory cluster c
     begins with when they are the tail of an entry cut off from its head:
@@ -744,9 +751,8 @@ def orphan_tail(fat, c, prev):
     run, sfn = slots[:j], slots[j]
     if [e[0] for e in run] != list(range(j, 0, -1)) or any(e[11] != 0x0F for e in run):
         return None
-    if sfn[0] in (0, 0xE5) or sfn[11] == 0x0F or sfn[11] & 0x08:
+    if not _live_short(sfn):
         return None
-    from vfz.fatimg import lfn_checksum
     if any(e[13] != lfn_checksum(sfn[:11]) for e in run):
         return None
     end = fat.cluster_off(prev) + fat.csize - 32
@@ -755,8 +761,7 @@ def orphan_tail(fat, c, prev):
         return None
     units = []
     for e in reversed(run):                 # order 1 holds the name's first 13 units
-        raw = e[1:11] + e[14:26] + e[28:32]
-        units += [int.from_bytes(raw[k:k + 2], "little") for k in range(0, 26, 2)]
+        units += lfn_units(e)
     return units
 
 
@@ -803,10 +808,9 @@ def orphan_short(fat, c, prev):
     file stays, under its '~N' alias); when they are 0x00 the directory ends
     before it, and the erased copy over the cluster after prev is what shows
     (tests/test_fusefat_erase_overrun.py: fsck.fat's dots-missing)."""
-    from vfz.fatimg import lfn_checksum
     base = fat.cluster_off(c)
     sfn = bytes(fat.b[base:base + 32])
-    if sfn[0] in (0, 0xE5) or sfn[11] == 0x0F or sfn[11] & 0x08:
+    if not _live_short(sfn):
         return None
     csum = lfn_checksum(sfn[:11])
     end = fat.cluster_off(prev) + fat.csize
@@ -815,8 +819,7 @@ def orphan_short(fat, c, prev):
         e = bytes(fat.b[end - 32 * k:end - 32 * k + 32])
         if e[0] not in (0, 0xE5) or e[11] != 0x0F or e[13] != csum:
             break
-        raw = e[1:11] + e[14:26] + e[28:32]
-        units += [int.from_bytes(raw[i:i + 2], "little") for i in range(0, 26, 2)]
+        units += lfn_units(e)
     return units or None
 
 

@@ -248,9 +248,7 @@ class SleuthkitReader(Reader):
     def name_exception(expected_leaf, actual_leaf):
         """A bare 8.3 name's non-ASCII bytes show as '^' (fatfs_cleanup_ascii);
         a long name cut after a whole number of LFN slots (SLOT_CUT)."""
-        units = len(actual_leaf.encode("utf-16-le", "surrogatepass")) // 2
-        if actual_leaf and expected_leaf.startswith(actual_leaf) and units % 13 == 0 \
-                and len(expected_leaf) > len(actual_leaf):
+        if actual_leaf != expected_leaf and _cut_of(actual_leaf, expected_leaf):
             return SLOT_CUT
         for exp in (expected_leaf, "".join(chr(ord(c) & 0xFFFF) for c in expected_leaf)):
             if "^" in actual_leaf and actual_leaf == "".join("^" if ord(c) < 0x20 else c for c in exp):

@@ -50,6 +50,7 @@ runs it on the written image. What matters for v1 images:
   boot sector, FAT copies, dirty bits, the label check, bad clusters,
   truncation repairs beyond their first message.
 """
+from vfz.fatimg import lfn_units
 from vfz.oracles.dosfsck.parse import parse_fsck
 from vfz.oracles.dosfsck.volume import (Volume, _ATTR_DIR, _ATTR_LFN, _ATTR_VOLUME, _BAD_CHARS, _DELETED,
                                         _F, _NO_83NAME, _file_name, _lfn_text, _u16, _u32)
@@ -119,10 +120,7 @@ class FsckSim(Volume):
             return ""
         return _lfn_text(self.lfn_units[self.lfn_slot * 13:(self.lfn_slot + self.lfn_parts) * 13])
 
-    @staticmethod
-    def _units(e):
-        raw = e[1:11] + e[14:26] + e[28:32]
-        return [raw[i] | (raw[i + 1] << 8) for i in range(0, 26, 2)]
+    _units = staticmethod(lfn_units)
 
     def lfn_check_orphaned(self):
         if self.lfn_slot == -1:
