@@ -39,7 +39,10 @@ pid and leaves its group alone: it kills a registered group only when
 /proc/PID/stat still shows the registered start time (the leader, alive or a
 zombie) or no process PID exists (the leader died first; its group can
 outlive it, and the pid stays held while it does; a pid freed and reused as
-a group within the watcher's few milliseconds is the case left).
+a group within the watcher's few milliseconds is one case left). The start
+time counts clock ticks (10 ms): a pid reaped and taken again within the
+same tick is the other (the pid must come round all of pid_max in 10 ms,
+or be forced back through ns_last_pid as tests/test_lifeline.py does).
 
 The gap that stays: between fork and the registration write (the parent
 writes right after exec succeeded) a kill -9 leaks that one child. Closing
