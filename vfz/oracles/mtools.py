@@ -9,11 +9,14 @@ Writer: each op becomes mmd / mcopy / mmove / mdel / mrd. mtools has no
 errno, prompts on clashes and moves *into* an existing directory (mv
 semantics), so before each op the writer lists the image and decides the
 POSIX outcome from what mtools itself sees (ENOENT, ENOTDIR, EEXIST,
-EISDIR, ENOTEMPTY, EINVAL for a move into its own subtree); an mtools
+EISDIR, ENOTEMPTY, EINVAL for a move into its own subtree; a name is found
+by its long name or, as Linux and mtools' own clash check do, by its 8.3
+alias, read from the directory bytes by the core); an mtools
 command that then fails is reported as EINVAL (mtools refused the name)
 with its stderr kept in raw. Configuration: a generated MTOOLSRC with
 codepage 437 (mtools defaults to 850), mtools_skip_check=1.
 """
+import json
 import os
 import shlex
 import shutil
@@ -25,6 +28,7 @@ from vfz.model import trailing_slash
 from vfz.model.profiles import mtools_store
 from vfz.opscript import content
 from vfz.oracles import mtools_exceptions as mx
+from vfz.oracles.mtools_exceptions import ALIAS_NOTE
 from vfz.proc import run
 
 _CFG_DIR = None
@@ -189,10 +193,61 @@ def _fold_new(leaf):
     return _fold(mtools_store(leaf))
 
 
+def _could_be_short(leaf):
+    """Could leaf, as a lookup spells it, be the shown form of an 8.3
+    entry (at most 8 + 3 cp437 bytes, one dot)? Only such a leaf can find an
+    entry through its alias, so only then are the short names read."""
+    s = leaf.rstrip(".")
+    base, dot, ext = s.partition(".")
+    if not base or "." in ext or len(base) > 8 or len(ext) > 3:
+        return False
+    try:
+        s.encode("cp437")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def short_names(image, timeout):
+    """{path: the 8.3 name of its short entry as lookups match it} of the
+    entries of image that have a long name, read by the core (`vfat ls`:
+    the directory bytes, not mtools' view of them); {} when it cannot read."""
+    from vfz.oracles.core import vfat_binary
+    p = run([vfat_binary(), "ls", image], timeout=timeout)
+    if p.error or p.rc != 0:
+        return {}
+    out = {}
+    for line in p.text.split("\n"):
+        if not line.strip():
+            continue
+        e = json.loads(line)
+        if not e.get("lfn") or e.get("dummy") or not e.get("short"):
+            continue
+        b = bytes.fromhex(e["short"])
+        if b[:1] == b"\x05":
+            b = b"\xe5" + b[1:]
+        base, ext = b[:8].rstrip(b" ").decode("cp437"), b[8:11].rstrip(b" ").decode("cp437")
+        out[e["path"]] = base + ("." + ext if ext else "")
+    return out
+
+
 class _Tree:
-    def __init__(self, paths):
+    """The image's tree as mtools lists it (mdir), for deciding each op's
+    POSIX outcome. A lookup matches a long name, or else the 8.3 alias of
+    an entry that has a long name (Linux's fat_search_long compares both;
+    mtools' own clash check sees the alias too: `mcopy -D s` of LONGFI~1.TXT
+    beside longfilename2.txt skips). The aliases are read only when a
+    lookup needs them (short_names). via: [(leaf, path)] of the lookups of
+    this op that found an entry through its alias, the evidence of the
+    exception mtools-alias-lookup (the model does not predict mtools'
+    aliases)."""
+
+    def __init__(self, paths, image=None, timeout=30.0):
         self.kids = {"/": {}}
         self.isdir = {"/": True}
+        self.image, self.timeout = image, timeout
+        self.aliases = None      # parent -> {fold(alias): path}, read when first needed
+        self.via = []
         for s, d in sorted(paths, key=lambda x: x[0].count("/")):
             if not s:
                 continue
@@ -202,6 +257,23 @@ class _Tree:
             self.isdir[s] = d
             if d:
                 self.kids.setdefault(s, {})
+
+    def find(self, parent, leaf, key=None):
+        """The path of the entry of parent a lookup of leaf finds, or None.
+        key: the long-name key to try first (_fold(leaf) by default)."""
+        hit = self.kids.get(parent, {}).get(_fold(leaf) if key is None else key)
+        if hit is not None or self.image is None or not _could_be_short(leaf):
+            return hit
+        if self.aliases is None:
+            self.aliases = {}
+            for path, short in short_names(self.image, self.timeout).items():
+                par = path.rpartition("/")[0] or "/"
+                if par in self.kids and path in self.isdir:
+                    self.aliases.setdefault(par, {})[_fold(short)] = path
+        hit = self.aliases.get(parent, {}).get(_fold(leaf))
+        if hit is not None:
+            self.via.append((leaf, hit))
+        return hit
 
     def resolve(self, path):
         """-> (actual path or None, errno or None) for an existing path."""
@@ -215,7 +287,7 @@ class _Tree:
             if c == "..":
                 cur = cur.rpartition("/")[0] or "/"
                 continue
-            nxt = self.kids.get(cur, {}).get(_fold(c))
+            nxt = self.find(cur, c)
             if nxt is None:
                 return None, "ENOENT"
             cur = nxt
@@ -259,10 +331,12 @@ class MtoolsWriter(Writer):
                     w.raw += p.raw()
                     w.error = f"mdir failed before line {op.line}: {p.error or p.errtext.strip()[:200]}"
                     return
-                tree = _Tree(paths)
+                tree = _Tree(paths, image, deadline_each)
                 res = self._op(image, op, tree, tmp, deadline_each, w)
                 w.results.append(res)
                 w.raw += f"# line {op.line}: {op} -> {res}\n"
+                for leaf, path in tree.via:
+                    w.raw += f"# line {op.line}: {ALIAS_NOTE} {leaf!r} -> {path!r}\n"
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -279,7 +353,7 @@ class MtoolsWriter(Writer):
                 return "EEXIST"
             if k == "create" and trailing_slash(op.path):
                 return "EISDIR"
-            if _fold_new(leaf) in tree.kids.get(par, {}):
+            if tree.find(par, leaf, _fold_new(leaf)) is not None:
                 return "EEXIST"
             if k == "mkdir":
                         p = self._m(w, ["mmd", *I, "-D", "s", mtarget(par, leaf)], to)
@@ -354,19 +428,19 @@ class MtoolsWriter(Writer):
                 return err2
             if err or err2 or sleaf in (".", "..") or leaf in (".", ".."):
                 return "EBUSY"
-            src = tree.kids.get(spar, {}).get(_fold(sleaf))
+            src = tree.find(spar, sleaf)
             if src is None:
                 return "ENOENT"
             if not tree.isdir.get(src) and (trailing_slash(op.args[0]) or trailing_slash(op.args[1])):
                 return "ENOTDIR"
-            dst = tree.kids.get(par, {}).get(_fold_new(leaf))
+            dst = tree.find(par, leaf, _fold_new(leaf))
             sdir = tree.isdir.get(src)
             if sdir and (par == src or par.startswith(src + "/")):
                 return "EINVAL"
             if dst is not None:
                 if dst == src:
-                    if src.rpartition("/")[2] == leaf:
-                        return "ok"
+                    if src.rpartition("/")[2] == leaf or (leaf, dst) in tree.via:
+                        return "ok"      # (onto its own alias: Linux sees the same inode)
                     # case-only rename: mtools applies the new spelling
                     # (Linux 6.1 keeps the old one: model exception)
                     return self._rc(self._m(w, ["mren", *I, mpath(src), leaf], to))

@@ -23,6 +23,10 @@ MTOOLS_MMOVE_GROW = "mtools-mmove-grow-abort"
 MTOOLS_ASTRAL_TRUNCATED = "mtools-astral-truncated"
 MTOOLS_NUL_ALIAS = "mtools-nul-alias"
 ASTRAL_AMBIGUOUS = "mtools-astral-ambiguous"
+MTOOLS_ALIAS_LOOKUP = "mtools-alias-lookup"
+# the mtools writer's log line for a lookup it answered through an 8.3
+# alias ("# line N: found through its 8.3 alias 'LONGFI~1.TXT' -> '/x'")
+ALIAS_NOTE = "found through its 8.3 alias"
 
 
 # ---------------------------------------------------------------- reader side
@@ -289,6 +293,14 @@ def _new_leaf(op):
     return ([c for c in target.split("/") if c] or [None])[-1]
 
 
+def alias_lookup_op(ops, raw):
+    """Index of the first of ops the mtools writer answered through an
+    entry's 8.3 alias (its ALIAS_NOTE in raw), else None."""
+    lines = {int(m.group(1)) for m in re.finditer(
+        r"^# line (\d+): " + re.escape(ALIAS_NOTE) + " ", raw or "", re.M)}
+    return next((i for i, op in enumerate(ops) if op.line in lines), None)
+
+
 def known_failure(ev):
     """A known failure of the mtools writer behind its first divergence ->
     (index of the op it starts at, kind), else None. ev.bad: index of the
@@ -299,6 +311,9 @@ def known_failure(ev):
       mtools-mmove-grow-abort: that op is a rename the model expects to
         succeed and its mmove/mren died of dirCache.c's freeDirCacheRange
         assertion (EIO);
+      mtools-alias-lookup: an op at or before it found an entry through
+        its 8.3 alias (the writer's own note: a name the model, which does
+        not predict mtools' aliases, takes for a new one);
       mtools-long-utf8: an op at or before it names a component over 255
         UTF-8 bytes (model.mtools_long_names) and the divergence is the
         writer's failure, a result on such an op, or, with no result
@@ -325,6 +340,9 @@ def known_failure(ev):
         elif (bad is None or bad > at) and ev.image and long_names_explain(ev.image, ev.entries):
             found.append((at, MTOOLS_LONG_UTF8))
     last = len(wr.results) if wr.error else (len(ops) if bad is None else bad + 1)
+    at = alias_lookup_op(ops[:last], wr.raw)
+    if at is not None:
+        found.append((at, MTOOLS_ALIAS_LOOKUP))
     at = nul_alias_op(ops[:last])
     if at is not None and ev.image and nul_alias_in_image(ev.image):
         found.append((at, MTOOLS_NUL_ALIAS))
@@ -509,6 +527,18 @@ EXCEPTIONS = [
                    "holds a short entry with a NUL behind a '~N' tail (core listing); one finding, "
                    "the readers check the script cut before that op",
                    bug="mtools-nul-alias"),
+    NamedException(MTOOLS_ALIAS_LOOKUP, "mtools", _W,
+                   "a lookup matches an entry's 8.3 alias as well as its long name (Linux's "
+                   "fat_search_long; mtools' own clash check: `mcopy -D s` of LONGFI~1.TXT beside "
+                   "longfilename2.txt skips it, and the writer answers EEXIST as Linux does), but "
+                   "the model's mtools profile does not predict mtools' aliases (they are not "
+                   "Linux's: a name of characters cp437 lacks gets '___' with no '~1', 'bfdZXXXX...' "
+                   "gets BFDZXX~1 where Linux gives BFDZXXXX; 10 of 36 long names in `vfat gen` "
+                   "seeds 1-29 written by mcopy), so it takes such a name for a new one: a design "
+                   "difference of the model, not a bug of mtools",
+                   "the writer's own note that it found an entry of the image through its alias "
+                   "(read by the core) on an op at or before its first divergence; one finding, "
+                   "the readers check the script cut before that op"),
     NamedException(MTOOLS_TRAILING_DOT, "mtools", _W,
                    "mtools keeps trailing dots (mtools-trailing-dots: 'EB...', 'Y..'); Linux 6.1 "
                    "lists such an entry but cannot open it (its lookup strips the dots and finds no "
