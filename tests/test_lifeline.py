@@ -63,9 +63,12 @@ def start():
     if "run" in what:
         threading.Thread(target=proc.run, args=(["sleep", "600"],), kwargs={"timeout": 600},
                          daemon=True).start()
+        # the sleep shows in /proc once exec'd, a moment before proc.run's
+        # thread registers it (measured: 2 of 40 reports without it, and
+        # those sleeps outlived an exit): wait for the registration too
         t0 = time.monotonic()
-        while "run" not in pids and time.monotonic() - t0 < 10:
-            for d in os.listdir("/proc"):
+        while not ("run" in pids and pids["run"] in lifeline.registered()) and time.monotonic() - t0 < 10:
+            for d in os.listdir("/proc") if "run" not in pids else ():
                 try:
                     with open(f"/proc/{d}/stat") as f:
                         st = f.read()
@@ -73,6 +76,7 @@ def start():
                     continue
                 if st.split()[1] == "(sleep)" and int(st.rsplit(")", 1)[1].split()[1]) == os.getpid():
                     pids["run"] = int(d)
+            time.sleep(0.01)
     if "stale" in what:
         # reaped behind Popen's back: the registration stays (as when the
         # harness dies between a reap and the release)
