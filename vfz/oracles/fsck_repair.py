@@ -6,9 +6,10 @@ the image is repaired in place and every reader must then see the tree the
 writer made. The output is parsed with the dosfsck reader's parser
 (parse_fsck) into what fsck.fat did, kept in the raw text.
 
-fsck.fat -a exits 0 (nothing to do) or 1 (repaired); 2 and above, or a
-timeout, is the transformer's error. What it changes on images of the
-patch's writers is known (see EXCEPTIONS and the dosfsck module): every v1
+fsck.fat -a exits 0 (nothing to do) or 1 (repaired); 2 and above, a
+timeout, or an exit 1 without fsck.fat's summary line (it gave up: die()
+exits 1 too; vfz.oracles.dosfsck.parse.gave_up) is the transformer's
+error. What it changes on images of the patch's writers is known (see EXCEPTIONS and the dosfsck module): every v1
 dummy is a "Bad short file name", renamed FSCKnnnn.nnn with its long name
 deleted, so the tree changes by design of the dummy, not by a fsck bug.
 """
@@ -19,6 +20,7 @@ import struct
 
 from vfz.oracles import Entry, NamedException, Timer, Transformer, WriteResult
 from vfz.oracles.dosfsck import CROSS      # the dosfsck family's bug, seen through -a
+from vfz.oracles.dosfsck.parse import complaint_str, gave_up, parse_fsck
 from vfz.proc import run
 
 RENAMED = "fsck-repair-renames-bad-short"
@@ -26,12 +28,6 @@ _FSCK_NAME = re.compile(r"^FSCK\d{4}\.\d{3}$")
 _BAD_LINE = re.compile(r"^# bad-short-name (/.*?): Bad short file name")
 
 
-def _parser():
-    try:                       # after the dosfsck split
-        from vfz.oracles.dosfsck.parse import parse_fsck, complaint_str
-    except ImportError:
-        from vfz.oracles.dosfsck import parse_fsck, complaint_str
-    return parse_fsck, complaint_str
 
 
 class FsckRepairTransformer(Transformer):
@@ -48,11 +44,12 @@ class FsckRepairTransformer(Transformer):
                 w.error = f"no such image: {image}"
             else:
                 p = run([*self.fsck, "-a", image], timeout=timeout)
-                parse_fsck, complaint_str = _parser()
                 self.last = parse_fsck(p.text + "\n" + p.errtext)
                 w.raw = p.raw() + "".join(f"# {complaint_str(c)}\n" for c in self.last)
                 if p.error or p.rc not in (0, 1):
                     w.error = f"fsck.fat -a: {p.error or f'exit {p.rc}'}"
+                elif gave_up(p):
+                    w.error = f"fsck.fat -a gave up: {gave_up(p)}"
         w.seconds = t.seconds
         return w
 

@@ -14,7 +14,7 @@ from collections import Counter
 from vfz.oracles import Entry, NamedException, Reader
 from vfz.oracles.core import is_v1_dummy
 from vfz.oracles.dosfsck.expect import expected_complaints, crossing_note
-from vfz.oracles.dosfsck.parse import parse_fsck, complaint_str
+from vfz.oracles.dosfsck.parse import parse_fsck, complaint_str, gave_up
 from vfz.oracles.dosfsck.repair import repair_probe
 from vfz.oracles.dosfsck import sim as _sim
 from vfz.proc import run
@@ -40,6 +40,9 @@ class DosfsckReader(Reader):
         if p.rc not in (0, 1):
             # 2+ = usage error or unusable image: still a verdict, not a crash
             r.error = f"fsck.fat -n exit {p.rc}: {(p.errtext or p.text).strip().splitlines()[-1:]}"
+        elif gave_up(p):
+            # exit 1 without the summary: it stopped checking (not a complaint)
+            r.error = f"fsck.fat -n gave up: {gave_up(p)}"
         cs = parse_fsck(p.text + "\n" + p.errtext)
         r.extra["complaints"] = cs
         r.complaints = [complaint_str(c) for c in cs]
@@ -116,13 +119,16 @@ class DosfsckReader(Reader):
             bad = True
             detail.append(f"repair probe: fsck.fat -a destroyed the contents of {lost} file(s)"
                           + (f", e.g. {rep['lost'][0]}" if rep.get("lost") else ""))
+        if rep.get("gave_up"):
+            bad = True
+            detail.append(f"repair probe: fsck.fat -a gave up: {rep['gave_up']}")
         return bad, detail
 
     @staticmethod
     def complaint_kinds(ev):
         """The divergences of a 'complains' verdict -> [(kind, path)]: one per
         kind whose count differs ('+kind' more, '-kind' fewer than expected),
-        else fsck-v1-lfn-cross or repair-data-lost."""
+        else fsck-v1-lfn-cross or repair-data-lost, else repair-gave-up."""
         rr, exp_c = ev.rr, ev.exp_complaints
         got = Counter(c["kind"] for c in rr.extra.get("complaints", []))
         want = {k: c for k, c in (exp_c or {}).items()}
@@ -143,6 +149,8 @@ class DosfsckReader(Reader):
             out.append((CROSS, None))
         elif not out and "repair probe: fsck.fat -a destroyed" in ev.detail:
             out.append(("repair-data-lost", None))
+        if not out and "repair probe: fsck.fat -a gave up" in ev.detail:
+            out.append(("repair-gave-up", None))
         return out
 
 

@@ -32,6 +32,24 @@ _ACTION = re.compile(r"^\s+(Auto-|Renamed to|Truncating|Not auto-correcting|Dele
                      r"\(Short name|Not dropping|Creating\.)")
 
 
+# the line fsck.fat 4.2 ends every finished check with, -n or -a
+_SUMMARY = re.compile(r"^.*: \d+ files?, \d+/\d+ clusters$", re.M)
+
+
+def gave_up(p):
+    """fsck.fat's own words when it gave up on the image, else None. Its
+    die() ('Failed to read sector N.', 'Logical sector size is zero.')
+    exits 1, the code of a check that found (or repaired) errors, so the
+    exit code cannot tell them apart: a finished check always ends with its
+    summary line ('IMAGE: N files, U/T clusters'). p: the vfz.proc result
+    of the run."""
+    if p.error or p.rc != 1 or _SUMMARY.search(p.text):
+        return None
+    lines = [ln.strip() for ln in (p.errtext + "\n" + p.text).split("\n")
+             if ln.strip() and not ln.startswith("fsck.fat ")]
+    return lines[-1][:200] if lines else "exit 1 without its summary line"
+
+
 def _kind(msg):
     m = msg.strip()
     if m.startswith("Bad short file name"):
@@ -67,7 +85,7 @@ def parse_fsck(text):
             continue
         if line.startswith("fsck.fat ") or line.startswith("Leaving filesystem unchanged") \
                 or line.startswith("Checking") or line.startswith("Starting check") \
-                or re.match(r"^.*: \d+ files?, \d+/\d+ clusters$", line):
+                or _SUMMARY.match(line):
             cur_paths = []
             continue
         if line.startswith("/"):

@@ -6,11 +6,13 @@ import shutil
 import tempfile
 
 from vfz import listing
+from vfz.oracles.dosfsck.parse import gave_up
 from vfz.proc import run
 
 
 def repair_probe(fsck, image, timeout):
-    """fsck: the fsck.fat argv prefix. -> dict: rc, error, output, changes
+    """fsck: the fsck.fat argv prefix. -> dict: rc, error, output, gave_up
+    (fsck.fat's message when it stopped before the end: parse.gave_up), changes
     (listing diff lines), lost/new paths, data_lost (contents that exist
     nowhere after the repair), content_changed; mtools_error when mtools
     could not list the copy."""
@@ -23,7 +25,7 @@ def repair_probe(fsck, image, timeout):
         before = mt.read(copy, timeout)
         p = run([*fsck, "-a", copy], timeout=timeout)
         after = mt.read(copy, timeout)
-        rep = {"rc": p.rc, "error": p.error, "output": p.text[-4000:]}
+        rep = {"rc": p.rc, "error": p.error, "output": p.text[-4000:], "gave_up": gave_up(p)}
         if before.listing is not None and after.listing is not None:
             d = listing.diff(before.listing, after.listing)
             rep["changes"] = d.splitlines()
