@@ -178,10 +178,12 @@ def _mtools_name_err(leaf):
     # astral characters), trailing spaces excepted (mtools drops them)
     s = leaf.rstrip(" ")
     if s.rstrip(".") == "" and leaf:
-        # all spaces: nothing left (ENOENT); all dots ('...'): mtools
-        # refuses the name (measured: mcopy, mmd, mmove exit 1) where
-        # Linux strips it to nothing (ENOENT)
-        return "ENOENT" if not s else "EINVAL"
+        # all spaces or all dots ('...'): mtools refuses the name (measured:
+        # mcopy, mmd, mmove exit 1; the writer answers EINVAL). Linux: EINVAL
+        # for spaces (a trailing space), ENOENT for dots (stripped to
+        # nothing). All spaces was ENOENT here until campaign seed 11101
+        # found mkdir "/ " answered EINVAL.
+        return "EINVAL"
     return check_new_name(s.rstrip(".") + ("x" if s.endswith(".") and s.rstrip(".") else ""))
 
 
