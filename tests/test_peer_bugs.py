@@ -66,6 +66,11 @@ HANG_S = "5"
 # recursion to SIGSEGV takes 0.8 s at load 4 but passed 5 s beside a CPU hog
 # (then "did not end within 5 s", not the expected signal)
 ENDS_HANG_S = "120"
+# an op-script case whose run.sh bounds every op by HANG_S (extra "hang":
+# fusefat-stale-self-rename-hangs): the ops before the hang must answer within
+# it too, and such a step took up to 3.71 s at nice 15 beside a CPU hog (load
+# 8, 24 steps); 20 is 5x that, waited once (the hang)
+OPS_HANG_S = "20"
 REPEAT = "3"        # runs of a nondeterministic case's repetition here (its own default is higher)
 
 
@@ -147,7 +152,8 @@ class PeerBugTests(unittest.TestCase):
         for n in cases():
             s = spec(n)
             with self.subTest(case=n):
-                hang_s = ENDS_HANG_S if s["side"] == "hostile" and s["kind"] != "hostile-hang" else HANG_S
+                hang_s = ENDS_HANG_S if s["side"] == "hostile" and s["kind"] != "hostile-hang" else \
+                    OPS_HANG_S if s.get("extra", {}).get("hang") else HANG_S
                 env = dict(os.environ, LC_ALL="C.UTF-8", HANG_S=hang_s, REPEAT=REPEAT,
                            **({"VFZ_JS_FATFS": JS_FATFS} if os.path.isdir(JS_FATFS) else {}))
                 if s.get("sanitizer"):
