@@ -13,6 +13,8 @@ prints their pids. Then:
   * kill -9 of the harness: every tool, the mount and the watcher are gone
     within seconds;
   * a harness that exits normally without closing its tools leaves nothing;
+  * the scratch paths registered (U-Boot's directory, FatFs's stderr file)
+    are gone after either end;
   * a registration left stale (the child reaped behind Popen's back) does
     not kill another process that got the same pid and made it its process
     group (ns_last_pid makes the pid come back; skipped when it cannot be
@@ -47,6 +49,7 @@ server, board, mount = fatfs.Server(), uboot.Board(), None
 def say(**kw):
     kw["registered"] = sorted(lifeline.registered())
     kw["watcher"] = lifeline.watcher_pid()
+    kw["scratched"] = sorted(lifeline.scratched())
     print(json.dumps(kw), flush=True)
 
 def start():
@@ -233,6 +236,11 @@ class LifelineTests(unittest.TestCase):
         h.kill9()
         took = h.wait_gone([n for n in tools if n != "node"] + ["node2", "watcher"])
         print(f"\nkill -9: {len(tools) + 1} processes gone {took:.2f}s later", file=sys.stderr)
+        # the scratch the tools used (U-Boot's directory, FatFs's stderr
+        # file, mtools' configuration): removed by the watcher before it ended
+        self.assertTrue(any("vfz-uboot-" in p for p in info["scratched"]), info["scratched"])
+        self.assertTrue(any("vfz-fatfs-" in p for p in info["scratched"]), info["scratched"])
+        self.assertEqual([p for p in info["scratched"] if os.path.lexists(p)], [])
         if self.fuse:
             t0 = time.monotonic()
             while mounted(info["mount"]) and time.monotonic() - t0 < GONE_S:
@@ -247,6 +255,9 @@ class LifelineTests(unittest.TestCase):
         h.close()
         self.assertEqual(h.p.returncode, 0)
         h.wait_gone(["node", "run", "watcher"])
+        # FatFs's stderr file, never removed by the harness: gone with it
+        self.assertTrue(h.info["scratched"])
+        self.assertEqual([p for p in h.info["scratched"] if os.path.lexists(p)], [])
 
     def test_stale_registration_spares_a_reused_pid(self):
         h = Harness("stale")

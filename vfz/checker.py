@@ -18,7 +18,7 @@ import threading
 import time
 from collections import Counter
 
-from vfz import diff, findings, model, oracles, proc, verdict
+from vfz import diff, findings, lifeline, model, oracles, proc, verdict
 from vfz.errors import UsageError
 from vfz.evidence import Evidence
 from vfz import twins
@@ -216,7 +216,7 @@ class Checker:
         if formatter not in FORMATTERS:
             raise UsageError(f"unknown formatter {formatter!r} (known: {', '.join(FORMATTERS)})")
         self.formatter = formatter      # who makes the pristine volumes
-        self.tmp = tempfile.mkdtemp(prefix="vfz-campaign-")
+        self.tmp = lifeline.scratch(tempfile.mkdtemp(prefix="vfz-campaign-"))
         self.pristine = {}
         self.templates = {}
         self.images_checked = Counter()
@@ -279,6 +279,7 @@ class Checker:
             except Exception:
                 pass
         shutil.rmtree(self.tmp, ignore_errors=True)
+        lifeline.unscratch(self.tmp)
 
     def pristine_image(self, fs):
         with self._lock:             # lanes of the campaign share a checker

@@ -3,6 +3,8 @@
     p = lifeline.Popen(argv, ...)     # subprocess.Popen, always in a session of its own
     ...                               # reaped as usual (wait/poll/communicate): forgotten
     lifeline.release(pid)             # only for a child reaped by hand (os.wait4)
+    d = lifeline.scratch(tempfile.mkdtemp(prefix="vfz-x-"))   # removed when this process ends
+    lifeline.unscratch(d)             # after removing it by hand (shutil.rmtree)
 
 Every long-lived tool (QEMU for U-Boot and the kernel, FatFs's node server,
 fusefat and its agent, fuzz_ops, every vfz.proc.run tool) is started through
@@ -44,6 +46,14 @@ time counts clock ticks (10 ms): a pid reaped and taken again within the
 same tick is the other (the pid must come round all of pid_max in 10 ms,
 or be forced back through ns_last_pid as tests/test_lifeline.py does).
 
+Scratch paths (temporary directories and files) are registered the same
+way: the watcher removes every one still registered once it has killed the
+children, whether this process was killed or ended normally without
+cleaning up (before, each kill -9 of a campaign left its vfz-campaign-*
+directory, ~100 MB, a U-Boot board's 35 MB image, and every process an
+mtools configuration directory). Only scratch the harness alone uses goes
+here, never output (findings, corpora, exports).
+
 The gap that stays: between fork and the registration write (the parent
 writes right after exec succeeded) a kill -9 leaks that one child. Closing
 it would take a pre-exec hook in the child, which turns off vfork: ~40 ms
@@ -58,6 +68,7 @@ import threading
 
 _lock = threading.RLock()    # reentrant: a garbage-collected Popen may reap inside a locked call
 _live = {}                   # pid -> start time (bytes) of the children not reaped yet
+_paths = set()               # scratch paths to remove when this process ends
 _w = None                    # the write end (only this process has it)
 _watcher = None              # the watcher's pid
 
@@ -115,7 +126,8 @@ def _send(msg):
     except ChildProcessError:
         pass
     _spawn()
-    _write(b"".join(b"+ %d %s\n" % (pid, st) for pid, st in _live.items()))
+    _write(b"".join(b"+ %d %s\n" % (pid, st) for pid, st in _live.items())
+           + b"".join(b"p %s\n" % os.fsencode(p).hex().encode() for p in _paths))
 
 
 def register(pid):
@@ -139,6 +151,34 @@ def release(pid):
         pass
 
 
+def scratch(path):
+    """Remove path (a directory tree or a file) when this process ends, by
+    any means, unless unscratch(path) came first. -> path."""
+    path = os.path.abspath(path)
+    with _lock:
+        _paths.add(path)
+        _send(b"p %s\n" % os.fsencode(path).hex().encode())
+    return path
+
+
+def unscratch(path):
+    """Forget path (it was removed, or is to stay)."""
+    path = os.path.abspath(path)
+    try:
+        with _lock:
+            if path in _paths:
+                _paths.discard(path)
+                _send(b"q %s\n" % os.fsencode(path).hex().encode())
+    except Exception:      # at interpreter exit, or the watcher cannot be started
+        pass
+
+
+def scratched():
+    """The scratch paths the watcher would remove now."""
+    with _lock:
+        return set(_paths)
+
+
 def registered():
     """{pid: start time} of the children the watcher would kill now."""
     with _lock:
@@ -154,9 +194,10 @@ def _after_fork_child():
     death would not be seen while the child lives) nor its registrations; it
     gets a watcher of its own if it starts tools. No lock here: another
     thread of the parent may have held it at the fork."""
-    global _lock, _live, _w, _watcher
+    global _lock, _live, _paths, _w, _watcher
     _lock = threading.RLock()
     _live = {}
+    _paths = set()
     if _w is not None:
         try:
             os.close(_w)
@@ -193,12 +234,13 @@ class Popen(subprocess.Popen):
 
 
 def _watch():
-    """The watcher (this file run by python3 -I -S): reads "+ PID START" and
-    "- PID" lines on stdin until EOF, then SIGKILLs each registered group
-    whose leader is still the registered process or gone."""
+    """The watcher (this file run by python3 -I -S): reads "+ PID START",
+    "- PID", "p HEXPATH" and "q HEXPATH" lines on stdin until EOF, then
+    SIGKILLs each registered group whose leader is still the registered
+    process or gone, then removes each scratch path still registered."""
     os.chdir("/")
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))   # inheritable fds of the harness (a jobserver's)
-    live, buf = {}, b""
+    live, paths, buf = {}, set(), b""
     while True:
         chunk = os.read(0, 65536)
         if not chunk:
@@ -210,6 +252,9 @@ def _watch():
                 live[int(w[1])] = w[2]
             elif len(w) == 2 and w[0] == b"-":
                 live.pop(int(w[1]), None)
+            elif len(w) == 2 and w[0] in (b"p", b"q"):
+                path = bytes.fromhex(w[1].decode())
+                (paths.add if w[0] == b"p" else paths.discard)(path)
     for pid, st in live.items():
         now = start_time(pid)
         if now is not None and now != st:
@@ -219,6 +264,16 @@ def _watch():
                 kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+    if paths:
+        import shutil
+        for path in paths:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
 
 
 if __name__ == "__main__":

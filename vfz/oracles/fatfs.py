@@ -178,6 +178,7 @@ class Server:
         if not ok:
             raise ServerError(node)
         fd, self.stderr_path = tempfile.mkstemp(prefix="vfz-fatfs-", suffix=".err")
+        lifeline.scratch(self.stderr_path)
         self.proc = lifeline.Popen([node, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=fd, cwd=NODE_DIR)
         os.close(fd)
@@ -214,6 +215,7 @@ class Server:
                 os.unlink(self.stderr_path)
             except OSError:
                 pass
+            lifeline.unscratch(self.stderr_path)
             self.stderr_path = None
 
     def _ask(self, req, timeout):

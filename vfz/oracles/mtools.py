@@ -23,7 +23,7 @@ import shutil
 import tempfile
 
 from vfz.oracles import Entry, Reader, Writer
-from vfz import listing
+from vfz import lifeline, listing
 from vfz.model import trailing_slash
 from vfz.model.profiles import mtools_store
 from vfz.opscript import content
@@ -38,7 +38,7 @@ def mtools_env():
     """Environment for every mtools call (config written once per process)."""
     global _CFG_DIR
     if _CFG_DIR is None or not os.path.isdir(_CFG_DIR):
-        _CFG_DIR = tempfile.mkdtemp(prefix="vfz-mtools-")
+        _CFG_DIR = lifeline.scratch(tempfile.mkdtemp(prefix="vfz-mtools-"))   # for this process's life
         with open(os.path.join(_CFG_DIR, "mtoolsrc"), "w") as f:
             f.write("mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n")
     return {"MTOOLSRC": os.path.join(_CFG_DIR, "mtoolsrc"), "MTOOLS_SKIP_CHECK": "1",

@@ -143,7 +143,7 @@ class Board:
         ok, why = available()
         if not ok:
             raise Trap(why)
-        self.tmp = tempfile.mkdtemp(prefix="vfz-uboot-")
+        self.tmp = lifeline.scratch(tempfile.mkdtemp(prefix="vfz-uboot-"))
         slot, xfer = self._paths()
         with open(slot, "wb") as f:
             f.truncate(size)
@@ -215,6 +215,7 @@ class Board:
                     pass
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
+            lifeline.unscratch(self.tmp)
             self.tmp = None
         self.size = None
 

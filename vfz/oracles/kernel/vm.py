@@ -230,7 +230,7 @@ class VM:
             raise VMError(f"{self.qemu} not found (apt-get install qemu-system-x86)")
         t0 = time.monotonic()
         clean_stale_dirs()
-        self.tmp = tempfile.mkdtemp(prefix="vfz-vm-")
+        self.tmp = lifeline.scratch(tempfile.mkdtemp(prefix="vfz-vm-"))
         with open(os.path.join(self.tmp, "owner"), "w") as f:
             f.write(f"{os.getpid()}\n")
         sock_path = os.path.join(self.tmp, "chan.sock")
@@ -312,6 +312,7 @@ class VM:
             # keep the last console log of a dead VM for reports
             self.last_console = self.console_tail()
             shutil.rmtree(self.tmp, ignore_errors=True)
+            lifeline.unscratch(self.tmp)
             self.tmp = None
 
     def ensure(self):
