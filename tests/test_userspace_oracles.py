@@ -429,6 +429,14 @@ class FusefatWriterTests(Images):
         self.assertEqual(fusefat.FusefatWriter.result_exception(opscript.parse('rmdir "/C"\n')[0],
                                                                 "ENOTEMPTY", "EPERM"),
                          fusefat.RMDIR_NONEMPTY)
+        # a directory respelt through '.' (campaign seed 11102, a593c27c7d8e):
+        # the same refusal, named as the case rename it is
+        vfat("mkfs", img3, "--size", "8M")
+        ops5 = opscript.parse('mkdir "/DBBcBBaac"\nrename "/DBBcBBaac" "/./dbbCbbAAC"\n')
+        wr5 = fusefat.FusefatWriter().apply(img3, ops5)
+        self.assertEqual(wr5.results, ["ok", "EPERM"])
+        self.assertEqual(fusefat.FusefatWriter.result_exception(ops5[1], "ok", "EPERM"),
+                         fusefat.CASE_RENAME)
 
 
 @unittest.skipUnless(have("fatcat"), "fatcat not installed")
