@@ -82,6 +82,10 @@ WRITE_GAP = "fusefat-write-gap-cuts-chain"
 ERASE_OVERRUN = "fusefat-erase-overruns-cluster"
 SELF_RENAME_HANG = "fusefat-stale-self-rename-hangs"
 RENAME_ONTO = "fusefat-rename-dir-onto-dir-eperm"
+SLOT_RUN = "fusefat-slot-run-offset-wraps"
+# fusefat's log when it refused a new entry for that reason: the run of
+# free slots it found, at a negative offset printed unsigned, then its check
+_SLOT_RUN_LOG = re.compile(r"findlfnslots: found \d+ slots at clus:\d+, off:(\d+)\s*\nOffset too big")
 LONG_UTF8_CUT = "fusefat-readdir-cuts-long-utf8"
 
 
@@ -579,7 +583,7 @@ class FusefatWriter(Writer):
         if wr is None:
             return None
         return first_known_failure(ev.ops, wr.results, getattr(ev, "image", None),
-                                   getattr(wr, "error", None))
+                                   getattr(wr, "error", None), getattr(wr, "raw", None))
 
     @staticmethod
     def explain(ev):
@@ -623,11 +627,12 @@ def check_kind(complaint, fat_bits=16):
     return None
 
 
-def first_known_failure(ops, results, image=None, error=None):
+def first_known_failure(ops, results, image=None, error=None, raw=None):
     """(index, name) of the first op at which fusefat's image leaves the
     model's by a named exception (see FusefatWriter.known_failure); image:
     the image fusefat wrote (WRITE_GAP and ERASE_OVERRUN are named only from
-    its evidence); error: the writer's error (SELF_RENAME_HANG: a timeout)."""
+    its evidence); error: the writer's error (SELF_RENAME_HANG: a timeout);
+    raw: the writer's log, fusefat's own output in it (SLOT_RUN)."""
     from vfz.model import Model
     m = Model(PROFILE)
     fat = None
@@ -677,12 +682,27 @@ def first_known_failure(ops, results, image=None, error=None):
             leaf = _new_leaf(op)
             if _trailing(leaf):
                 return i, TRAILING
+        if op.kind in ("create", "mkdir", "rename") and got == "EPERM" and slot_run_wrapped(raw) \
+                and fusefat_name_err(_new_leaf(op)) is None:
+            m.apply([op])
+            if m.results[-1] == "ok":
+                return i, SLOT_RUN
+            continue
         m.apply([op])
         if got == "ENOENT" and m.results[-1] != "ENOENT" and _trailing_component(op):
             # looked up as given: 'd...' is not 'd' to fusefat (campaign seed
             # 9102: mkdir /1!3; write /1!3... -> ENOENT, Linux EISDIR)
             return i, TRAILING
     return None
+
+
+def slot_run_wrapped(raw):
+    """Did fusefat refuse a new entry because the run of free slots it
+    found for it starts before the cluster it computes the offset in? Its
+    log says 'findlfnslots: found N slots at clus:C, off:X' with X a
+    negative offset printed as an unsigned 32-bit number, then 'Offset too
+    big' (the create then fails: EPERM)."""
+    return any(int(m.group(1)) >= 1 << 31 for m in _SLOT_RUN_LOG.finditer(raw or ""))
 
 
 def stale_self_rename(ops, results, i, m, error):
@@ -1092,6 +1112,22 @@ EXCEPTIONS = [
                    "model's tree before it, which the model answers ok (FusefatWriter.known_failure: "
                    "one finding, the readers check the script cut before it, fusefat's image being "
                    "the model's before the op)"),
+    NamedException(SLOT_RUN, "fusefat", "writer",
+                   "a new long name (create, mkdir, rename's target) in a directory made of clusters "
+                   "(any FAT32 directory, a FAT12/16 subdirectory) answers EPERM and is not made "
+                   "when the run of deleted slots fusefat reuses for it starts in one cluster and "
+                   "reaches the end of a later one: fusefat computes the run's offset in the later "
+                   "cluster, which is negative ('findlfnslots: found 20 slots at clus:7, "
+                   "off:4294967200', 'Offset too big', 'write error in fat_create()'). Linux makes "
+                   "the entry. Measured (512-byte clusters): 130 characters + 255 characters "
+                   "created, the 255 deleted and made again: EPERM (its 21 slots are the 5 left in "
+                   "the first cluster + the whole second); with 39 characters first (12 + 9 "
+                   "slots) it is made; the FAT16 root (one contiguous region) is not affected. "
+                   "Campaign seed 11102, 137188933897",
+                   "an op answered EPERM that creates a name fusefat accepts (fusefat_name_err) and "
+                   "the model answers ok, with fusefat's log showing the run at an offset of 2^31 "
+                   "or more and 'Offset too big' (slot_run_wrapped; FusefatWriter.known_failure: "
+                   "one finding, the readers check the script cut before it)"),
     NamedException(RENAME_REFUSED, "fusefat", "writer",
                    "a rename to a name fusefat refuses (EPERM: non-ASCII, \\ : * ? \" < > |, over "
                    "255 characters) deletes the source entry before it tries the new name: the "
