@@ -217,6 +217,16 @@ class TestUboot(unittest.TestCase):
         # uboot-alias-e5: 'åland' reads as deleted (alias byte 0xE5)
         self.assertNotIn("/åland", [e["path"] for e in shown])
         self.assertIn("Orphaned long file name part", run(["fsck.fat", "-n", w]).stdout)
+        # named at its own op when a later rename (unsupported: cut there)
+        # follows it: the earlier cut wins (campaign seed 11102 cut at the
+        # rename, and six reader findings followed from /å's alias)
+        from vfz.evidence import Evidence
+        w4 = self.img("w4.img", "")
+        ops4 = opscript.parse('mkdir "//å"\nrename "/å" "/b"\n')
+        res4 = self.writer.apply(w4, ops4, 120.0)
+        self.assertEqual(res4.results, ["ok", "ENOSYS"])
+        ev = Evidence(ops4, writer="uboot", wr=res4, results=["ok", "ok"], bad=1, fat_bits=16, image=w4)
+        self.assertEqual(uboot.UbootWriter.known_failure(ev), (0, uboot.ALIAS_E5))
 
     def test_5c_05_entries_skipped(self):
         """uboot-05-skipped: a long-named entry whose 8.3 name starts with
