@@ -138,10 +138,16 @@ class DriverTests(unittest.TestCase):
         self.assertIn("notes renamed.txt", v["mtools"]["detail"])
 
     def test_hanging_reader_is_failed(self):
+        # the hung mdir sleeps 1200 s: a run that waited for it would take
+        # that long (or be stopped by vfz()'s timeout); one that killed it at
+        # the 3-s limit took 76-96 s at nice 15 beside a CPU hog (load 13-14:
+        # the CLI's start-up and mkfs, at the CPU it gets), past the 60 s this
+        # once allowed; 600 is 6x that and half the hang
         p = vfz("diff", self.good, "--ops", self.ops, "--oracles", "mtools,dosfsck",
-                "--set", "mtools.mdir=bash -c 'sleep 120' hang", "--timeout", "3", "--json")
+                "--set", "mtools.mdir=bash -c 'sleep 1200' hang", "--timeout", "3", "--json",
+                timeout=1200)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertLess(p.seconds, 60)
+        self.assertLess(p.seconds, 600)
         v = json.loads(p.stdout)["targets"][0]["readers"]
         self.assertEqual(v["mtools"]["verdict"], "failed")
         self.assertIn("timeout", v["mtools"]["detail"])
