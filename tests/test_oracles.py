@@ -563,7 +563,10 @@ class RobustnessTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as t:
             img = os.path.join(t, "e.img")
             diff.mkfs(img, 12, 1 << 20, 0)
-            hang = "bash -c 'sleep 60' hang"
+            # a read that waited for the hung tool would take its 600 s; one
+            # that killed it at the 1.5-s limit took 2.2-3.2 s at nice 15
+            # beside a CPU hog (load 12.8, 12 reads): the 60 s allowed is 18x
+            hang = "bash -c 'sleep 600' hang"
             cases = [("mtools", {"mdir": hang}), ("dosfsck", {"fsck": hang}),
                      ("7z", {"sevenzip": hang}), ("grub", {"fstest": hang})]
             for n, cfg in cases:
@@ -572,11 +575,11 @@ class RobustnessTests(unittest.TestCase):
                     r = oracles.get_reader(n, **cfg).read(img, 1.5)
                     took = time.monotonic() - t0
                     self.assertIn("timeout", r.error or "")
-                    self.assertLess(took, 10)
+                    self.assertLess(took, 60)
                     v = verdict.verdict_for(r, [], n, {}, diff.Counter()).verdict
                     self.assertEqual(v, "failed")
             # nothing left running
-            out = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, text=True).stdout
+            out = subprocess.run(["pgrep", "-f", "sleep 600"], capture_output=True, text=True).stdout
             mine = [p for p in out.split() if _parent_is(p, os.getpid())]
             self.assertEqual(mine, [])
 
