@@ -27,10 +27,10 @@ class Evidence:
     fat_bits: int = 16
 
 
-def core_listing(image):
+def core_listing(image, timeout=30.0):
     """The core's listing of image (short-entry bytes included), or None
     when it could not read."""
-    r = oracles.get_reader("core").read(image)
+    r = oracles.get_reader("core").read(image, timeout)
     return None if r.error or r.listing is None else r.listing
 
 

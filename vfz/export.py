@@ -297,7 +297,7 @@ def dir_records(image, paths, limit=12, slots=24):
             hit = None
             for off, name11, attr, first, size, lfn in fat.short_entries(cl):
                 long = _lfn_text(fat, lfn) if lfn else None
-                short = _short_text(name11)
+                short = fatimg.short_text(name11)
                 if (long and long.lower() == c.lower()) or short.lower() == c.lower():
                     hit = (off, attr, first, lfn)
                     break
@@ -322,14 +322,6 @@ def dir_records(image, paths, limit=12, slots=24):
                 out[f"{p} (not found: its directory)"] = [
                     (o, e, note(o, "LFN" if e[11] == 0x0F else "8.3 entry")) for o, e in used]
     return out
-
-
-def _short_text(name11):
-    b = bytes(name11)
-    if b[:1] == b"\x05":
-        b = b"\xe5" + b[1:]
-    base, ext = b[:8].decode("cp437").rstrip(" "), b[8:].decode("cp437").rstrip(" ")
-    return base + ("." + ext if ext else "")
 
 
 def hexdump(records):

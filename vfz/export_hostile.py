@@ -69,7 +69,7 @@ def looping_dirs(img):
         for off, name11, attr, first, size, lfn in _short_entries(fat, cl):
             if not attr & 0x10 or name11[:1] == b"." or first < 2:
                 continue
-            name = export._lfn_text(fat, lfn) if lfn else export._short_text(name11)
+            name = export._lfn_text(fat, lfn) if lfn else fatimg.short_text(name11)
             p = f"{path}/{name}"
             if _loops(fat, first):
                 out.append(p)

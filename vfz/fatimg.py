@@ -132,6 +132,17 @@ def lfn_checksum(name11):
     return s
 
 
+def short_text(name11):
+    """An 8.3 name field (11 bytes) as lookups and listings spell it: base
+    and extension in cp437, trailing blanks dropped, joined by '.' when the
+    extension is not empty; a first byte 0x05 is the stand-in for 0xE5."""
+    b = bytes(name11)
+    if b[:1] == b"\x05":
+        b = b"\xe5" + b[1:]
+    base, ext = b[:8].decode("cp437").rstrip(" "), b[8:11].decode("cp437").rstrip(" ")
+    return base + ("." + ext if ext else "")
+
+
 def lfn_units(slot):
     """The 13 UTF-16 code units a long-name slot (32 bytes) holds, in order:
     bytes 1-10, 14-25 and 28-31."""

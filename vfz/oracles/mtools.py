@@ -16,7 +16,6 @@ command that then fails is reported as EINVAL (mtools refused the name)
 with its stderr kept in raw. Configuration: a generated MTOOLSRC with
 codepage 437 (mtools defaults to 850), mtools_skip_check=1.
 """
-import json
 import os
 import shlex
 import shutil
@@ -24,6 +23,7 @@ import tempfile
 
 from vfz.oracles import Entry, Reader, Writer
 from vfz import lifeline, listing
+from vfz.fatimg import short_text
 from vfz.model import trailing_slash
 from vfz.model.profiles import mtools_store
 from vfz.opscript import content
@@ -210,25 +210,11 @@ def _could_be_short(leaf):
 
 def short_names(image, timeout):
     """{path: the 8.3 name of its short entry as lookups match it} of the
-    entries of image that have a long name, read by the core (`vfat ls`:
+    entries of image that have a long name, read by the core (its listing:
     the directory bytes, not mtools' view of them); {} when it cannot read."""
-    from vfz.oracles.core import vfat_binary
-    p = run([vfat_binary(), "ls", image], timeout=timeout)
-    if p.error or p.rc != 0:
-        return {}
-    out = {}
-    for line in p.text.split("\n"):
-        if not line.strip():
-            continue
-        e = json.loads(line)
-        if not e.get("lfn") or e.get("dummy") or not e.get("short"):
-            continue
-        b = bytes.fromhex(e["short"])
-        if b[:1] == b"\x05":
-            b = b"\xe5" + b[1:]
-        base, ext = b[:8].rstrip(b" ").decode("cp437"), b[8:11].rstrip(b" ").decode("cp437")
-        out[e["path"]] = base + ("." + ext if ext else "")
-    return out
+    from vfz.evidence import core_listing
+    return {e["path"]: short_text(bytes.fromhex(e["short"])) for e in core_listing(image, timeout) or ()
+            if e.get("lfn") and not e.get("dummy") and e.get("short")}
 
 
 class _Tree:
