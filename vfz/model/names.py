@@ -150,6 +150,23 @@ def trailing_slash(path):
     return bool(comps) and path.endswith("/") and comps[-1] not in (".", "..")
 
 
+def walked(path):
+    """path's components as a lookup walks them: '.' dropped, '..' back one
+    (none above the root). Lexical, which is exact on FAT (no symlinks and
+    no mounts inside) wherever the walk succeeds; where a component before a
+    '..' is missing or a file the walk fails, and the callers only compare
+    paths of ops that succeeded or of entries made."""
+    out = []
+    for c in path.split("/"):
+        if c in ("", "."):
+            continue
+        if c == "..":
+            out = out[:-1]
+        else:
+            out.append(c)
+    return out
+
+
 def mtools_shown(s):
     """A name or path as mtools 4.0.x shows it: it decodes UTF-16 units one
     at a time, so each character outside the BMP (a surrogate pair) reads

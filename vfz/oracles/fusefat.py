@@ -57,6 +57,7 @@ import time
 
 from vfz import lifeline, listing
 from vfz.fatimg import lfn_checksum, lfn_units
+from vfz.model.names import walked
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer, Writer, WriteResult
 from vfz.proc import run
 
@@ -957,28 +958,13 @@ def gap_evidence(fat, cut, tail):
     return False
 
 
-def _walked(path):
-    """path's components as the lookup walks them: '.' dropped, '..' back
-    one (none above the root). Lexical, which is exact on FAT: no symlinks
-    and no mounts inside, and where a component before a '..' is missing
-    or a file the op failed, which none of the callers matches. (Campaign
-    seed 11102: rename /DBBcBBaac /./dbbCbbAAC was not seen as case-only.)"""
-    out = []
-    for c in path.split("/"):
-        if c in ("", "."):
-            continue
-        if c == "..":
-            out = out[:-1]
-        else:
-            out.append(c)
-    return out
-
-
 def _case_only(op):
     """Is a rename's target a respelling of its source's leaf in the same
-    directory (ASCII case, as fusefat and Linux fold names)?"""
-    a = _walked(op.args[0])
-    b = _walked(op.args[1])
+    directory (ASCII case, as fusefat and Linux fold names)? The paths as
+    the lookup walks them (campaign seed 11102: rename /DBBcBBaac
+    /./dbbCbbAAC)."""
+    a = walked(op.args[0])
+    b = walked(op.args[1])
     return len(a) == len(b) and bool(a) and a[:-1] == b[:-1] and a[-1] != b[-1] \
         and a[-1].lower() == b[-1].lower()
 
@@ -1017,8 +1003,8 @@ def _into_own_subtree(m, op):
 
 def _subtree_paths(op):
     """Does a rename's target lie inside its source under fusefat_fold?"""
-    src = [fusefat_fold(c) for c in _walked(op.args[0])]
-    dst = [fusefat_fold(c) for c in _walked(op.args[1])]
+    src = [fusefat_fold(c) for c in walked(op.args[0])]
+    dst = [fusefat_fold(c) for c in walked(op.args[1])]
     return len(dst) > len(src) and dst[:len(src)] == src
 
 

@@ -84,7 +84,7 @@ import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import lifeline, listing, opscript
-from vfz.model.names import _cp437_upper
+from vfz.model.names import _cp437_upper, walked
 
 ROM = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
 QEMU = "qemu-system-i386"
@@ -1326,7 +1326,9 @@ def _known_failure(ev):
         from vfz.evidence import core_listing
         shown = {e["path"] for e in core_listing(ev.image) or ()}
         for i in cand:
-            path = norm_path(ops[i].args[0])
+            # the entry made, as the core lists it ('//å' is '/å')
+            comps = walked(ops[i].args[0])
+            path = "/" + "/".join(comps[:-1] + [uboot_norm(comps[-1])])
             if path not in shown:
                 found.append((i, ALIAS_E5))
                 break
