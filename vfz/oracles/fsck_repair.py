@@ -9,9 +9,10 @@ writer made. The output is parsed with the dosfsck reader's parser
 fsck.fat -a exits 0 (nothing to do) or 1 (repaired); 2 and above, a
 timeout, or an exit 1 without fsck.fat's summary line (it gave up: die()
 exits 1 too; vfz.oracles.dosfsck.parse.gave_up) is the transformer's
-error. What it changes on images of the patch's writers is known (see EXCEPTIONS and the dosfsck module): every v1
-dummy is a "Bad short file name", renamed FSCKnnnn.nnn with its long name
-deleted, so the tree changes by design of the dummy, not by a fsck bug.
+error. What it changes on images of the patch's writers is known (see
+EXCEPTIONS and the dosfsck module): every v1 dummy is a "Bad short file
+name", renamed FSCKnnnn.nnn with its long name deleted, so the tree changes
+by design of the dummy, not by a fsck bug.
 """
 import os
 import re
@@ -26,8 +27,6 @@ from vfz.proc import run
 RENAMED = "fsck-repair-renames-bad-short"
 _FSCK_NAME = re.compile(r"^FSCK\d{4}\.\d{3}$")
 _BAD_LINE = re.compile(r"^# bad-short-name (/.*?): Bad short file name")
-
-
 
 
 class FsckRepairTransformer(Transformer):
@@ -46,10 +45,11 @@ class FsckRepairTransformer(Transformer):
                 p = run([*self.fsck, "-a", image], timeout=timeout)
                 self.last = parse_fsck(p.text + "\n" + p.errtext)
                 w.raw = p.raw() + "".join(f"# {complaint_str(c)}\n" for c in self.last)
+                why = gave_up(p)
                 if p.error or p.rc not in (0, 1):
                     w.error = f"fsck.fat -a: {p.error or f'exit {p.rc}'}"
-                elif gave_up(p):
-                    w.error = f"fsck.fat -a gave up: {gave_up(p)}"
+                elif why:
+                    w.error = f"fsck.fat -a gave up: {why}"
         w.seconds = t.seconds
         return w
 

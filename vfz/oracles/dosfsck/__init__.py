@@ -37,12 +37,13 @@ class DosfsckReader(Reader):
         if p.error:
             r.error = f"fsck.fat -n: {p.error}"
             return
+        why = gave_up(p)
         if p.rc not in (0, 1):
             # 2+ = usage error or unusable image: still a verdict, not a crash
             r.error = f"fsck.fat -n exit {p.rc}: {(p.errtext or p.text).strip().splitlines()[-1:]}"
-        elif gave_up(p):
+        elif why:
             # exit 1 without the summary: it stopped checking (not a complaint)
-            r.error = f"fsck.fat -n gave up: {gave_up(p)}"
+            r.error = f"fsck.fat -n gave up: {why}"
         cs = parse_fsck(p.text + "\n" + p.errtext)
         r.extra["complaints"] = cs
         r.complaints = [complaint_str(c) for c in cs]
