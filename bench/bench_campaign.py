@@ -8,7 +8,7 @@
 In one run, for each J in --jobs, the default campaign (`vfatfuzz campaign
 --no-setup --no-fuzzer --jobs J --seed S --minutes M`, fresh workdir,
 niced) and, with --fuzzer, once more as the README runs it (the fuzzer
-on). From each campaign's summary.json "pipeline" (vfz/pace.py):
+on). From each campaign's summary.json "pipeline" (vfz/campaign/pace.py):
 
   pace       images checked per reader per minute of the main loop (the
              kernel VM's boot excluded, the minimiser's work beside it

@@ -337,8 +337,8 @@ def campaign_child(timings_path, argv):
     every writer's apply() timed; write the timings to timings_path."""
     for p in (os.path.join(SRC, "scripts"), SRC):
         sys.path.insert(0, p)
-    from vfz import campaign as C
-    from vfz.cli import main
+    from vfz.campaign import loop as C
+    from vfz.cli.main import main
     acc = {"readers": {}, "writers": {}}
 
     def timed(kind, name, fn):

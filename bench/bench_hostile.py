@@ -4,7 +4,7 @@
     nice /usr/bin/python3 bench/bench_hostile.py [--minutes 5] [--seed 1]
         [--oracles LIST] [--workdir DIR] [--timeout 30]
 
-Runs the hostile campaign (vfz/hostile.py: one thread per reader, each
+Runs the hostile campaign (vfz/hostile/loop.py: one thread per reader, each
 walking the same image sequence at its own pace) with the core's reader
 added as the yardstick, then reports per reader: images read, images per
 minute of the run's wall clock, mean seconds per image, refusals, verdicts,
@@ -28,7 +28,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import hostile  # noqa: E402
+from vfz.hostile import loop as hostile# noqa: E402
 
 
 def render(st, name, load_text, asked_seed=None):

@@ -25,7 +25,7 @@ sys.path.insert(0, SRC)
 
 from vfz.oracles import kernel as K  # noqa: E402
 from vfz.oracles.kernel.vm import encode_image, s  # noqa: E402
-from vfz import opscript  # noqa: E402
+from vfz import opscript# noqa: E402
 
 
 def make_images(tmp, n, kib):

@@ -23,7 +23,7 @@ import time
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import lifeline, proc  # noqa: E402
+from vfz import lifeline, proc# noqa: E402
 
 
 def ms(fn):

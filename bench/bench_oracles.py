@@ -26,9 +26,10 @@ import time
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import oracles  # noqa: E402
+from vfz import oracles# noqa: E402
 from vfz.oracles import core as core_oracle  # noqa: E402
-from vfz import diff, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import diff# noqa: E402
 from vfz.proc import run  # noqa: E402
 
 DEFAULT_READERS = ["dosfsck", "mtools", "7z", "grub", "core", "kernel", "sleuthkit", "fatcat", "fusefat",

@@ -29,7 +29,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from vfz import oracles, diff  # noqa: E402
+from vfz import oracles
+from vfz.check import diff# noqa: E402
 from bench_oracles import scripts  # noqa: E402
 
 

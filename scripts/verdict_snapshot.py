@@ -28,9 +28,9 @@ ap.add_argument("--readers", default="dosfsck,mtools,7z,grub,core,vfat-check,ker
 a = ap.parse_args()
 sys.path.insert(0, a.repo); sys.path.insert(0, os.path.join(a.repo, "scripts"))
 try:
-    from vfz.campaign import Checker
+    from vfz.check.checker import Checker
 except ImportError:
-    from vfz.checker import Checker
+    from vfz.check.checker import Checker
 from vfz import opscript
 build = os.environ["VFAT_BUILD"]
 vfat = os.path.join(build, "vfat")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The main job's split of the sanitizers: it fuzzes with fuzz_ops built
 under UBSan alone (preset fuzz-ubsan) and replays every corpus entry it
-keeps under the ASan build (vfz.fuzzer.Fuzzer.replay_poll). This test
+keeps under the ASan build (vfz.campaign.fuzzer.Fuzzer.replay_poll). This test
 proves the replay catches what only ASan can see.
 
 It builds fuzz_ops twice with the planted fault INDEX_OVERREAD (a read one
@@ -24,9 +24,9 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import findings  # noqa: E402
-from vfz.cmd_selftest import build_fuzz_fault  # noqa: E402
-from vfz.fuzzer import fuzz_ops_binary  # noqa: E402
+from vfz import findings# noqa: E402
+from vfz.selftest.hunt import build_fuzz_fault  # noqa: E402
+from vfz.campaign.fuzzer import fuzz_ops_binary  # noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 FAULT = "INDEX_OVERREAD"

@@ -17,7 +17,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, findings, opscript  # noqa: E402
+from vfz import findings, opscript
+from vfz.check import checker# noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 VFAT = os.path.join(REPO, "build", "vfat")
@@ -208,7 +209,7 @@ class CampaignTests(unittest.TestCase):
         """Two scripts with different random names and sizes that hit the
         same planted fault give one signature; the minimiser keeps exactly
         the ops the property needs."""
-        from vfz import minimize
+        from vfz.campaign import minimize
         fb = os.path.join(REPO, "build-fault-SECOND_FAT", "vfat")
         if not os.access(fb, os.X_OK):
             self.skipTest("build-fault-SECOND_FAT not built (test_3 builds it)")
@@ -256,8 +257,8 @@ class CampaignTests(unittest.TestCase):
         it is one kind per reader, v3-dummy-05, for a directory (7-Zip and
         GRUB show the dummy) and a file (GRUB drops it), and only when the
         core's listing of the image shows such a dummy."""
-        from vfz.evidence import Evidence, lost_behind_dummy_05
-        from vfz.verdict import ListingDiff
+        from vfz.oracles.evidence import Evidence, lost_behind_dummy_05
+        from vfz.check.verdict import ListingDiff
         for tool in ("7z", "grub-fstest"):
             if not shutil.which(tool):
                 self.skipTest(f"{tool} not installed")
@@ -365,10 +366,10 @@ class CampaignTests(unittest.TestCase):
         nor list 'Y..': one finding per Linux reader (kind
         mtools-trailing-dot-unopenable), not one per op and name class;
         7-Zip, GRUB, fsck.fat and mtools read the names."""
-        from vfz.evidence import Evidence
+        from vfz.oracles.evidence import Evidence
         from vfz.oracles import ReadResult
         from vfz.oracles.mtools_exceptions import trailing_dot_explains
-        from vfz.verdict import ListingDiff
+        from vfz.check.verdict import ListingDiff
         ck = checker.Checker(["kernel", "7z", "grub", "dosfsck", "mtools"], ["mtools"],
                               cfg={"kernel": {"auto_build": False}})
         try:

@@ -30,7 +30,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import findings, shards  # noqa: E402
+from vfz import findings
+from vfz.campaign import shards# noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 VFAT = os.path.join(REPO, "build", "vfat")

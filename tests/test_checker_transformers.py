@@ -18,7 +18,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import checker# noqa: E402
 
 OPS = ('mkdir "/Long Directory"\ncreate "/Long Directory/zz long file.txt" 100 1\ncreate "/b" 3 2\n'
        'create "/A long" 5 5\nmkdir "/Long Directory/sub dir"\n')

@@ -12,7 +12,9 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript, twins  # noqa: E402
+from vfz import opscript
+from vfz.check import checker
+from vfz.check import twins# noqa: E402
 from vfz.oracles import kernel as kernel_oracle  # noqa: E402
 
 

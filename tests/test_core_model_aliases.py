@@ -39,7 +39,7 @@ SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.absp
 sys.path.insert(0, SRC)
 sys.path.insert(0, os.path.join(SRC, "tests"))
 
-from vfz import model, opscript  # noqa: E402
+from vfz import model, opscript# noqa: E402
 import util_images as U  # noqa: E402
 
 SCRIPTS = 4            # op-scripts, each on a fresh image

@@ -19,7 +19,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import checker# noqa: E402
 from vfz.oracles import core as core_oracle  # noqa: E402
 
 CORE_OK, CORE_WHY = core_oracle.available()

@@ -13,9 +13,10 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import oracles  # noqa: E402
+from vfz import oracles# noqa: E402
 from vfz.oracles import core as core_oracle  # noqa: E402
-from vfz import diff, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import diff# noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
@@ -251,7 +252,8 @@ class DriverTests(unittest.TestCase):
         tree by every entry (it raised KeyError 'path' before)."""
         import collections
         exp = [{"path": "/a", "type": "file", "size": 1, "sha256": "0" * 64}, {"path": "/d", "type": "dir"}]
-        from vfz import oracles, verdict
+        from vfz import oracles
+        from vfz.check import verdict
         out = "\n".join(verdict.compare_listing(exp, [], oracles.oracle_class("mtools", "reader"), None,
                                                  collections.Counter()).lines())
         self.assertEqual(sorted(ln[:2] for ln in out.splitlines()), ["- ", "- "])
@@ -261,7 +263,7 @@ class DriverTests(unittest.TestCase):
     def test_readme_oracle_table(self):
         """The README's table of oracles is the registry's (regenerate it with
         `vfatfuzz oracles --markdown` when an oracle module is added)."""
-        from vfz.cmd_oracles import markdown
+        from vfz.cli.oracles import markdown
         with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
             text = f.read()
         table = text.split("<!-- oracles:begin -->\n", 1)[1].split("\n<!-- oracles:end -->", 1)[0]

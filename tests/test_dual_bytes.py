@@ -21,10 +21,10 @@ SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.absp
 sys.path.insert(0, SRC)
 sys.path.insert(0, os.path.join(SRC, "tests"))
 
-from vfz import opscript  # noqa: E402
+from vfz import opscript# noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 import util_images as U  # noqa: E402
-from vfz import oracles  # noqa: E402
+from vfz import oracles# noqa: E402
 
 TIME_BYTES = set(range(13, 20)) | set(range(22, 26))
 HEX_TAIL = re.compile(rb"^[^~]{0,2}[0-9A-F]{4}~[1-9]")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz.export / `vfatfuzz repro --export DIR`: reproducers a maintainer runs
+"""vfz.export.reproducer / `vfatfuzz repro --export DIR`: reproducers a maintainer runs
 without vfatfuzz.
 
 The dosfsck and mtools findings of the regression corpus
@@ -25,7 +25,10 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import campaign, export, filing, findings, opscript  # noqa: E402
+from vfz import findings, opscript
+from vfz.campaign import loop as campaign
+from vfz.export import reproducer as export
+from vfz.campaign import filing# noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 CASES = os.path.join(REPO, "corpus", "regressions")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz/export_hostile.py: reproducers of hostile-volume findings.
+"""vfz/export/hostile.py: reproducers of hostile-volume findings.
 
 Through the real CLI (`vfatfuzz repro reports/hostile/NAME --export DIR`),
 run from a copy with a bare PATH: mtools' endless recursion
@@ -22,7 +22,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import export_hostile  # noqa: E402
+from vfz.export import hostile as export_hostile# noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 HOSTILE = os.path.join(REPO, "reports", "hostile")

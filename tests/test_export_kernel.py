@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """vfz/export_kernel.py's run.sh, mount path included, run for real: this
 host's kernel has no vfat, so the exporter runs it as root inside the
-kernel oracle's guest (vfz/export_vm.py: Debian's 6.1 kernel, busybox),
+kernel oracle's guest (vfz/export/vm.py: Debian's 6.1 kernel, busybox),
 one VM booted once for the whole file.
 
 - writer side: mkdir/create/write/rename (file over file, directory onto a
@@ -23,7 +23,9 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import export, export_vm, opscript  # noqa: E402
+from vfz import opscript
+from vfz.export import reproducer as export
+from vfz.export import vm as export_vm# noqa: E402
 
 WRITER_OPS = """mkdir "/d"
 create "/d/a long name.txt" 10 1

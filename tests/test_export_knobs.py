@@ -30,7 +30,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import export, opscript  # noqa: E402
+from vfz import opscript
+from vfz.export import reproducer as export# noqa: E402
 
 JS_FATFS = os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules")
 

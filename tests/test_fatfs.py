@@ -32,7 +32,8 @@ from collections import Counter
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import listing, model, opscript, verdict  # noqa: E402
+from vfz import listing, model, opscript
+from vfz.check import verdict# noqa: E402
 from vfz.oracles import fatfs, mtools  # noqa: E402
 from vfz.oracles.core import CoreReader, vfat_binary  # noqa: E402
 

@@ -26,7 +26,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import checker# noqa: E402
 from vfz.oracles import fatsort  # noqa: E402
 
 FS = "fat16:4M:512"

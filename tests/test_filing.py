@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz.filing's replay of a divergence (divergence_test), the test the
+"""vfz.campaign.filing's replay of a divergence (divergence_test), the test the
 campaign's minimiser runs: each kind of divergence is replayed with the
 readers it needs to show again.
 
@@ -19,7 +19,10 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import checker, filing, minimize, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import checker
+from vfz.campaign import filing
+from vfz.campaign import minimize# noqa: E402
 from vfz.oracles import fsck_repair  # noqa: E402
 
 # /c<DEL>: Linux (and the dual writer) stores the alias 'C\x7f', which

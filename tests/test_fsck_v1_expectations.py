@@ -32,10 +32,12 @@ from collections import Counter
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, oracles  # noqa: E402
+from vfz import oracles
+from vfz.check import checker# noqa: E402
 from vfz.oracles import core as core_oracle  # noqa: E402
 from vfz.oracles.dosfsck import FsckSim, expected_complaints, parse_fsck  # noqa: E402
-from vfz import diff, model, opscript  # noqa: E402
+from vfz import model, opscript
+from vfz.check import diff# noqa: E402
 
 CORE_OK, CORE_WHY = core_oracle.available()
 

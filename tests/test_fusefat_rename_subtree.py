@@ -18,7 +18,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import checker# noqa: E402
 from vfz.oracles import fusefat  # noqa: E402
 
 BUG = 'mkdir "/d"\ncreate "/d/keep" 5 1\nrename "/D" "/d/x"\ncreate "/z" 1 1\n'

@@ -33,7 +33,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript  # noqa: E402
+from vfz import opscript
+from vfz.check import checker# noqa: E402
 from vfz.oracles import fusefat  # noqa: E402
 
 # the kernel keeps fusefat's dentries this long (libfuse 2's default is 1 s)

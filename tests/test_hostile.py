@@ -25,10 +25,13 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import oracles  # noqa: E402
-from vfz import hostile, hostile_findings, hostile_min, hostile_seeds  # noqa: E402
-from vfz import hostile_mutate as hm  # noqa: E402
-from vfz import hostile_verdict as hv  # noqa: E402
+from vfz import oracles# noqa: E402
+from vfz.hostile import loop as hostile
+from vfz.hostile import findings as hostile_findings
+from vfz.hostile import minimise as hostile_min
+from vfz.hostile import seeds as hostile_seeds# noqa: E402
+from vfz.hostile import mutate as hm# noqa: E402
+from vfz.hostile import verdict as hv# noqa: E402
 
 SEED = os.path.join(REPO, "corpus", "fuzz_image", "fat12-mtools")
 

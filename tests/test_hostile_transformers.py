@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Transformers in the hostile campaign (vfz/hostile_tx.py) against the
+"""Transformers in the hostile campaign (vfz/hostile/transform.py) against the
 real fatsort and fsck.fat -a.
 
 A FAT12 256 KiB volume with 512-byte clusters written by the core: /d holds
@@ -38,9 +38,11 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import hostile_findings, hostile_min, hostile_tx  # noqa: E402
-from vfz import hostile_mutate as hm  # noqa: E402
-from vfz import hostile_verdict as hv  # noqa: E402
+from vfz.hostile import findings as hostile_findings
+from vfz.hostile import minimise as hostile_min
+from vfz.hostile import transform as hostile_tx# noqa: E402
+from vfz.hostile import mutate as hm# noqa: E402
+from vfz.hostile import verdict as hv# noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 from vfz.oracles import fatsort  # noqa: E402
 from vfz.oracles.fsck_repair import FsckRepairTransformer  # noqa: E402
@@ -171,7 +173,7 @@ class T(unittest.TestCase):
         self.assertEqual(hostile_findings.replay(d, log.append), 1, log)
         with open(os.path.join(d, "hostile.img.xz"), "wb") as f2:
             f2.write(lzma.compress(small))
-        from vfz import export_hostile
+        from vfz.export import hostile as export_hostile
         out = os.path.join(self.tmp, "export")
         r = export_hostile.export_finding(d, out, run=True, timeout=60)
         with open(os.path.join(out, "printed.txt")) as f2:

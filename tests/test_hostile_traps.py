@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The hostile campaign's VM verdicts (vfz/hostile_verdict.py) on real
+"""The hostile campaign's VM verdicts (vfz/hostile/verdict.py) on real
 guests: the stock 6.1 kernel in QEMU and U-Boot 2023.01 in QEMU.
 
 No fake guest output: each verdict comes from a real volume or a real
@@ -44,8 +44,8 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import oracles, opscript  # noqa: E402
-from vfz import hostile_verdict as hv  # noqa: E402
+from vfz import oracles, opscript# noqa: E402
+from vfz.hostile import verdict as hv# noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 
 LOOP_FAT32 = os.path.join(REPO, "reports", "hostile", "grub-hang-c0086ebc1f")

@@ -39,8 +39,8 @@ import unittest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import listing, model, opscript  # noqa: E402
-from vfz import oracles  # noqa: E402
+from vfz import listing, model, opscript# noqa: E402
+from vfz import oracles# noqa: E402
 from vfz.oracles import kernel as kernel_oracle  # noqa: E402
 
 NODUAL_BUILD = os.path.join(REPO, "vfz", "oracles", "kernel-nodual", "build.sh")

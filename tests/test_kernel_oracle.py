@@ -26,7 +26,7 @@ sys.path.insert(0, SRC)
 
 from vfz.oracles import kernel as K  # noqa: E402
 from vfz.oracles.kernel.vm import VMError  # noqa: E402
-from vfz import listing, opscript  # noqa: E402
+from vfz import listing, opscript# noqa: E402
 
 TMP = None
 MT_ENV = None

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz.minimize on properties of the op-scripts themselves (no oracle: the
+"""vfz.campaign.minimize on properties of the op-scripts themselves (no oracle: the
 algorithm is the code under test; the oracle-backed minimisation is
 exercised by test_campaign and test_mutants):
   * a property that holds keeps a 1-minimal script that still has it;
@@ -14,7 +14,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import minimize, opscript  # noqa: E402
+from vfz import opscript
+from vfz.campaign import minimize# noqa: E402
 
 SCRIPT = opscript.parse('mkdir "/a"\ncreate "/a/long file name.txt" 100 1\ncreate "/b" 5 2\n'
                         'rename "/b" "/a/c"\nunlink "/a/c"\nmkdir "/d"\n')

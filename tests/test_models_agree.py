@@ -37,7 +37,7 @@ SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.absp
 BUILD = os.environ.get("VFAT_BUILD") or os.path.join(SRC, "build")
 sys.path.insert(0, SRC)
 
-from vfz import model, opscript  # noqa: E402
+from vfz import model, opscript# noqa: E402
 
 SCRIPTS = 300
 OPS = 40

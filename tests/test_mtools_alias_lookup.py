@@ -30,7 +30,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, model, opscript  # noqa: E402
+from vfz import model, opscript
+from vfz.check import checker# noqa: E402
 from vfz.oracles.mtools import MtoolsWriter, mtarget, mtools_env, short_names  # noqa: E402
 from vfz.oracles.mtools_exceptions import ALIAS_NOTE, alias_lookup_op  # noqa: E402
 

@@ -17,8 +17,9 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, opscript  # noqa: E402
-from vfz.evidence import Evidence, core_listing  # noqa: E402
+from vfz import opscript
+from vfz.check import checker# noqa: E402
+from vfz.oracles.evidence import Evidence, core_listing  # noqa: E402
 from vfz.oracles import WriteResult  # noqa: E402
 from vfz.oracles.mtools import MtoolsWriter, mtarget, mtools_env  # noqa: E402
 from vfz.oracles.mtools_exceptions import nul_alias_in_image, nul_alias_leaf  # noqa: E402

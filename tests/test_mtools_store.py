@@ -21,7 +21,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import diff  # noqa: E402
+from vfz.check import diff# noqa: E402
 from vfz.model.profiles import mtools_store  # noqa: E402
 from vfz.oracles.mtools import mtarget, mtools_env  # noqa: E402
 from vfz.oracles.core import vfat_binary  # noqa: E402

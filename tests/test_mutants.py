@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz.mutants: the C mutator, and `vfatfuzz selftest --mutants 3`.
+"""vfz.selftest.mutants: the C mutator, and `vfatfuzz selftest --mutants 3`.
 
 * The operators on a small C text: each operator fires where it should and
   nowhere in comments, literals, preprocessor lines or VFAT_FAULT code;
@@ -31,7 +31,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import mutants  # noqa: E402
+from vfz.selftest import mutants# noqa: E402
 
 C_TEXT = """\
 #include "fat.h"
@@ -138,7 +138,8 @@ VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"),
 @unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat missing")
 class HuntParts(unittest.TestCase):
     def test_unread_writer(self):
-        from vfz import checker, opscript
+        from vfz import opscript
+        from vfz.check import checker
         ck = checker.Checker(["dosfsck"], ["core-dual", "core-v1"], vfat=VFAT, unread=["core-v1"])
         try:
             ops = opscript.parse('mkdir "/a long dir"\ncreate "/a long dir/x.txt" 10 1\n')
@@ -152,7 +153,8 @@ class HuntParts(unittest.TestCase):
             ck.close()
 
     def test_twin_divergence_writers(self):
-        from vfz import checker, cmd_selftest
+        from vfz.check import checker
+        from vfz.selftest import hunt as cmd_selftest
         ck = checker.Checker(["dosfsck"], ["core-dual", "core-v1"], vfat=VFAT)
         try:
             base = {"role": "writer", "oracle": "core", "op": "create", "cls": "long"}

@@ -3,7 +3,7 @@
 GitHub from here, so its own shell steps run locally, as written:
 
   - every `scripts/vfatfuzz ...` command line in it parses with the real
-    command line (vfz.cli.build_parser), every `cmake --preset` /
+    command line (vfz.cli.main.build_parser), every `cmake --preset` /
     `--build --preset` it names exists in CMakePresets.json, the matrix has
     one job per shard (SHARDS), the shard job uploads only its workdir;
   - the shard job's "Campaign" step runs under bash for two shards of one
@@ -34,7 +34,7 @@ sys.path.insert(0, REPO)
 
 import yaml  # noqa: E402  (python3-yaml, installed by `vfatfuzz setup`)
 
-from vfz import cli  # noqa: E402
+from vfz.cli import main as cli# noqa: E402
 
 WORKFLOW = os.path.join(REPO, ".github", "workflows", "nightly-fuzz.yml")
 

@@ -24,9 +24,11 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import oracles  # noqa: E402
+from vfz import oracles# noqa: E402
 from vfz.oracles import core as core_oracle  # noqa: E402
-from vfz import diff, listing, model, opscript, verdict  # noqa: E402
+from vfz import listing, model, opscript
+from vfz.check import diff
+from vfz.check import verdict# noqa: E402
 from vfz.fatimg import Fat, lfn_checksum  # noqa: E402
 
 CORE_OK, CORE_WHY = core_oracle.available()

@@ -15,7 +15,7 @@ whose tool is not installed says CANNOT RUN and is reported as skipped,
 except dosfstools and mtools, which the suite always has.
 
 A hostile-volume case (bug.json "side": "hostile", "hostile":
-reports/hostile/NAME, vfz/export_hostile.py) has no ops: its reproducer
+reports/hostile/NAME, vfz/export/hostile.py) has no ops: its reproducer
 runs the tool on the minimised hostile volume, hangs bounded by HANG_S=5
 seconds (120 for a case whose tool ends by itself: a crash must not be cut
 short on a loaded machine); one made with a sanitizer build of mtools ("sanitizer": true)
@@ -50,7 +50,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import export, model, opscript  # noqa: E402
+from vfz import model, opscript
+from vfz.export import reproducer as export# noqa: E402
 
 CASES = os.path.join(REPO, "corpus", "peer-bugs")
 REPORTS = os.path.join(REPO, "reports", "bugs")
@@ -132,7 +133,7 @@ class PeerBugTests(unittest.TestCase):
                                  f"reports/bugs/{n} was exported from other ops: re-export it")
 
     def check_hostile(self, n, s):
-        from vfz import hostile_findings
+        from vfz.hostile import findings as hostile_findings
         src = os.path.join(REPO, s["hostile"])
         self.assertTrue(hostile_findings.is_hostile_finding(src), f"{n}: {s['hostile']} is no hostile finding")
         with open(os.path.join(CASES, n, "README"), encoding="utf-8") as f:
@@ -185,7 +186,7 @@ class PeerBugTests(unittest.TestCase):
                     verdict = r.stdout
                 if rc == 2 and s["impl"] == "kernel":
                     # no vfat on this host: the kernel oracle's guest (one VM for the file)
-                    from vfz import export_vm
+                    from vfz.export import vm as export_vm
                     rc, out, _ = export_vm.run_in_vm(os.path.join(REPORTS, n))
                     verdict = out
                 last = verdict.strip().split("\n")[-1]

@@ -7,7 +7,7 @@ of ok|differs|complains|failed; optionally "same_names": [[w1, w2], ...],
 writers whose images must hold the same name records: every directory's
 short entries, NT bytes, attributes and LFN slots, byte for byte) and
 README (one line: what it guards).
-Each writer of expected.json applies ops.txt to a fresh image (vfz.campaign
+Each writer of expected.json applies ops.txt to a fresh image (vfz.campaign.loop
 Checker, the same path as the campaign), every reader of the case that is
 available here reads it, and each verdict must equal the expected one.
 Oracles that are not available on this machine (no kernel guest build,
@@ -23,7 +23,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import checker, fatimg, opscript  # noqa: E402
+from vfz import fatimg, opscript
+from vfz.check import checker# noqa: E402
 
 CASES = os.path.join(REPO, "corpus", "regressions")
 VERDICTS = {"ok", "differs", "complains", "failed"}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz.steer: the tour reaches every state it is made for, on each FAT type,
+"""vfz.campaign.steer: the tour reaches every state it is made for, on each FAT type,
 written by the real core; the census sees none of them on a short script.
 
 The census reads the images with vfz.fatimg (not the core), so a state it
@@ -14,7 +14,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import opscript, steer  # noqa: E402
+from vfz import opscript
+from vfz.campaign import steer# noqa: E402
 
 VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
 
@@ -60,12 +61,12 @@ class Tour(unittest.TestCase):
 
 @unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat missing")
 class Campaign(unittest.TestCase):
-    """What the campaign draws from vfz.steer: a seeded tour every
+    """What the campaign draws from vfz.campaign.steer: a seeded tour every
     STEER_EVERY-th iteration, and the census of a checked script."""
 
     @classmethod
     def setUpClass(cls):
-        from vfz import checker
+        from vfz.check import checker
         cls.ck = checker.Checker(["dosfsck"], ["core-dual"], vfat=VFAT)
 
     @classmethod

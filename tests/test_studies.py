@@ -32,9 +32,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from vfz import study_collisions as sc  # noqa: E402
-from vfz import study_compat as scp  # noqa: E402
-from vfz import opscript  # noqa: E402
+from vfz.study import collisions as sc# noqa: E402
+from vfz.study import compat as scp# noqa: E402
+from vfz import opscript# noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 OUT = tempfile.mkdtemp(prefix="vfz-test-studies-")

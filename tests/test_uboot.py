@@ -28,7 +28,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import listing, opscript  # noqa: E402
+from vfz import listing, opscript# noqa: E402
 from vfz.oracles import uboot  # noqa: E402
 from vfz.oracles.core import vfat_binary  # noqa: E402
 
@@ -220,7 +220,7 @@ class TestUboot(unittest.TestCase):
         # named at its own op when a later rename (unsupported: cut there)
         # follows it: the earlier cut wins (campaign seed 11102 cut at the
         # rename, and six reader findings followed from /å's alias)
-        from vfz.evidence import Evidence
+        from vfz.oracles.evidence import Evidence
         w4 = self.img("w4.img", "")
         ops4 = opscript.parse('mkdir "//å"\nrename "/å" "/b"\n')
         res4 = self.writer.apply(w4, ops4, 120.0)
@@ -232,8 +232,8 @@ class TestUboot(unittest.TestCase):
         """uboot-05-skipped: a long-named entry whose 8.3 name starts with
         0x05 is not listed (here a v3 dummy, core seed 21, under /d), and
         UbootReader.explain names exactly that from the image's bytes."""
-        from vfz.evidence import Evidence
-        from vfz.verdict import listing_diff
+        from vfz.oracles.evidence import Evidence
+        from vfz.check.verdict import listing_diff
         path = os.path.join(self.tmp, "v3-05.img")
         ops = os.path.join(self.tmp, "v3-05.ops")
         with open(ops, "w") as f:
@@ -256,8 +256,8 @@ class TestUboot(unittest.TestCase):
         """uboot-lfn-collide: '😀😀' (a directory) and '😀' (a file) are both
         '=' to U-Boot; its lookup finds the first, so the file cannot be
         loaded; UbootReader.explain names that from the image's bytes."""
-        from vfz.evidence import Evidence
-        from vfz.verdict import listing_diff
+        from vfz.oracles.evidence import Evidence
+        from vfz.check.verdict import listing_diff
         script = 'mkdir "/😀😀"\ncreate "/😀" 3 1\ncreate "/B" 2 2\n'
         path = self.img("collide.img", script)
         core = core_ls(path)
@@ -281,8 +281,8 @@ class TestUboot(unittest.TestCase):
         never ended, campaign seed 9101) and marks it; explain matches it
         against the image: one empty name per such long name, explaining
         the missing directory and everything under it, not one entry more."""
-        from vfz.evidence import Evidence
-        from vfz.verdict import ListingDiff, compare_listing
+        from vfz.oracles.evidence import Evidence
+        from vfz.check.verdict import ListingDiff, compare_listing
         from collections import Counter
         script = 'mkdir "/Āx"\nmkdir "/Āx/sub"\ncreate "/Āx/sub/f" 3 1\ncreate "/Ā" 2 2\ncreate "/B" 2 2\n'
         path = self.img("empty.img", script)
@@ -332,7 +332,7 @@ class TestUboot(unittest.TestCase):
         (mtools-astral): U-Boot shows a blank name under a directory whose
         name a name exception maps; the checker files only the named
         uboot-lfn-low-byte (campaign seed 9102, finding 13ed16d398f8)."""
-        from vfz import checker
+        from vfz.check import checker
         ck = checker.Checker(["uboot"], ["mtools"], cfg={"uboot": {"board": self.board}})
         try:
             r = ck.check(opscript.parse('mkdir "/σ"\ncreate "/σ/😀x" 0 0\ncreate "/b" 1 1\n'), "fat12")

@@ -26,10 +26,10 @@ from collections import Counter
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import listing, model, opscript  # noqa: E402
+from vfz import listing, model, opscript# noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
-from vfz.evidence import Evidence  # noqa: E402
-from vfz.verdict import ListingDiff, compare_listing  # noqa: E402
+from vfz.oracles.evidence import Evidence  # noqa: E402
+from vfz.check.verdict import ListingDiff, compare_listing  # noqa: E402
 from vfz.oracles import fatcat, fatsort, fsck_repair, fusefat, get_reader, get_writer, sleuthkit  # noqa: E402
 
 VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
@@ -330,7 +330,7 @@ class FusefatWriterTests(Images):
         ENOENT, Linux EISDIR): fusefat-trailing-kept, one writer finding, the
         readers checking the script cut before it; an ENOENT for a path
         without such a component is not named."""
-        from vfz import checker
+        from vfz.check import checker
         ck = checker.Checker(["dosfsck"], ["fusefat"])
         try:
             r = ck.check(opscript.parse('mkdir "/1!3"\nwrite "/1!3..." 3113 1024 87\ncreate "/z" 1 1\n'),
@@ -545,7 +545,7 @@ class FatcatTests(Images):
         outside reads, or the same hung run on an image whose FAT[1] is an
         end-of-chain mark."""
         from vfz.proc import run
-        from vfz.verdict import verdict_for
+        from vfz.check.verdict import verdict_for
         clean, img = os.path.join(self.tmp, "fat1-eoc.img"), os.path.join(self.tmp, "fat1-8000.img")
         vfat("mkfs", clean, "--size", "4M", "--fat", "16")
         b = bytearray(readb(clean))

@@ -23,7 +23,7 @@ SRC = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.absp
 BUILD = os.environ.get("VFAT_BUILD") or os.path.join(SRC, "build")
 sys.path.insert(0, SRC)
 
-from vfz import opscript  # noqa: E402  (after the path set-up)
+from vfz import opscript# noqa: E402  (after the path set-up)
 
 content = opscript.content
 

@@ -1,4 +1,4 @@
-"""Reproducer scripts for dosfstools' fsck.fat (vfz.export), reader side.
+"""Reproducer scripts for dosfstools' fsck.fat (vfz.export.reproducer), reader side.
 
 The script runs `fsck.fat -n -l` (read-only check) on the image, then
 `fsck.fat -a -w -l` (automatic repair) on a copy, then `fsck.fat -n -l`
@@ -12,7 +12,7 @@ Symptoms, each a `bug` line:
     "complaints": true: a Linux-written image; false for the patch's v1
     dummies, which fsck.fat rightly calls bad 8.3 names).
 """
-from vfz.export import q
+from vfz.export.reproducer import q
 
 PACKAGES = ["dosfstools"]
 NEEDS = [("fsck.fat", "dosfstools")]

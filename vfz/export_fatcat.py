@@ -1,4 +1,4 @@
-"""Reproducer scripts for fatcat (vfz.export), reader side: `fatcat IMAGE
+"""Reproducer scripts for fatcat (vfz.export.reproducer), reader side: `fatcat IMAGE
 -l /` shows the root as fatcat reads it, then `fatcat IMAGE -x DIR`
 extracts every file and directory into a host directory (which must
 exist: fatcat 1.1.1 dies by SIGSEGV when it does not). The listing is

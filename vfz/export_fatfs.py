@@ -1,4 +1,4 @@
-"""Reproducer scripts for ChaN's FatFs (vfz.export): a Node script. The
+"""Reproducer scripts for ChaN's FatFs (vfz.export.reproducer): a Node script. The
 reproducer carries the fatfs oracle's own server (vfz/oracles/fatfs:
 server.js with package.json and its lock, js-fatfs 0.2.1 = FatFs R0.15 as
 WebAssembly); run.sh installs js-fatfs with `npm ci` (or links the

@@ -1,4 +1,4 @@
-"""Reproducer scripts for fatsort (vfz.export), its transformer role as a
+"""Reproducer scripts for fatsort (vfz.export.reproducer), its transformer role as a
 "reader" side case: the image another writer made is copied to
 "$OUT/after.img" and sorted in place with `fatsort -f` (-f: a file, never
 mounted). fatsort must end with status 0 and keep the tree; killed by a

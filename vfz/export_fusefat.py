@@ -1,4 +1,4 @@
-"""Reproducer scripts for fusefat (vfz.export): the image is mounted with
+"""Reproducer scripts for fusefat (vfz.export.reproducer): the image is mounted with
 fusefat itself (`fusefat -f -s -o rw+` for a writer bug, `-o ro` for a
 reader bug; FUSE, no root needed where /dev/fuse is usable), the ops run
 as mkdir / dd / rename(2) (perl) / rm / rmdir on the mount (the kernel exporter's
@@ -46,7 +46,7 @@ import errno
 import os
 
 from vfz import export_kernel
-from vfz.export import fsck_check, q
+from vfz.export.reproducer import fsck_check, q
 
 PACKAGES = ["fusefat", "fuse"]
 NEEDS = [("fusefat", "fusefat"), ("fusermount", "fuse"), ("find", "findutils"),

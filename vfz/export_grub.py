@@ -1,4 +1,4 @@
-"""Reproducer scripts for GRUB's FAT driver (vfz.export), reader side:
+"""Reproducer scripts for GRUB's FAT driver (vfz.export.reproducer), reader side:
 `grub-fstest IMAGE -- ls -la (loop0)/DIR/` for every directory (lines
 "SIZE|DIR  YYYYMMDDhhmmss NAME", a directory's name ending in '/'),
 walked recursively by the script. Every path is given with its device:

@@ -1,10 +1,10 @@
-"""Reproducer scripts for Linux's vfat (vfz.export): a loop mount of the
+"""Reproducer scripts for Linux's vfat (vfz.export.reproducer): a loop mount of the
 image (as root) with the options the kernel oracle uses
 (codepage=437,iocharset=ascii,utf8,shortname=mixed), then mkdir / dd / rename(2)
 (perl's, or `mv -T` where there is no perl: both call rename(2) on one file
 system) / rm / rmdir for the ops (writer side), and a listing made with
 find, stat and sha256sum (both sides). Every command it uses is a busybox
-applet too, so it also runs inside the kernel oracle's guest (vfz.export_vm:
+applet too, so it also runs inside the kernel oracle's guest (vfz.export.vm:
 how the suite runs it, this host's kernel having no vfat). Each command's exit status is checked
 against the result Linux is expected to give; a failure where success
 is expected is a symptom, and so is a success where an errno is expected
@@ -14,7 +14,7 @@ The oracle runs a Debian 6.1 kernel in QEMU; a maintainer runs this on
 their own kernel, so the README's versions name the running kernel
 (uname -r is printed by the script).
 """
-from vfz.export import q, op_data
+from vfz.export.reproducer import q, op_data
 
 PACKAGES = ["mount", "coreutils", "findutils"]
 NEEDS = [("mount", "mount"), ("umount", "mount"), ("find", "findutils"), ("sha256sum", "coreutils"),
@@ -29,11 +29,11 @@ STEPS = ("mounts it with `mount -o loop` (root needed) and, for a writer bug, ap
 EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, `f PATH SIZE "
             "SHA256` for a file.")
 OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
-ELSEWHERE = "the kernel oracle's QEMU guest as root (vfz.export_vm: Debian's 6.1 kernel, busybox)"
+ELSEWHERE = "the kernel oracle's QEMU guest as root (vfz.export.vm: Debian's 6.1 kernel, busybox)"
 
 
 def run_elsewhere(dirname, timeout):
-    from vfz import export_vm
+    from vfz.export import vm as export_vm
     return export_vm.run_in_vm(dirname, timeout=min(timeout, 300.0))
 
 

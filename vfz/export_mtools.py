@@ -1,4 +1,4 @@
-"""Reproducer scripts for mtools (vfz.export): mmd / mcopy / mmove / mdel /
+"""Reproducer scripts for mtools (vfz.export.reproducer): mmd / mcopy / mmove / mdel /
 mrd replay the ops (writer side), mdir -/ -b -a and mtype list the tree
 (both sides). The script writes its own mtoolsrc as the oracle does
 (codepage 437, mtools_skip_check=1) and runs under LC_ALL=C.UTF-8.
@@ -9,7 +9,7 @@ what it does with the others. A rename onto an existing entry deletes the
 target first (mdel/mrd), as mmove would otherwise move into a directory.
 """
 from vfz import model
-from vfz.export import fsck_check, q, op_data
+from vfz.export.reproducer import fsck_check, q, op_data
 
 PACKAGES = ["mtools"]
 NEEDS = [("mdir", "mtools"), ("mtype", "mtools"), ("mmd", "mtools"), ("mcopy", "mtools"),
@@ -145,7 +145,7 @@ echo "fsck.fat -n complained after $HITS of $REPEAT runs"
 """
 
 
-# extra {"check": "fsck"}: fsck.fat -n (vfz.export.fsck_check), then the
+# extra {"check": "fsck"}: fsck.fat -n (vfz.export.reproducer.fsck_check), then the
 # root's first slots as od prints them, so the 11 bytes of each 8.3 name
 # can be read
 ROOT_OD = r"""echo "== the first {n} slots of the root directory (byte {off}), as od prints them"

@@ -1,4 +1,4 @@
-"""Reproducer scripts for 7-Zip (vfz.export), reader side: `7z l -slt
+"""Reproducer scripts for 7-Zip (vfz.export.reproducer), reader side: `7z l -slt
 -tFAT` lists every entry of the image ("Path = ", "Folder = +|-",
 "Size = "); the script turns that into listing lines and compares them
 with the expected tree (names and sizes: 7-Zip's listing has no hash)."""

@@ -1,4 +1,4 @@
-"""Reproducer scripts for The Sleuth Kit (vfz.export), reader side:
+"""Reproducer scripts for The Sleuth Kit (vfz.export.reproducer), reader side:
 `fls -r -p -l IMAGE` lists every allocated entry with its full path and
 size (tab-separated); the script drops the virtual entries ($MBR, $FAT1,
 $OrphanFiles: v/v, V/V), deleted ones ('*') and the volume label, and

@@ -1,4 +1,4 @@
-"""Reproducer scripts for U-Boot's FAT code (vfz.export): U-Boot's own
+"""Reproducer scripts for U-Boot's FAT code (vfz.export.reproducer): U-Boot's own
 command list, typed at its prompt. The script boots Debian's qemu-x86
 U-Boot (u-boot-qemu: /usr/lib/u-boot/qemu-x86/u-boot.rom; UBOOT_ROM=PATH
 names another, e.g. a build of U-Boot's qemu-x86_defconfig) in
@@ -22,8 +22,9 @@ exporter refuses them. U-Boot 2023.01 has no FAT rename. Listing lines
 carry names and sizes (no hash); fatls shows names as Latin-1 bytes,
 turned into UTF-8 with iconv.
 """
-from vfz import checker, diff
-from vfz.export import ExportError, fsck_check, op_data, q
+from vfz.check import checker
+from vfz.check import diff
+from vfz.export.reproducer import ExportError, fsck_check, op_data, q
 
 PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
 NEEDS = [("qemu-system-i386", "qemu-system-x86"), ("iconv", "libc-bin"), ("mkfifo", "coreutils")]
@@ -162,7 +163,7 @@ ustep() {   # N EXPECTED PRINTF-FORMAT: one operation
 }
 """
 
-# a U-Boot of its own (vfz/export_hostile.py's reproducers); body() below
+# a U-Boot of its own (vfz/export/hostile.py's reproducers); body() below
 # adds the UBOOT_BOARD branch
 CONSOLE = HEAD + BOOT + PROMPT
 
@@ -198,7 +199,7 @@ cp "$IMG" "$OUT/after.img"
 
 
 # extra {"check": "fsck"}: after U-Boot ran, fsck.fat -n reads the image it
-# left (vfz.export.fsck_check), for a bug U-Boot's own listing cannot show
+# left (vfz.export.reproducer.fsck_check), for a bug U-Boot's own listing cannot show
 # (two equal 8.3 aliases: fatls lists the long names); its "Duplicate
 # directory entry" (or any complaint, with "complaints": true) is the
 # symptom, and the 8.3 names of the root are printed (mdir)

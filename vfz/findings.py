@@ -2,7 +2,7 @@
 
 A divergence is one disagreement seen while checking an op-script: a
 writer that failed or returned another per-op result than the model, or a
-reader whose verdict (vfz.verdict.verdict_for) is not ok. Its signature is
+reader whose verdict (vfz.check.verdict.verdict_for) is not ok. Its signature is
 the KIND of disagreement, never raw names or random bytes:
 
     role     writer | reader | fuzz | harness (the model or a verdict raised)

@@ -17,7 +17,7 @@ from vfz import lifeline
 
 # CPU seconds of the processes that worked for each thread (tools run here,
 # reaped with wait4; a VM's share added by its owner): the campaign's own-time
-# accounting (vfz.checker) reads the delta around each oracle call
+# accounting (vfz.check.checker) reads the delta around each oracle call
 _tls = threading.local()
 
 

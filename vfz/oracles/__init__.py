@@ -60,7 +60,7 @@ class Hooks:
     @staticmethod
     def explain(ev):
         """The named exception that explains a whole divergence, from its
-        evidence (vfz.checker.Evidence), else None; or (name, verdict) to
+        evidence (vfz.check.checker.Evidence), else None; or (name, verdict) to
         file it under another verdict."""
         return None
 
@@ -187,7 +187,7 @@ class Transformer(Hooks):
         """[(start, stop, label)] byte ranges of image (bytes) this tool
         never writes on any volume, beyond the bytes past the declared end
         (which no transformer may write): the hostile campaign checks them
-        (vfz/hostile_tx.py). Default: none."""
+        (vfz/hostile/transform.py). Default: none."""
         return []
 
     def close(self):

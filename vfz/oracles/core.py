@@ -14,7 +14,7 @@ from vfz.oracles import Entry, Reader, Writer
 from vfz import listing, opscript
 from vfz.proc import run
 
-from vfz import REPO  # noqa: E402
+from vfz import REPO# noqa: E402
 
 MODES = {
     "core-dual": ["--names", "dual"],

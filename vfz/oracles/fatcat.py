@@ -163,7 +163,7 @@ def short_fallback_paths(image):
     field (short_form) -- for a v1 or v3 dummy, its raw bytes, '/' and NULs
     included -- and every name below it as fatcat spells it. From the core's
     listing of the image (its "short" bytes and "lfn" counts)."""
-    from vfz.evidence import core_listing
+    from vfz.oracles.evidence import core_listing
     shown, fell = {}, set()
     for e in core_listing(image) or ():
         leaf = e["path"].rpartition("/")[2]

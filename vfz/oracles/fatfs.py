@@ -653,7 +653,7 @@ EXCEPTIONS = [
 
 
 def install(sh, apt):
-    """Setup's step for this oracle (vfz.setup calls every oracle module's
+    """Setup's step for this oracle (vfz.cli.setup calls every oracle module's
     install): the Node package js-fatfs, pinned in package-lock.json, with
     `npm ci` when node_modules is missing; nothing (no network) once
     installed. npm comes with nodesource's nodejs; Debian's nodejs needs

@@ -563,7 +563,7 @@ class FusefatWriter(Writer):
     @staticmethod
     def known_failure(ev):
         """(index, name) of the first op from which fusefat's image is not
-        the model's, by one of its named exceptions, else None (vfz.evidence
+        the model's, by one of its named exceptions, else None (vfz.oracles.evidence
         Evidence: ev.ops, ev.wr, ev.image). The readers then check the script cut
         before it. Candidates: a rename to a name fusefat refuses (EPERM) of
         an existing source (RENAME_REFUSED: the source is deleted first); a

@@ -212,7 +212,7 @@ def short_names(image, timeout):
     """{path: the 8.3 name of its short entry as lookups match it} of the
     entries of image that have a long name, read by the core (its listing:
     the directory bytes, not mtools' view of them); {} when it cannot read."""
-    from vfz.evidence import core_listing
+    from vfz.oracles.evidence import core_listing
     return {e["path"]: short_text(bytes.fromhex(e["short"])) for e in core_listing(image, timeout) or ()
             if e.get("lfn") and not e.get("dummy") and e.get("short")}
 

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 
 from vfz import model, oracles
-from vfz.evidence import core_listing
+from vfz.oracles.evidence import core_listing
 from vfz.model.profiles import MTOOLS_SHORT_ILLEGALS, _translit
 from vfz.oracles import NamedException
 

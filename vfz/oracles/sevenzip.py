@@ -16,7 +16,7 @@ import shutil
 import tempfile
 
 from vfz import model
-from vfz.evidence import lost_behind_dummy_05
+from vfz.oracles.evidence import lost_behind_dummy_05
 from vfz.oracles import Entry, NamedException, Reader
 from vfz import listing
 from vfz.proc import run

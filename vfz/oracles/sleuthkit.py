@@ -220,7 +220,7 @@ class SleuthkitReader(Reader):
 
     @staticmethod
     def explain(ev):
-        """ev: the divergence's evidence (vfz.evidence.Evidence: its
+        """ev: the divergence's evidence (vfz.oracles.evidence.Evidence: its
         ReadResult ev.rr and the image ev.image; or a dict with "result"
         and "image"). INVALID_83 when the image holds short entries TSK
         rejects and sleuthkit's (path, type) list is exactly simulate()'s

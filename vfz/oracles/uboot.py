@@ -1323,7 +1323,7 @@ def _known_failure(ev):
             if op.kind in ("create", "mkdir") and i < len(wr.results) and wr.results[i] == "ok"
             and uboot_norm([c for c in op.args[0].split("/") if c][-1]).startswith("\u00e5")]
     if cand and ev.image:
-        from vfz.evidence import core_listing
+        from vfz.oracles.evidence import core_listing
         shown = {e["path"] for e in core_listing(ev.image) or ()}
         for i in cand:
             # the entry made, as the core lists it ('//å' is '/å')
@@ -1448,7 +1448,7 @@ def _reader_explain(ev):
 
     def core():
         if "core" not in memo:
-            from vfz.evidence import core_listing
+            from vfz.oracles.evidence import core_listing
             memo["core"] = core_listing(ev.image) if ev.image else None
             memo["shown"] = shown_paths(memo["core"])
             memo["collide"] = colliding(memo["shown"])
@@ -1559,7 +1559,7 @@ def _writer_explain(ev):
             return None
         out.append(ALIAS_DEL)
     if "duplicate" in kinds:
-        from vfz.evidence import core_listing
+        from vfz.oracles.evidence import core_listing
         if not ev.image or not dup_short_ext(core_listing(ev.image)):
             return None
         out.append(ALIAS_DUP)

@@ -1,0 +1,317 @@
+"""Scripts steered toward the states where bugs live, and a census of the
+states a script reached (issue 18, blind spot 2).
+
+The states (STATES), each recognised on the written image (vfz.fatimg, no
+C core code) and the script's per-op results:
+
+    near-full           under 15 % of the data clusters free at the end
+    alloc-wrap          a file or directory chain whose cluster numbers go
+                        down somewhere (next-fit allocation passed the end
+                        of the volume and wrapped to its start)
+    reuse-after-unlink  a chain holds a cluster that an unlinked or removed
+                        entry held (the removed chains are read on the image
+                        of the script cut before the unlink)
+    dir-to-root         a directory renamed from a subdirectory into the root
+    dir-from-root       a directory renamed from the root into a subdirectory
+    dir-multi-cluster   a directory (the FAT32 root included) of 2+ clusters
+    deep-tree           a path 8 or more directories deep
+    fat12-sector-edge   on FAT12, a used cluster whose 12-bit entry straddles
+                        two FAT sectors (odd/even packing across the edge)
+
+tour(fs, free, cluster) is one script that reaches all of them on a fresh
+volume of the given free bytes and cluster size: every name class in one
+directory (which then spans clusters), a 12-deep tree, directories moved
+up into the root and down out of it, two large files and a small one, the
+first large one unlinked and a third large one allocated across the end of
+the volume into its hole, files grown after the wrap, and dot-path renames.
+Data never exceed ~92 % of the free bytes: the model predicts no ENOSPC for
+data clusters, so a full volume would be a false divergence.
+"""
+import os
+import random
+from collections import Counter
+
+from vfz import opscript
+from vfz.fatimg import Fat, open_ro
+
+STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "dir-to-root", "dir-from-root",
+          "dir-multi-cluster", "deep-tree", "fat12-sector-edge"]
+
+# one or two names per class of docs/op-script.md, written here for the tour
+TOUR_NAMES = ["README.TXT", "lower.md", "Mixed Case Name.text", "thirteen13chr", "x" * 26,
+              "N" * 200 + ".long", "Ünïcödé ñame.txt", "漢字かな交じり.txt", "😀 astral 𝔘.txt",
+              ".dotfile", "a..b.c", " lead space", "trail dots...", "plus+comma,semi;eq=[b]",
+              "bad*name?", "CON", "nul.txt", "Case.txt", "CASE.TXT", "σigma", "L" * 251 + ".txt"]
+
+
+def tour(free, cluster, rng=None, fill=True):
+    """-> [Op] reaching every state of STATES on a fresh volume with `free`
+    data bytes in clusters of `cluster` bytes. rng (random.Random): the
+    campaign's variant, names in another order and other sizes and data
+    (the same states); fill=False leaves out the volume-filling part
+    (near-full, alloc-wrap, the big files' reuse: a light tour)."""
+    names = list(TOUR_NAMES)
+    if rng:
+        rng.shuffle(names)
+    lines = ['mkdir "/d"']
+    for i, n in enumerate(names):
+        size = rng.randrange(700) if rng else 17 * i % 700
+        lines.append(f'create "/d/{n}" {size} {rng.randrange(1 << 16) if rng else i}')
+    for i in range(24):                 # /d spans 9+ clusters of 512 bytes (FAT16, FAT32)
+        lines.append(f'create "/d/a longer name, number {i:02} of the tour.txt" {40 * i} {i}')
+    deep = "/t1"
+    lines.append(f'mkdir "{deep}"')
+    for k in range(2, 13):
+        deep += f"/t{k}"
+        lines.append(f'mkdir "{deep}"')
+    lines.append(f'create "{deep}/leaf.bin" 1500 7')
+    # a subtree up into the root and back down (its '..' must follow)
+    lines += ['rename "/t1/t2/t3" "/t3"', 'create "/t3/after-move" 600 3',
+              'rename "/t3" "/d/t3"', 'rename "/d/t3/t4" "/t4"', 'rename "/t4" "/t1/t4"']
+    # near full, then allocation across the end of the volume into a hole
+    big = int(free * 0.40) // cluster * cluster
+    if not fill:                  # small files in place of the big ones: reuse after unlink still
+        big = 3 * cluster
+    lines += [f'create "/big1" {big} 11', f'create "/big2" {big} 12', 'create "/small" 700 13',
+              'unlink "/big1"',
+              f'create "/big3" {int(free * 0.45) // cluster * cluster if fill else 4 * cluster} 14',
+              f'write "/small" 600 {3 * cluster} 15', 'mkdir "/late"',
+              'create "/late/f1" 100 16', f'create "/late/f2" {2 * cluster + 1} 17']
+    low = "/t1/" + "/".join(f"t{k}" for k in range(4, 13))    # the deep leaf's dir after the moves
+    # renames onto an existing file (same directory and across), a
+    # case-only rename, removals of a grown file and of a directory
+    lines += ['rename "/d/README.TXT" "/d/lower.md"', 'rename "/d/nul.txt" "/late/f1"',
+              'rename "/d/Case.txt" "/d/cASE.txt"', 'rename "/small" "/d/SMALL"',
+              'unlink "/d/SMALL"', f'rmdir "{low}"', f'unlink "{low}/leaf.bin"', f'rmdir "{low}"',
+              'rmdir "/late"']
+    # dot paths in renames (EBUSY/EINVAL/ENOTEMPTY per Linux)
+    lines += ['rename "/d/." "/e"', 'rename "/late" "/late/.."', 'rename "/t1/.." "/x"']
+    return opscript.parse("\n".join(lines) + "\n")
+
+
+def probe():
+    """A short script that touches the volume's FAT, root and data (for
+    checking a formatter on each FAT type without a tour's cost)."""
+    return opscript.parse('mkdir "/p"\ncreate "/p/a long name.txt" 3000 1\ncreate "/B.TXT" 10 2\n'
+                          'unlink "/p/a long name.txt"\n')
+
+
+def result_census(ck, res, ops, fs):
+    """The census of one script a vfz.check.checker.Checker has checked: the
+    states reached on the image of its first core writer (its per-op
+    results from its raw output); reuse-after-unlink is looked for after
+    the first successful unlink/rmdir that a later allocation follows (the
+    writer applies the script cut before and after it). -> set of STATES,
+    or None when no core writer wrote the script."""
+    import json
+    from vfz import oracles
+    from vfz.check.checker import write_copy
+    wn = next((n for n, _ in ck.writers if oracles.entry(n).family == "core" and n in res.images
+               and not res.verdicts.get(n, {}).get("(writer)")), None)
+    if wn is None:
+        return None
+    results = []
+    for ln in (res.raws.get(wn) or "").split("\n"):
+        try:
+            o = json.loads(ln)
+        except ValueError:
+            continue
+        if isinstance(o, dict) and "result" in o:
+            results.append(o["result"])
+    cuts = {}
+    i = next((i for i, op in enumerate(ops) if op.kind in ("unlink", "rmdir") and i < len(results)
+              and results[i] == "ok" and any(o.kind in ("create", "mkdir", "write") for o in ops[i + 1:])),
+             None)
+    if i is not None:
+        w = dict(ck.writers)[wn]
+        base = ck.pristine_image(fs)
+        pair = []
+        for k, prefix in (("a", ops[:i]), ("b", ops[:i + 1])):
+            img = os.path.join(os.path.dirname(res.images[wn]), f"census-{k}.img")
+            write_copy(w, wn, base, img, prefix)
+            pair.append(img)
+        cuts[i] = tuple(pair)
+    try:
+        return census(res.images[wn], ops, results, cuts)
+    finally:
+        for a, b in cuts.values():
+            for p in (a, b):
+                if os.path.exists(p):
+                    os.unlink(p)
+
+
+def volume_free(image):
+    """-> (free data bytes, cluster bytes) of an image."""
+    fat = open_ro(image)
+    free = sum(1 for c in range(2, fat.clusters + 2) if fat.get(c) == 0)
+    return free * fat.bps * fat.spc, fat.bps * fat.spc
+
+
+def _walk(fat):
+    """-> [(depth, is_dir, [clusters])] of every entry reachable from the root."""
+    out = []
+
+    def walk(cl, depth):
+        if depth > 64:
+            return
+        for _, name, attr, start, _, _ in fat.short_entries(cl):
+            if name in (b".          ", b"..         "):
+                continue
+            is_dir = bool(attr & 0x10)
+            out.append((depth, is_dir, fat.chain(start) if start >= 2 else []))
+            if is_dir and start >= 2:
+                walk(start, depth + 1)
+
+    walk(None, 1)
+    return out
+
+
+def _free(fat):
+    """Free data clusters (a FAT16/32 table counted in one pass)."""
+    import array
+    n = fat.clusters
+    if fat.bits == 12:
+        return sum(1 for c in range(2, n + 2) if fat.get(c) == 0)
+    w = fat.bits // 8
+    a = array.array("H" if w == 2 else "I", bytes(fat.b[fat.fat_off + 2 * w:fat.fat_off + (n + 2) * w]))
+    if w == 4:
+        return sum(1 for v in a if not v & 0x0FFFFFFF)
+    return a.count(0)
+
+
+def _used(image):
+    # mapped, not read: a sparse 34 MB FAT32 image costs ~1 s to read here
+    fat = open_ro(image)
+    return fat, {c for _, _, ch in _walk(fat) for c in ch} | (
+        set(fat.chain(fat.root_cluster)) if fat.bits == 32 else set())
+
+
+def census(image, ops, results, cuts=None):
+    """-> set of STATES the script reached on its written image. results:
+    the writer's per-op results; cuts: {op index of an unlink/rmdir:
+    (image before it, image after it)} for reuse-after-unlink."""
+    reached = set()
+    fat, used = _used(image)
+    free = _free(fat)
+    if free < 0.15 * fat.clusters:
+        reached.add("near-full")
+    for depth, is_dir, ch in _walk(fat):
+        if any(b < a for a, b in zip(ch, ch[1:])):
+            reached.add("alloc-wrap")
+        if is_dir and len(ch) >= 2:
+            reached.add("dir-multi-cluster")
+        if depth >= 8:
+            reached.add("deep-tree")
+    if fat.bits == 32 and len(fat.chain(fat.root_cluster)) >= 2:
+        reached.add("dir-multi-cluster")
+    if fat.bits == 12 and any((c + c // 2) % fat.bps == fat.bps - 1 for c in used):
+        reached.add("fat12-sector-edge")
+    dirs = set()
+    for i, op in enumerate(ops):
+        if i >= len(results) or results[i] != "ok":
+            continue
+        if op.kind == "mkdir":
+            dirs.add(op.path.rstrip("/"))
+        elif op.kind == "rename" and op.args[0].rstrip("/") in dirs:
+            a, b = (os.path.dirname(p.rstrip("/")) for p in op.args[:2])
+            if a != "/" and b == "/":
+                reached.add("dir-to-root")
+            if a == "/" and b != "/":
+                reached.add("dir-from-root")
+            dirs.add(op.args[1].rstrip("/"))
+    for before, after in (cuts or {}).values():
+        freed = _used(before)[1] - _used(after)[1]
+        if freed & used:
+            reached.add("reuse-after-unlink")
+    return reached
+
+
+def written(vfat, ops, fs, workdir, cut_unlinks=3):
+    """Apply ops with the core (dual names) to a fresh mkfs.fat volume of fs
+    (vfz.check.checker.FS_SPECS) in workdir -> (image, results, cuts) for census."""
+    import json
+    import shutil
+    from vfz.check import checker
+    from vfz.check import diff
+    from vfz.proc import run
+    fat, size, cl = diff.parse_fs(checker.FS_SPECS.get(fs, fs))
+    base = os.path.join(workdir, f"base-{fs}.img")
+    if not os.path.exists(base):
+        diff.mkfs(base, fat, size, cl)
+
+    def apply(prefix, name):
+        img = os.path.join(workdir, name)
+        shutil.copyfile(base, img)
+        script = img + ".ops"
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(opscript.dump(prefix))
+        p = run([vfat, "apply", img, script, "--names", "dual"], timeout=120)
+        res = []
+        for ln in p.text.split("\n"):
+            try:
+                o = json.loads(ln)
+            except ValueError:
+                continue
+            if isinstance(o, dict) and "result" in o:
+                res.append(o["result"])
+        return img, res
+
+    img, res = apply(ops, "all.img")
+    cuts = {}
+    for i, op in enumerate(ops):
+        if len(cuts) >= cut_unlinks:
+            break
+        if op.kind in ("unlink", "rmdir") and i < len(res) and res[i] == "ok":
+            cuts[i] = (apply(ops[:i], f"cut{i}a.img")[0], apply(ops[:i + 1], f"cut{i}b.img")[0])
+    return img, res, cuts
+
+
+# ---------------------------------------------------------------- the campaign
+STEER_EVERY = 50      # one generated iteration in STEER_EVERY is a tour (~3-4 s of checks)
+
+
+def campaign_tour(ck, seed, iteration, fs_list):
+    """The campaign's steered scripts: generated iteration i with
+    i % STEER_EVERY == STEER_EVERY - 1 is a tour (its variant seeded by the
+    campaign seed and i), on the volumes of fs_list in turn; on FAT32 the
+    light tour (filling the 34 MB volume costs ~30 s of kernel reads).
+    -> (ops, fs) or None for a plain generated iteration."""
+    if iteration % STEER_EVERY != STEER_EVERY - 1:
+        return None
+    from vfz.check.checker import fat_bits
+    fs = fs_list[(iteration // STEER_EVERY) % len(fs_list)]
+    free, cl = volume_free(ck.pristine_image(fs))
+    return tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fat_bits(fs) != 32), fs
+
+
+class Census:
+    """How often the campaign's scripts reached each state, per volume and
+    source (generated, tour, fuzz_ops corpus)."""
+
+    def __init__(self):
+        self.n = Counter()          # (fs, source) -> scripts with a census
+        self.reached = Counter()    # (fs, source, state) -> scripts that reached it
+
+    def add(self, fs, source, states):
+        if states is None:
+            return
+        self.n[(fs, source)] += 1
+        for st in states:
+            self.reached[(fs, source, st)] += 1
+
+    def lines(self):
+        """The summary table: one row per state, one column per (volume, source)."""
+        cols = sorted(self.n)
+        if not cols:
+            return []
+        out = ["states reached (scripts that reached it / scripts, per volume and source):",
+               f"{'state':<20} " + " ".join(f"{fs + ' ' + src:>20}" for fs, src in cols)]
+        for st in STATES:
+            out.append(f"{st:<20} " + " ".join(
+                f"{self.reached[(fs, src, st)]:>9}/{self.n[(fs, src)]:<10}" for fs, src in cols))
+        return out
+
+    def to_json(self):
+        return [{"fs": fs, "source": src, "scripts": self.n[(fs, src)],
+                 "reached": {st: self.reached[(fs, src, st)] for st in STATES}}
+                for fs, src in sorted(self.n)]

@@ -1,0 +1,66 @@
+"""Twins: a core writer and the kernel writer it reimplements must write the same bytes under the same script."""
+from vfz import oracles
+from vfz.oracles.evidence import core_listing
+
+
+def check_twins(ck, res, ops):
+    """A writer that reimplements another (Entry.twin: the core and the
+    kernel it follows) must write the same bytes under the same script:
+    short entries (dual aliases, dummies of one seed), NT case byte,
+    attributes, first clusters and LFN slot counts, per path, from the
+    core's listing of both images. Masked only where the kernel draws
+    randomness: its hex-tail aliases (jiffies) and dummies of another
+    seed. One divergence per differing field."""
+    from vfz.check.checker import Divergence, family, name_class, op_for_path   # (checker imports this module)
+    ws = dict(ck.writers)
+    for wn, w in ck.writers:
+        tn = oracles.entry(wn).twin
+        if not tn or tn not in ws or wn not in res.images or tn not in res.images:
+            continue
+        if res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"):
+            continue                       # results differ already: a finding of its own
+        same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
+        a, b = twin_listing(res.images[wn]), twin_listing(res.images[tn])
+        if a is None or b is None:
+            continue
+        for field, path, mine, theirs in twin_differences(a, b, same_seed):
+            det = (f"{wn} and its twin {tn} wrote {path} differently: {field} "
+                   f"{mine!r} vs {theirs!r}")
+            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
+                                "kind": f"twin-{field}", "op": op_for_path(ops, path),
+                                "cls": name_class(path)}, wn, det))
+
+
+TWIN_FIELDS = ("type", "short", "nt", "attr", "cluster", "lfn")
+
+
+def twin_listing(image):
+    """The core's listing of image by path, or None."""
+    ls = core_listing(image)
+    return None if ls is None else {e["path"]: e for e in ls}
+
+
+def _hex_tail(short_hex):
+    """Linux's fallback alias XXnnnn~D (hex digits from jiffies)."""
+    try:
+        b = bytes.fromhex(short_hex)
+    except (TypeError, ValueError):
+        return False
+    return len(b) == 11 and b[6:7] == b"~" and all(chr(c) in "0123456789ABCDEF" for c in b[2:6])
+
+
+def twin_differences(a, b, same_seed):
+    """[(field, path, mine, theirs)] between two core listings by path."""
+    out = []
+    for p in sorted(set(a) | set(b)):
+        x, y = a.get(p), b.get(p)
+        if x is None or y is None:
+            continue                 # a tree difference: the readers' finding
+        for f in TWIN_FIELDS:
+            u, v = x.get(f), y.get(f)
+            if f == "short" and (_hex_tail(v or "") or
+                                 (not same_seed and x.get("dummy") and y.get("dummy"))):
+                continue
+            if u != v:
+                out.append((f, p, u, v))
+    return out
