@@ -1,7 +1,7 @@
 """`vfatfuzz setup` and `vfatfuzz test`.
 
 setup: install the Debian packages that are missing (dpkg-query first, so a
-second run needs no network) and the oracles' own installs (FatFs: npm ci),
+second run needs no network) and the oracles' own installs (the Node oracles: npm ci, npm_ci),
 configure and build the default, asan, fuzz and fuzz-ubsan presets (the
 main job runs fuzz_ops), then build the kernel oracles if their build scripts exist.
 test: setup, then `ctest --preset default` and `ctest --preset asan -L core`;
@@ -77,6 +77,20 @@ def install(pkgs):
         log("apt-get update failed")
         return rc
     return _sh(prefix + ["apt-get", "install", "-y", "--no-install-recommends"] + pkgs, env=env)
+
+
+def npm_ci(sh, apt, node_dir, marker):
+    """An oracle's Node packages, pinned by the package-lock.json in
+    node_dir: `npm ci` there when marker (a file the install makes) is
+    missing; nothing (no network) once installed. npm comes with
+    nodesource's nodejs; Debian's nodejs needs Debian's npm package (which
+    conflicts with nodesource's: only when there is no npm command).
+    -> exit code."""
+    if os.path.exists(marker):
+        return 0
+    if not shutil.which("npm") and apt(["npm"]) != 0:
+        return 1
+    return sh(["npm", "ci", "--prefix", node_dir, "--no-audit", "--no-fund"])
 
 
 def oracle_installs():
