@@ -16,6 +16,11 @@ DOTDOT = "jsfatfs-dotdot-root-cluster"
 EMPTY_CLUSTER = "jsfatfs-empty-file-cluster"
 TRIM = "jsfatfs-trim-lookup"
 CASE_TWINS = "jsfatfs-case-twins"
+BAD_CHARS = "jsfatfs-bad-chars"
+# what the package lets into names: longname()'s and shortname()'s patterns
+# write the range ' to _ (0x27-0x5F)
+LONG_BAD = set('*:<>?\\')
+SHORT_BAD = LONG_BAD | set("+,;=[]")
 
 # what the server reports when longname() threw (helpers.js)
 _THROW = re.compile(r"(uncaught|thrown): Error: (Invalid character .* in name\.|Name is too long\.)")
@@ -147,6 +152,7 @@ _FSCK = [   # fsck.fat message -> exception, when its evidence holds
     (re.compile(r"Free cluster summary wrong \((\d+) vs\. really (\d+)\)"), FSINFO),
     (re.compile(r"Invalid '\.\.' entry in the second slot"), DOTDOT),
     (re.compile(r"File size is 0 bytes, cluster chain length is > 0 bytes"), EMPTY_CLUSTER),
+    (re.compile(r"Bad short file name \((.*)\)\."), BAD_CHARS),
     (re.compile(r"File size is (\d+) bytes, cluster chain length is > (\d+) bytes"), GAP_SIZE),
 ]
 
@@ -185,7 +191,15 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
             (struct.unpack_from("<H", slots[1][1], 26)[0] | struct.unpack_from("<H", slots[1][1], 20)[0] << 16) \
             == fat.root_cluster
     if name == EMPTY_CLUSTER:
+        if ent is None and re.fullmatch(r"FSCK\d{4}\.\d{3}", path.rpartition("/")[2]):
+            # fsck.fat renamed a bad short name first (BAD_CHARS): any empty
+            # file with a cluster in that directory
+            par = path.rpartition("/")[0].upper()
+            return any(p.rpartition("/")[0] == par and e[2] == "file" and e[1] == 0 and e[0]
+                       for p, e in clusters.items())
         return bool(ent) and ent[2] == "file" and ent[1] == 0 and ent[0] != 0
+    if name == BAD_CHARS:
+        return bool(ent) and any(ch in SHORT_BAD for ch in m.group(1))
     if name == GAP_SIZE:
         g = gap_entries(ops).get(path)
         return bool(ent) and g is not None and g.get("size") == int(m.group(1)) == ent[1]
@@ -224,9 +238,28 @@ def explain_write(ev):
     left them (GAP_SIZE: every changed file is GapModel's)."""
     if _get(ev, "verdict") == "complains":
         return explain_checker(ev)
-    if _get(ev, "verdict") == "differs" and _gap_holds(ev):
-        return GAP_SIZE
+    if _get(ev, "verdict") == "differs":
+        if _gap_holds(ev):
+            return GAP_SIZE
+        if _shown_underscored(ev):
+            return BAD_CHARS
     return None
+
+
+def _shown_underscored(ev):
+    """Every difference is an expected name holding * : < > ? \\ that the
+    reader shows with '_' for them (mtools), the rest of the entry equal."""
+    d = _get(ev, "diff")
+    if d is None or d.changed or d.ambiguous or not d.missing or len(d.missing) != len(d.extra):
+        return False
+    shown = {e["path"]: e for e in d.extra}
+    for e in d.missing:
+        if not any(ch in LONG_BAD for ch in e["path"]):
+            return False
+        u = "".join("_" if ch in LONG_BAD else ch for ch in e["path"])
+        if u not in shown or dict(shown[u], path=e["path"]) != e:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- reader
@@ -349,6 +382,14 @@ EXCEPTIONS = [
         "says 'File size is 0 bytes, cluster chain length is > 0 bytes' (Linux gives an empty "
         "file cluster 0)",
         "the file's entry has size 0 and a first cluster (explain_write)", bug=BUG),
+    NamedException(
+        BAD_CHARS, "jsfatfs", "writer",
+        "helpers.js writes its character classes with the range ' to _ (0x27-0x5F), so longname() "
+        "lets * : < > ? \\ into long names (Linux: EINVAL) and shortname() lets them and + , ; = [ ] "
+        "into 8.3 names unreplaced: fsck.fat -n calls the short name bad, mtools shows '_' for them "
+        "in the long name",
+        "fsck.fat's bad short name holds one of those characters; a reader shows each such expected "
+        "name with '_' for them and the entry otherwise equal (explain_write)", bug=BUG),
     NamedException(
         TRIM, "jsfatfs", "reader",
         "every path component goes through longname(), which trims blanks at both ends (JavaScript "

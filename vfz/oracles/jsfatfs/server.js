@@ -257,10 +257,7 @@ class Script {
 		if (q.err === 'ROOT') return ['EEXIST'];
 		if (q.err) return [q.err];
 		if (q.leaf === '.' || q.leaf === '..') return ['EEXIST'];
-		if (trailingSlash(p)) {
-			const [e] = await call(this.v.stat, join([...q.par.comps, q.leaf]));
-			return [!e || e.code === 'ISDIR' ? 'EEXIST' : 'EISDIR'];
-		}
+		if (trailingSlash(p)) return ['EISDIR'];   // open(O_CREAT) checks the slash before it looks
 		const [e, fd] = await call(this.v.open, join([...q.par.comps, q.leaf]), 'wx');
 		if (e) return [errno(e), describe(e)];
 		return this.fill(fd, 0, size, seed);
