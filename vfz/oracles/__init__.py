@@ -222,6 +222,7 @@ MODULES = (
     "vfz.oracles.fsck_repair",
     "vfz.oracles.uboot",
     "vfz.oracles.fatfs",
+    "vfz.oracles.jsfatfs",
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})
