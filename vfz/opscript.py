@@ -148,6 +148,11 @@ def load(path):
     return parse(text)
 
 
+def quote(p):
+    """A path as an op-script argument (JSON string, separators escaped)."""
+    return _json_path(p)
+
+
 def format_op(op):
     parts = [op.kind]
     for kind, a in zip(OPS[op.kind], op.args):

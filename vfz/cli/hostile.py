@@ -19,6 +19,9 @@ def add_arguments(p):
                    help="readers and transformers, comma-separated (default: every reader apart from "
                         "the core, one per kernel family; transformers -- fatsort, fsck-repair -- only "
                         "when named)")
+    p.add_argument("--writers", type=_list, default=None,
+                   help="writers that apply an op-script to each hostile volume (vfz/hostile/writes.py: "
+                        "crash, hang, trap, damage spread), e.g. core-dual,kernel,mtools,fusefat,fatfs,uboot")
     p.add_argument("--workdir", default="work/hostile", help="findings/, seeds/, stats.json (default work/hostile)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per image and reader (default 30)")
     p.add_argument("--min-seconds", type=float, default=300.0,
@@ -48,6 +51,12 @@ def run(args):
     for d in (args.seeds or []) + (args.fuzz_corpus or []):
         if not os.path.isdir(d):
             sys.stderr.write(f"vfatfuzz hostile: error: {d}: no such directory\n")
+            return 2
+    if args.writers:
+        from vfz import oracles
+        bad = [w for w in args.writers if w not in oracles.names("writer")]
+        if bad:
+            sys.stderr.write(f"vfatfuzz hostile: error: unknown writer(s) {', '.join(bad)}\n")
             return 2
     if args.pool_writers:
         from vfz import oracles

@@ -91,6 +91,10 @@ def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False)
                    for o, n in hm.byte_ranges(seed_img, small)],
         "error": rr.error,
     }
+    if (rr.extra or {}).get("writer"):
+        # a hostile write: the writer's registry name, its script and what it answered
+        info.update(reader=rr.oracle, lane=reader, role="writer", ops=rr.extra["ops"],
+                    results=rr.extra.get("results"), spread=rr.extra.get("spread"))
     with open(os.path.join(tmp, "finding.json"), "w") as f:
         json.dump(info, f, indent=1)
     _xz(os.path.join(tmp, "seed.img.xz"), seed_img)
@@ -172,8 +176,14 @@ def replay(d, log=print, timeout=None, asan_peers=None):
         log(f"CANNOT RUN: {why}")
         return 2
     ops = None
-    if info.get("ops") is not None:
-        # a writer's finding: the tool applies the op-script to the volume
+    name = info["reader"]
+    if info.get("ops") is not None and info.get("lane"):
+        # a hostile write found by the campaign: the writer applies the script it was found
+        # with, between two reads of the strict reader (damage spread)
+        tool = hostile_tx.tool(info["lane"], ops=info["ops"], **cfg)
+        name = info["lane"]
+    elif info.get("ops") is not None:
+        # a writer's finding made by hand: the tool applies the op-script to the volume
         from vfz import opscript
         ops = opscript.parse(info["ops"])
         tool = oracles.get_writer(info["reader"], **cfg)
@@ -195,7 +205,7 @@ def replay(d, log=print, timeout=None, asan_peers=None):
     finally:
         tool.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    sigs = [v.signature(info["reader"]) for v in vs]
+    sigs = [v.signature(name) for v in vs]
     log(f"[error] {rr.error}")
     for v in vs:
         log(f"verdict {v.kind}: {v.message}")

@@ -70,6 +70,7 @@ from vfz.hostile import minimise as hostile_min
 from vfz.hostile import transform as hostile_tx
 from vfz.hostile.seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  # noqa: F401
 from vfz.hostile.findings import reader_cfg, write_finding, replay, reminimise
+from vfz.hostile.writes import ops_of as writes_ops
 
 CANARY_SHARE = 0.25
 FLAKY_TRIES = 3        # unconfirmed sightings of a signature before it is recorded as flaky
@@ -158,6 +159,9 @@ class Run:
         h = make(layouts_, self.args.seed, i)
         with open(path, "wb") as f:
             f.write(h["image"])
+        if hasattr(reader, "offsets"):      # a writer: its script goes where the mutation hit
+            reader.offsets = [p.offset for p in h["patches"]]
+            reader.fixed = None
         rr = reader.read(path, self.args.timeout)
         vs = hv.classify(rr, h["image"], h["canary"], self.args.timeout)
         with self.lock:
@@ -180,6 +184,9 @@ class Run:
         self.log(f"hostile: {name}: {v.kind}: {v.message} (image {h['index']}, seed {h['seed_name']}, "
                  f"{'+'.join(h['kinds'])})")
         seed_img = self.layouts[h["seed_name"]].data
+        if (rr.extra or {}).get("writer"):
+            # a writer's finding is confirmed, minimised and replayed with the script found
+            reader.fixed = writes_ops(rr)
         # a hang is confirmed with twice the limit (a reader that was only
         # slow under load answers then), minimised with the limit, and the
         # minimised volume confirmed with twice the limit again
@@ -237,7 +244,8 @@ class Run:
             self.log("hostile: error: no usable seed image")
             return 2
         self.log(f"hostile: {len(self.layouts)} seed images: {', '.join(sorted(self.layouts))}")
-        names = a.oracles or default_readers()
+        names = (a.oracles or ([] if getattr(a, "writers", None) else default_readers())) + \
+            [hostile_tx.WRITE + w for w in getattr(a, "writers", None) or ()]
         for n in names:
             self.stats[n] = {"images": 0, "seconds": 0.0, "refused": 0, "verdicts": {}, "error": None}
         t0 = time.monotonic()

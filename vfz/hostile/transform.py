@@ -158,9 +158,16 @@ class TransformerProbe:
             pass
 
 
+WRITE = "write:"     # the hostile campaign's name of a writer's lane: write:kernel
+
+
 def tool(name, **cfg):
-    """The hostile campaign's oracle of that name: a reader, or a
-    transformer wrapped in TransformerProbe."""
+    """The hostile campaign's oracle of that name: a reader, a transformer
+    wrapped in TransformerProbe, or (write:NAME) a writer wrapped in
+    vfz.hostile.writes.WriterProbe."""
+    if name.startswith(WRITE):
+        from vfz.hostile.writes import WriterProbe
+        return WriterProbe(name[len(WRITE):], **cfg)
     if is_transformer(name):
         return TransformerProbe(name, **cfg)
     return oracles.get_reader(name, **cfg)

@@ -67,7 +67,7 @@ NUM = re.compile(r"\d+")
 
 @dataclass
 class Verdict:
-    kind: str          # crash | hang | trap | canary
+    kind: str          # crash | hang | trap | canary | overwrite | spread
     message: str       # what the evidence says, normalised for the signature
     evidence: str      # the line(s) it was recognised from
 
@@ -210,9 +210,21 @@ def canary_hits(rr, image, pattern):
     return out
 
 
+def spread(rr):
+    """Damage spread of a hostile write (vfz.hostile.writes): entries the ops did not name
+    that read differently after them. Signed by what happened to them (lost, type, size,
+    contents, appeared), never by their names."""
+    sp = (getattr(rr, "extra", None) or {}).get("spread")
+    if not sp:
+        return None
+    kinds = sorted({w for w, *_ in sp})
+    ev = "\n".join(f"{w} {p} (size {b} -> {a})" for w, p, b, a in sp[:40])
+    return Verdict("spread", "entries the ops did not name: " + ",".join(kinds), ev)
+
+
 def classify(rr, image=None, pattern=None, timeout=None):
     """Every verdict the answer gives evidence of (usually none)."""
-    out = [v for v in (crash(rr), hang(rr, timeout), trap(rr), overwrite(rr)) if v]
+    out = [v for v in (crash(rr), hang(rr, timeout), trap(rr), overwrite(rr), spread(rr)) if v]
     exc = (getattr(rr, "extra", None) or {}).get("exception")
     if exc:
         for v in out:
