@@ -235,11 +235,11 @@ class Checker:
         if vfat:
             # the build under test writes, and its `vfat ls` is the core reader
             for w in list(oracles.WRITERS) + list(oracles.READERS):
-                if oracles.entry(w).family == "core":
+                if oracles.entry(w).under_test:
                     cfg.setdefault(w, {})["vfat"] = vfat
         if no_sync_supported(vfat):        # scratch images: no fsync of each one
             for w in oracles.WRITERS:
-                if oracles.entry(w).family == "core":
+                if oracles.entry(w).under_test:
                     kw = cfg.setdefault(w, {})
                     kw["extra_args"] = list(kw.get("extra_args", ())) + ["--no-sync"]
         self.readers = []

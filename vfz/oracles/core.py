@@ -118,12 +118,13 @@ class CoreWriter(Writer):
 # ---------------------------------------------------------------- registry
 _W = "vfz.oracles.core:CoreWriter"
 ENTRIES = [
-    Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False),
+    Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False,
+          under_test=True),
     Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",),
-          twin="kernel"),
+          twin="kernel", under_test=True),
     Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",),
-          twin="kernel-nodual"),
+          twin="kernel-nodual", under_test=True),
     Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,
-          default=("writer",), twin="kernel-nodual-v3"),
-    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True),
+          default=("writer",), twin="kernel-nodual-v3", under_test=True),
+    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True, under_test=True),
 ]

@@ -1659,6 +1659,7 @@ PROFILE = {
 
 
 # ---------------------------------------------------------------- registry
+EXPORTS = {"uboot": "vfz.export_uboot"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("uboot", "uboot", reader="vfz.oracles.uboot:UbootReader",
           writer="vfz.oracles.uboot:UbootWriter", profile=PROFILE, names="dual", shorts="own",
