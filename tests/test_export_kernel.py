@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz/export_kernel.py's run.sh, mount path included, run for real: this
+"""vfz/oracles/kernel/export.py's run.sh, mount path included, run for real: this
 host's kernel has no vfat, so the exporter runs it as root inside the
 kernel oracle's guest (vfz/export/vm.py: Debian's 6.1 kernel, busybox),
 one VM booted once for the whole file.
