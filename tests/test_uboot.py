@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The U-Boot oracle (vfz/oracles/uboot.py) against U-Boot 2023.01 itself.
+"""The U-Boot oracle (vfz/oracles/uboot/) against U-Boot 2023.01 itself.
 
 One QEMU for the whole test (a Board shared by the reader and the writer):
   * the reader on core-written images lists what `vfat ls` lists (path,

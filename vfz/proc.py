@@ -7,6 +7,7 @@ It never raises for tool failures: the caller gets a Proc with rc (None on
 timeout), stdout/stderr bytes and a reason.
 """
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -126,3 +127,17 @@ def _kill_group(child):
         os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def npm_ci(sh, apt, node_dir, marker):
+    """An oracle's Node packages, pinned by the package-lock.json in
+    node_dir: `npm ci` there when marker (a file the install makes) is
+    missing; nothing (no network) once installed. npm comes with
+    nodesource's nodejs; Debian's nodejs needs Debian's npm package (which
+    conflicts with nodesource's: only when there is no npm command).
+    -> exit code."""
+    if os.path.exists(marker):
+        return 0
+    if not shutil.which("npm") and apt(["npm"]) != 0:
+        return 1
+    return sh(["npm", "ci", "--prefix", node_dir, "--no-audit", "--no-fund"])

@@ -1,6 +1,7 @@
 /* vfat - command-line front end of the core (README.md "Command line").
  *
  *   vfat mkfs IMAGE --size N[K|M|G] [--fat 12|16|32] [--cluster BYTES] [--sector BYTES]
+ *                   [--fats 1|2] [--reserved SECTORS] [--root-entries N]
  *   vfat apply IMAGE OPSCRIPT [--names nodual|dual] [--dummy v1|v3] [--unique]
  *              [--shortname mixed|winnt|win95|lower] [--seed N] [--no-sync]
  *   vfat ls IMAGE
@@ -326,6 +327,18 @@ static int cmd_mkfs(int argc, char **argv)
 		} else if (!strcmp(a, "--sector")) {
 			if (parse_u64(v, &x) || (x != 512 && x != 1024 && x != 2048 && x != 4096)) return die("bad --sector value '%s'", v ? v : "");
 			o.sector_size = (uint32_t)x;
+			i++;
+		} else if (!strcmp(a, "--fats")) {
+			if (parse_u64(v, &x) || (x != 1 && x != 2)) return die("--fats takes 1 or 2, not '%s'", v ? v : "");
+			o.nfats = (uint32_t)x;
+			i++;
+		} else if (!strcmp(a, "--reserved")) {
+			if (parse_u64(v, &x) || !x || x > 65535) return die("bad --reserved value '%s' (1..65535 sectors)", v ? v : "");
+			o.reserved = (uint32_t)x;
+			i++;
+		} else if (!strcmp(a, "--root-entries")) {
+			if (parse_u64(v, &x) || !x || x > 65535) return die("bad --root-entries value '%s' (1..65535)", v ? v : "");
+			o.root_entries = (uint32_t)x;
 			i++;
 		} else if (a[0] == '-') {
 			return die("mkfs: unknown option '%s'", a);
@@ -738,6 +751,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: vfat mkfs IMAGE --size N[K|M|G] [--fat 12|16|32] [--cluster BYTES] [--sector BYTES]\n"
+		"                 [--fats 1|2] [--reserved SECTORS] [--root-entries N]\n"
 		"       vfat apply IMAGE OPSCRIPT [--names nodual|dual] [--dummy v1|v3] [--unique] [--no-sync]\n"
 		"                  [--shortname mixed|winnt|win95|lower] [--seed N]\n"
 		"       vfat ls IMAGE\n"

@@ -10,11 +10,12 @@
 #include <string.h>
 #include <errno.h>
 #include "gen.h"
+#include "cp437.h"
 
 const char *const vfat_name_class_names[NC_COUNT] = {
 	"upper83", "lower83", "long", "slot13", "n255", "latin", "cjk",
 	"astral", "dots", "spaces", "traildots", "longchars", "invalid",
-	"reserved", "case", "e5",
+	"reserved", "case", "e5", "cp437", "lowbyte", "marks",
 };
 
 uint32_t vfat_rng32(struct vfat_rng *r)
@@ -47,7 +48,7 @@ int vfat_name_classes_parse(const char *list, uint32_t *mask, char *err, size_t 
 			if (strlen(vfat_name_class_names[c]) == l && !strncmp(vfat_name_class_names[c], p, l))
 				break;
 		if (c == NC_COUNT) {
-			snprintf(err, errlen, "unknown name class '%.*s' (known: upper83 lower83 long slot13 n255 latin cjk astral dots spaces traildots longchars invalid reserved case e5, or all)", (int)l, p);
+			snprintf(err, errlen, "unknown name class '%.*s' (known: upper83 lower83 long slot13 n255 latin cjk astral dots spaces traildots longchars invalid reserved case e5 cp437 lowbyte marks, or all)", (int)l, p);
 			return -EINVAL;
 		}
 		*mask |= 1u << c;
@@ -74,6 +75,71 @@ static void append(char *out, size_t max, const char *s)
 {
 	size_t l = strlen(out);
 	snprintf(out + l, max - l, "%s", s);
+}
+
+/* Append the UTF-8 form of BMP code point u (never a surrogate here). */
+static void append_uni(char *out, size_t max, uint16_t u)
+{
+	char b[4];
+
+	if (u < 0x80) {
+		b[0] = (char)u; b[1] = 0;
+	} else if (u < 0x800) {
+		b[0] = (char)(0xc0 | u >> 6); b[1] = (char)(0x80 | (u & 0x3f)); b[2] = 0;
+	} else {
+		b[0] = (char)(0xe0 | u >> 12); b[1] = (char)(0x80 | ((u >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (u & 0x3f)); b[3] = 0;
+	}
+	append(out, max, b);
+}
+
+/* One of CP437's 128 high characters, then (one time in two) its case
+ * pair where CP437 has one: vfat_create_shortname upper-cases through
+ * nls_cp437, so the pairs are what reach the alias code's case rules. */
+static void gen_cp437(struct vfat_rng *r, char *out, size_t max)
+{
+	uint8_t b = (uint8_t)(0x80 + vfat_rng_below(r, 128));
+	uint8_t pair = cp437_upper[b] != b ? cp437_upper[b] : cp437_lower[b];
+
+	append_uni(out, max, cp437_to_uni[b]);
+	if (pair != b && vfat_rng_below(r, 2))
+		append_uni(out, max, cp437_to_uni[pair]);
+}
+
+/* A BMP character outside CP437 whose UTF-16 low byte is uniform over
+ * 0x00..0xff: readers that keep one byte per unit (U-Boot) see every
+ * byte value, control bytes, '\\', '/' and 0xe5 included. The high
+ * bytes name blocks with case pairs (Latin Extended, Cyrillic, fullwidth)
+ * and without (CJK, Hangul, kana); U+FFFE/U+FFFF are left out (the LFN
+ * padding unit is a separate question). */
+static void gen_lowbyte(struct vfat_rng *r, char *out, size_t max)
+{
+	static const uint8_t hi[] = { 0x01, 0x04, 0x30, 0x4e, 0x54, 0xac, 0xff };
+	uint16_t u;
+
+	do
+		u = (uint16_t)(hi[vfat_rng_below(r, sizeof(hi))] << 8 | vfat_rng_below(r, 256));
+	while (u >= 0xfffe || u == 0x0192);	/* U+0192 is CP437 0x9f */
+	append_uni(out, max, u);
+}
+
+/* Combining marks after a base letter, and characters that case mapping
+ * or NLS conversion treats specially: the Kelvin sign and long s (which
+ * Unicode case-folds to ASCII letters), dotted/dotless i, final sigma,
+ * micro (in CP437 at 0xe6, upper case outside it), sharp s and its
+ * capital, zero-width and format characters, the BOM, NBSP, soft hyphen. */
+static void gen_marks(struct vfat_rng *r, char *out, size_t max)
+{
+	static const uint16_t special[] = { 0x212a, 0x017f, 0x0130, 0x0131, 0x03c2, 0x00b5,
+		0x00df, 0x1e9e, 0x200b, 0x200d, 0x200e, 0xfeff, 0x00a0, 0x00ad, 0x2028, 0x2126,
+		0x01c5, 0x03f4, 0x1fbe };
+
+	if (vfat_rng_below(r, 2)) {
+		append(out, max, vfat_rng_below(r, 2) ? "e" : "\xc3\xa9");
+		append_uni(out, max, (uint16_t)(0x0300 + vfat_rng_below(r, 0x70)));
+	} else {
+		append_uni(out, max, special[vfat_rng_below(r, sizeof(special) / sizeof(special[0]))]);
+	}
 }
 
 void vfat_gen_name(struct vfat_rng *r, int c, char *out, size_t max)
@@ -193,6 +259,22 @@ void vfat_gen_name(struct vfat_rng *r, int c, char *out, size_t max)
 		append(out, max, PICK(r, e5));
 		ascii_run(r, run, vfat_rng_below(r, 10), "ABCdef");
 		append(out, max, run);
+		break;
+	case NC_CP437:
+	case NC_LOWBYTE:
+	case NC_MARKS:
+		for (n = 1 + vfat_rng_below(r, 6); n; n--) {
+			if (c == NC_CP437)
+				gen_cp437(r, out, max);
+			else if (c == NC_LOWBYTE)
+				gen_lowbyte(r, out, max);
+			else
+				gen_marks(r, out, max);
+			if (!vfat_rng_below(r, 3))
+				append(out, max, vfat_rng_below(r, 2) ? "a" : "B");
+		}
+		if (!vfat_rng_below(r, 4))
+			append(out, max, ".txt");
 		break;
 	default: /* NC_CASE is produced from existing names by the script generator */
 		ascii_run(r, run, 1 + vfat_rng_below(r, 12), "aBcD");

@@ -1,7 +1,7 @@
 """`vfatfuzz setup` (and the setup half of `vfatfuzz test`): install and build what the harness needs.
 
 setup: install the Debian packages that are missing (dpkg-query first, so a
-second run needs no network) and the oracles' own installs (FatFs: npm ci),
+second run needs no network) and the oracles' own installs (the Node oracles: npm ci, npm_ci),
 configure and build the default, asan, fuzz and fuzz-ubsan presets (the
 main job runs fuzz_ops), then build the kernel oracles if their build scripts exist.
 test: setup, then `ctest --preset default` and `ctest --preset asan -L core`;

@@ -163,7 +163,7 @@ def kernel_messages(rr):
 
 def trap(rr):
     err = rr.error or ""
-    if err.startswith("trap: "):          # U-Boot (vfz/oracles/uboot.py)
+    if err.startswith("trap: "):          # U-Boot (vfz/oracles/uboot/board.py)
         if UBOOT_TRAP.search(err):
             return Verdict("trap", uboot_message(err), err[:2000])
         return None

@@ -45,7 +45,10 @@ def short_only(name, rule="win95"):
     rule: win95 (creation rule of shortname=mixed|win95|lower: the 8.3
     form must be upper case) or winnt (v3 and shortname=winnt: base and
     extension each all-upper or all-lower). Non-ASCII never fits (cp437
-    bytes >= 0x7F clear both case flags in to_shortname_char)."""
+    bytes >= 0x7F clear both case flags in to_shortname_char); lfn: a
+    writer that gives every name long-name slots (npm fatfs)."""
+    if rule == "lfn":
+        return False
     s = strip_dots(name)
     if not s or any(ord(c) >= 0x7F for c in s):   # DEL too: byte >= 0x7F
         return False

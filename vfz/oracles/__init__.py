@@ -10,6 +10,12 @@ place and answers with one result per op ("ok" or an errno name such as
 A transformer rewrites an image in place (fatsort, fsck.fat -a) and the same
 tree is expected after it.
 
+A formatter makes an empty volume of a requested geometry (vfz.geometry:
+FAT type, size, cluster and sector size, FAT count, reserved sectors, root
+entries) in a file and says the exact command it ran, so that a finding
+replays the same volume. Every reader reads each formatted volume before
+any writer runs: a disagreement there is the formatter's or the reader's.
+
 The verdict (ok | differs | complains | failed) is not decided here: the
 driver compares each answer with the model's expected tree (vfz.model).
 
@@ -58,6 +64,14 @@ class Hooks:
         """The named exception explaining that this oracle shows (reader) or
         stores (writer) a name component differently, else None."""
         return None
+
+    @staticmethod
+    def fresh_exceptions(geo, rr):
+        """What this oracle's named exceptions explain of a reader's answer rr
+        on a formatter's fresh volume of geometry geo: [(name, [complaint
+        lines explained])] (a reader explains its own answers; a formatter
+        what its volumes make readers say). Default: nothing."""
+        return []
 
     @staticmethod
     def explain(ev):
@@ -204,6 +218,56 @@ class Transformer(Hooks):
         pass
 
 
+@dataclass
+class FormatResult:
+    oracle: str
+    argv: list = field(default_factory=list)    # the exact command(s) run, for replay and reports
+    raw: str = ""
+    error: str = None            # why no volume was made ("unsupported: ..." when the
+                                 # geometry asks for what this formatter cannot do)
+    seconds: float = 0.0
+
+
+class Formatter(Hooks):
+    """Makes an empty volume of a geometry (vfz.geometry.Geometry) in a file."""
+    name = "?"
+    # the geometry fields this formatter can honour beyond FAT type and size
+    # (any of vfz.geometry.KEYS and "cluster"); a geometry asking for another
+    # is refused as unsupported, never silently made otherwise
+    accepts = frozenset()
+    fats_types = frozenset({12, 16, 32})
+
+    def unsupported(self, geo):
+        """Why this formatter cannot make geo, else None."""
+        if geo.fat not in self.fats_types:
+            return f"FAT{geo.fat}"
+        asked = [k for k in ("cluster", "sector", "fats", "reserved", "root") if getattr(geo, k)]
+        extra = [k for k in asked if k not in self.accepts]
+        return ", ".join(extra) or None
+
+    def format(self, image, geo, timeout=60.0):
+        r = FormatResult(self.name)
+        why = self.unsupported(geo)
+        if why:
+            r.error = f"unsupported: {self.name} cannot make {why} ({geo.spec()})"
+            return r
+        with Timer() as t:
+            try:
+                with open(image, "wb") as f:
+                    f.truncate(geo.size)
+                self._format(image, geo, timeout, r)
+            except Exception as e:
+                r.error = f"{self.name} formatter: {type(e).__name__}: {e}"
+        r.seconds = t.seconds
+        return r
+
+    def _format(self, image, geo, timeout, r):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
 class Timer:
     def __enter__(self):
         self.t0 = time.monotonic()
@@ -232,6 +296,8 @@ MODULES = (
     "vfz.oracles.fsck_repair",
     "vfz.oracles.uboot",
     "vfz.oracles.fatfs",
+    "vfz.oracles.jsfatfs",
+    "vfz.oracles.busybox",
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})
@@ -245,6 +311,7 @@ class Entry:
     reader: str = None               # "module:Class" for each role it has
     writer: str = None
     transformer: str = None
+    formatter: str = None
     profile: object = "kernel"       # the model profile predicting its writes: a name or a dict of knobs
     names: str = "nodual"            # "dual": long names get 8.3 aliases that lookups match
     shortname: str = "win95"         # which names its writes store bare (vfz.model short_only)
@@ -273,7 +340,7 @@ class Entry:
 
     @property
     def roles(self):
-        return tuple(r for r in ("reader", "writer", "transformer") if getattr(self, r))
+        return tuple(r for r in ("reader", "writer", "transformer", "formatter") if getattr(self, r))
 
 
 @dataclass(frozen=True)
@@ -353,7 +420,8 @@ def names(role, default=False):
 
 def __getattr__(attr):
     # READERS / WRITERS / TRANSFORMERS: name -> "module:Class", read from the registry
-    role = {"READERS": "reader", "WRITERS": "writer", "TRANSFORMERS": "transformer"}.get(attr)
+    role = {"READERS": "reader", "WRITERS": "writer", "TRANSFORMERS": "transformer",
+            "FORMATTERS": "formatter"}.get(attr)
     if role is None:
         raise AttributeError(attr)
     return {n: getattr(e, role) for n, e in entries().items() if getattr(e, role)}
@@ -383,3 +451,7 @@ def get_writer(name, **cfg):
 
 def get_transformer(name, **cfg):
     return _load("transformer", name, **cfg)
+
+
+def get_formatter(name, **cfg):
+    return _load("formatter", name, **cfg)

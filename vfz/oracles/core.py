@@ -10,7 +10,7 @@ import json
 import os
 import tempfile
 
-from vfz.oracles import Entry, Reader, Writer
+from vfz.oracles import Entry, Formatter, Reader, Writer
 from vfz import listing, opscript
 from vfz.proc import run
 
@@ -117,8 +117,30 @@ class CoreWriter(Writer):
 
 # ---------------------------------------------------------------- registry
 _W = "vfz.oracles.core:CoreWriter"
+class VfatFormatter(Formatter):
+    """`vfat mkfs` of the build under test: its formatting is checked by every reader too."""
+    accepts = frozenset({"cluster", "sector", "fats", "reserved", "root"})
+
+    def __init__(self, name="vfat", vfat=None, **_):
+        self.name, self.vfat = name, vfat
+
+    def _format(self, image, geo, timeout, r):
+        argv = [vfat_binary(self.vfat), "mkfs", image, "--size", str(geo.size), "--fat", str(geo.fat)]
+        for flag, val in (("--cluster", geo.cluster), ("--sector", geo.sector), ("--fats", geo.fats),
+                          ("--reserved", geo.reserved), ("--root-entries", geo.root)):
+            if val:
+                argv += [flag, str(val)]
+        r.argv = argv
+        p = run(argv, timeout=timeout)
+        r.raw = p.text + p.errtext
+        if p.rc != 0:
+            r.error = f"vfat mkfs failed: {(p.errtext or p.text or p.error or '').strip()[-200:]}"
+
+
 ENTRIES = [
     Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False,
+          under_test=True),
+    Entry("vfat", "core", formatter="vfz.oracles.core:VfatFormatter", label="vfat mkfs", independent=False,
           under_test=True),
     Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",),
           twin="kernel", under_test=True),

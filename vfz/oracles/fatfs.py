@@ -655,16 +655,10 @@ EXCEPTIONS = [
 
 def install(sh, apt):
     """Setup's step for this oracle (vfz.cli.setup calls every oracle module's
-    install): the Node package js-fatfs, pinned in package-lock.json, with
-    `npm ci` when node_modules is missing; nothing (no network) once
-    installed. npm comes with nodesource's nodejs; Debian's nodejs needs
-    Debian's npm package (which conflicts with nodesource's: only when there
-    is no npm command). -> exit code."""
-    if os.path.exists(WASM):
-        return 0
-    if not shutil.which("npm") and apt(["npm"]) != 0:
-        return 1
-    return sh(["npm", "ci", "--prefix", NODE_DIR, "--no-audit", "--no-fund"])
+    install): the Node package js-fatfs, pinned in package-lock.json
+    (vfz.proc.npm_ci). -> exit code."""
+    from vfz.proc import npm_ci
+    return npm_ci(sh, apt, NODE_DIR, WASM)
 
 
 def main(argv):

@@ -32,6 +32,11 @@ class DosfsckReader(Reader):
         peers, their fsck.fat."""
         return {"repair": False, **({"fsck": os.path.join(asan_bin, "fsck.fat")} if asan_bin else {})}
 
+    @staticmethod
+    def fresh_exceptions(geo, rr):
+        return fresh_exceptions(geo, rr)
+
+
     def _read(self, image, timeout, r):
         if not os.path.isfile(image):
             r.error = f"no such image: {image}"
@@ -185,9 +190,28 @@ EXPORTS = {"dosfsck": "vfz.oracles.dosfsck.export"}   # its reproducer template 
 ENTRIES = [
     Entry("dosfsck", "dosfsck", reader="vfz.oracles.dosfsck:DosfsckReader", needs=("dosfstools", "mtools"),
           label="fsck.fat", lists=False, default=("reader",)),
+    Entry("mkfs.fat", "dosfsck", formatter="vfz.oracles.dosfsck.format:MkfsFatFormatter", needs=("dosfstools",)),
 ]
 
+FEW_CLUSTERS = "fsck-fat32-few-clusters"
+FEW_WORDS = ("Filesystem is FAT32 according to fat_length and fat32_length fields",
+             "less than the required minimum of 65525", "This may lead to problems on some systems")
+
+
+def fresh_exceptions(geo, rr):
+    """fsck.fat's three-line warning on a FAT32 BPB over fewer than 65 525 clusters (what
+    BusyBox's mkdosfs and mkfs.fat -F 32 make on small volumes): a warning, not damage."""
+    few = [c for c in rr.complaints or () if any(w in c for w in FEW_WORDS)]
+    return [(FEW_CLUSTERS, few)] if few and geo.fat == 32 else []
+
+
 EXCEPTIONS = [
+    NamedException(FEW_CLUSTERS, "dosfsck", "reader",
+                   "fsck.fat warns (exit 1 with -n) that a FAT32 BPB has fewer than 65 525 clusters, "
+                   "which Microsoft's rule would call FAT16 or FAT12; the volume is consistent (design "
+                   "difference of the FAT32 formatters that make them: BusyBox, mkfs.fat -F 32)",
+                   "on a formatter's fresh FAT32 volume, the complaint lines are fsck.fat's 'Filesystem "
+                   "is FAT32 according to fat_length ... but has only N clusters' warning"),
     NamedException("fsck-v1-dots", "dosfsck", "reader",
                    "any number of '.'/'..' found free entries on v1 images, tolerated only when no "
                    "image is given to predict from (expected_complaints without image=) and the "

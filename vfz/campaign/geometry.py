@@ -1,0 +1,194 @@
+"""Geometry as a dimension of the main job: draw a formatter and a volume layout per script.
+
+Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its seed:
+
+- the formatter, among the registered formatters the run enables (`--formatters`);
+- the FAT type (only those the formatter makes: BusyBox makes FAT32 alone);
+- the sector size (512 three times in five, else 1024, 2048 or 4096), FAT count (1 one time
+  in four), reserved sectors and root entries (the formatter's default two times in three);
+- a size class: `small` (40-400 clusters: volumes that fill, wrap their allocation and run out
+  of space inside a script), a cluster-count boundary (`fat12/16` or `fat16/32`: `below`,
+  `at-max`, `at-min`, `above`; 4084/4085 and 65524/65525 clusters), `fat32:few-clusters` (the
+  smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used).
+
+The size that gives a target cluster count is found by asking the formatter itself (a binary
+search over image sizes, a few milliseconds a format, cached per layout): the boundaries are
+derived from each formatter's own layout, never from a formula of ours. A layout a formatter
+refuses is drawn again. The cluster size is capped so that no image exceeds 64 MiB.
+"""
+import functools
+import os
+import random
+import tempfile
+
+from vfz import geometry, oracles
+from vfz.fatimg import Fat
+
+MAX_IMAGE = 64 << 20
+PLAIN = {12: (2 << 20, 0), 16: (4 << 20, 512), 32: (34 << 20, 512)}    # the old FS_SPECS
+BOUNDARY_TARGETS = {
+    "fat12/16:below": lambda r: geometry.FAT12_MAX - 1 - r.randrange(15),
+    "fat12/16:at-max": lambda r: geometry.FAT12_MAX,
+    "fat12/16:at-min": lambda r: geometry.FAT12_MAX + 1,
+    "fat12/16:above": lambda r: geometry.FAT12_MAX + 2 + r.randrange(15),
+    "fat16/32:below": lambda r: geometry.FAT16_MAX - 1 - r.randrange(15),
+    "fat16/32:at-max": lambda r: geometry.FAT16_MAX,
+    "fat16/32:at-min": lambda r: geometry.FAT16_MAX + 1,
+    "fat16/32:above": lambda r: geometry.FAT16_MAX + 2 + r.randrange(15),
+}
+# which boundary classes each FAT type can sit on (by Microsoft's rule the type follows the
+# count; a formatter asked for another type over that count refuses or makes what it makes)
+CLASSES = {12: ["small", "plain", "fat12/16:below", "fat12/16:at-max"],
+           16: ["small", "plain", "fat12/16:at-min", "fat12/16:above", "fat16/32:below",
+                "fat16/32:at-max"],
+           32: ["small", "plain", "fat16/32:at-min", "fat16/32:above", "fat32:few-clusters"]}
+
+
+def clusters_of(path):
+    with open(path, "rb") as f:
+        fat = Fat(f.read(4096))
+    return fat.clusters
+
+
+@functools.lru_cache(maxsize=4096)
+def size_for(layout, target):
+    """The smallest image size (a multiple of the sector) on which the formatter makes
+    `target` clusters with this layout (a Geometry whose size is ignored), or None when no
+    size gives exactly that count (or the formatter refuses around it)."""
+    f = oracles.get_formatter(layout.formatter)
+    unit = layout.bytes_per_sector
+    with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
+        img = os.path.join(d, "g.img")
+
+        def count(size):
+            r = f.format(img, geometry.Geometry(**{**layout.__dict__, "size": size}))
+            return None if r.error else clusters_of(img)
+
+        # grow until the count reaches the target; a refusal above an accepted size means the
+        # formatter's own maximum for this layout: look for the largest size it accepts
+        lo, s, ok = None, 64 * unit, None
+        hi = None
+        while s <= MAX_IMAGE:
+            c = count(s)
+            if c is not None and c >= target:
+                hi = s
+                break
+            if c is None and ok is not None:
+                a, b = ok, s
+                while b - a > unit:
+                    m = (a + b) // 2
+                    m -= m % unit
+                    if count(m) is None:
+                        b = m
+                    else:
+                        a = m
+                if count(a) >= target:
+                    hi = a
+                break
+            if c is not None:
+                ok = s
+            lo = s
+            s *= 2
+        if hi is None:
+            return None
+        lo = lo or unit
+        while hi - lo > unit:                # smallest accepted size with count >= target
+            mid = (lo + hi) // 2
+            mid -= mid % unit
+            c = count(mid)
+            if c is not None and c >= target:
+                hi = mid
+            else:
+                lo = mid
+        return hi if count(hi) == target else None
+
+
+def smallest(layout):
+    """The smallest image the formatter makes with this layout (its own minimum)."""
+    f = oracles.get_formatter(layout.formatter)
+    unit = layout.bytes_per_sector
+    with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
+        img = os.path.join(d, "g.img")
+        for size in [unit * n for n in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536)]:
+            if size > MAX_IMAGE:
+                break
+            if not f.format(img, geometry.Geometry(**{**layout.__dict__, "size": size})).error:
+                return size
+    return None
+
+
+def _layout(r, formatter, fat, size_class):
+    f = oracles.oracle_class(formatter, "formatter")
+    acc = f.accepts
+    sector = r.choice([1024, 2048, 4096]) if "sector" in acc and r.random() < 0.4 else 0
+    bps = sector or 512
+    # clusters: one sector up to 64 KiB, capped so the boundary images stay under MAX_IMAGE
+    target = {"fat12/16": geometry.FAT12_MAX + 1, "fat16/32": geometry.FAT16_MAX + 1}.get(
+        size_class.split(":")[0], 0)
+    most = min(1 << 16, MAX_IMAGE // target) if target else 1 << 16
+    choices = [c for c in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536) if bps <= c <= most]
+    cluster = r.choice(choices) if "cluster" in acc and choices and r.random() < 0.8 else 0
+    if cluster and cluster < bps:
+        cluster = 0
+    fats = 1 if "fats" in acc and r.random() < 0.25 else 0
+    reserved = r.choice([1, 2, 4, 8, 16, 32]) if "reserved" in acc and r.random() < 0.3 else 0
+    if fat == 32 and reserved and reserved < 8:
+        reserved = 0                      # FAT32 needs room for FSInfo and the backup boot sector
+    root = r.choice([16, 64, 112, 224, 512, 1024]) if fat != 32 and "root" in acc and r.random() < 0.3 else 0
+    return geometry.Geometry(fat, 0, cluster, sector, fats, reserved, root, formatter)
+
+
+def draw(r, formatters, tries=12):
+    """A geometry (vfz.geometry.Geometry) and its class, drawn with random.Random r from the
+    formatters enabled; (None, why) when none could be made."""
+    why = "no formatter"
+    for _ in range(tries):
+        name = r.choice(formatters)
+        cls = oracles.oracle_class(name, "formatter")
+        fat = r.choice(sorted(cls.fats_types))
+        size_class = r.choices(CLASSES[fat], weights=[8, 4] + [2] * (len(CLASSES[fat]) - 2))[0]
+        lay = _layout(r, name, fat, size_class)
+        if size_class == "plain":
+            size, cl = PLAIN[fat]
+            if "cluster" not in cls.accepts or cl < lay.bytes_per_sector:
+                cl = 0
+            g = geometry.Geometry(**{**lay.__dict__, "size": size, "cluster": lay.cluster or cl})
+        elif size_class == "small":
+            size = size_for(lay, r.randrange(40, 400))
+            if size is None:
+                why = f"{name} makes no small FAT{fat} with {lay.spec()}"
+                continue
+            g = geometry.Geometry(**{**lay.__dict__, "size": size})
+        elif size_class == "fat32:few-clusters":
+            size = smallest(lay)
+            if size is None:
+                why = f"{name} makes no FAT32 with {lay.spec()}"
+                continue
+            g = geometry.Geometry(**{**lay.__dict__, "size": size})
+        else:
+            size = size_for(lay, BOUNDARY_TARGETS[size_class](r))
+            if size is None:
+                why = f"{name} makes no {size_class} FAT{fat} with {lay.spec()}"
+                continue
+            g = geometry.Geometry(**{**lay.__dict__, "size": size})
+        with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
+            res = oracles.get_formatter(name).format(os.path.join(d, "g.img"), g)
+        if res.error:
+            why = res.error
+            continue
+        return g, None
+    return None, why
+
+
+def geometry_class(image, fat_bits=None):
+    """The class of a made volume by its cluster count (vfz.geometry.count_class)."""
+    with open(image, "rb") as f:
+        fat = Fat(f.read(4096))
+    return geometry.count_class(fat.clusters, fat_bits or fat.bits)
+
+
+if __name__ == "__main__":       # a quick look: python3 -m vfz.campaign.geometry SEED N
+    import sys
+    rr = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    for _ in range(int(sys.argv[2]) if len(sys.argv) > 2 else 10):
+        print(*draw(rr, oracles.names("formatter")))

@@ -1,0 +1,122 @@
+"""Volume geometry: what a formatter is asked to make, written as one spec string a finding records.
+
+A spec is the old `fatN[:SIZE[:CLUSTER]]` (what --fs and findings always took) with optional
+`key=value` fields and a formatter after `@`:
+
+    fat16:4M:512                                   mkfs.fat's FAT16, 4 MiB, 512-byte clusters
+    fat12:1200K:1024:sector=4096:fats=1@vfat       the core's mkfs, 4 KiB sectors, one FAT
+    fat32:33M:512:reserved=8@busybox-mkdosfs
+
+Keys: sector (bytes per sector, 512..4096), fats (1 or 2), reserved (reserved sectors),
+root (root directory entries, FAT12/16). A field left out is the formatter's own default, so
+the spec says exactly what was asked and replay asks the same. No `@`: the checker's default
+formatter (mkfs.fat, or the core's with --formatter vfat), as before geometries existed.
+
+Cluster-count classes (`count_class`): the FAT type follows from the cluster count alone
+(Microsoft's rule, which Linux, fsck.fat and mtools follow): < 4085 is FAT12, < 65525 FAT16.
+The boundaries 4084/4085 and 65524/65525 are where readers that decide otherwise diverge.
+"""
+from dataclasses import dataclass, replace
+
+from vfz.errors import UsageError
+
+KEYS = ("sector", "fats", "reserved", "root")
+FAT12_MAX, FAT16_MAX = 4084, 65524        # the largest cluster counts of FAT12 and FAT16
+
+
+@dataclass(frozen=True)
+class Geometry:
+    fat: int                    # 12 | 16 | 32
+    size: int                   # bytes of the image
+    cluster: int = 0            # bytes per cluster; 0: the formatter's default
+    sector: int = 0             # bytes per sector; 0: 512 (every formatter's default)
+    fats: int = 0               # FAT copies; 0: the formatter's default (2)
+    reserved: int = 0           # reserved sectors; 0: the formatter's default
+    root: int = 0               # root directory entries (FAT12/16); 0: the formatter's default
+    formatter: str = None       # registry name of the formatter; None: the checker's default
+
+    def spec(self):
+        s = f"fat{self.fat}:{_size_text(self.size)}"
+        if self.cluster or any(getattr(self, k) for k in KEYS):
+            s += f":{self.cluster}"
+        for k in KEYS:
+            if getattr(self, k):
+                s += f":{k}={getattr(self, k)}"
+        return s + (f"@{self.formatter}" if self.formatter else "")
+
+    @property
+    def bytes_per_sector(self):
+        return self.sector or 512
+
+    def with_formatter(self, name):
+        return replace(self, formatter=name)
+
+
+def _size_text(n):
+    for unit, mult in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n % mult == 0 and n >= mult:
+            return f"{n // mult}{unit}"
+    return str(n)
+
+
+def parse_size(s):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:].upper(), 1)
+    body = s[:-1] if mult > 1 else s
+    if not body.isdigit() or int(body) == 0:
+        raise UsageError(f"bad size {s!r} (N, NK, NM or NG)")
+    return int(body) * mult
+
+
+DEFAULT_SIZE = {12: 2 << 20, 16: 4 << 20, 32: 34 << 20}
+
+
+def parse(spec):
+    """A spec string -> Geometry; bad input is one UsageError line."""
+    body, _, formatter = spec.partition("@")
+    parts = body.split(":")
+    if parts[0] not in ("fat12", "fat16", "fat32"):
+        raise UsageError(f"bad --fs {spec!r}: fat12, fat16 or fat32[:SIZE[:CLUSTER]][:key=N...][@FORMATTER]")
+    fat = int(parts[0][3:])
+    pos = [p for p in parts[1:] if "=" not in p]
+    kv = [p for p in parts[1:] if "=" in p]
+    if len(pos) > 2:
+        raise UsageError(f"bad --fs {spec!r}: at most SIZE and CLUSTER before the key=N fields")
+    size = parse_size(pos[0]) if pos and pos[0] else DEFAULT_SIZE[fat]
+    cluster = 0
+    if len(pos) > 1 and pos[1] not in ("", "0"):
+        if not pos[1].isdigit() or int(pos[1]) & (int(pos[1]) - 1) or not 512 <= int(pos[1]) <= 1 << 16:
+            raise UsageError(f"bad cluster size in {spec!r}: a power of two, 512..65536 bytes")
+        cluster = int(pos[1])
+    fields = {}
+    for p in kv:
+        k, _, v = p.partition("=")
+        if k not in KEYS or not v.isdigit():
+            raise UsageError(f"bad field {p!r} in {spec!r} (known: {', '.join(k + '=N' for k in KEYS)})")
+        fields[k] = int(v)
+    g = Geometry(fat, size, cluster, formatter=formatter or None, **fields)
+    if g.sector and (g.sector & (g.sector - 1) or not 512 <= g.sector <= 4096):
+        raise UsageError(f"bad sector size in {spec!r}: 512, 1024, 2048 or 4096")
+    if g.fats and g.fats not in (1, 2):
+        raise UsageError(f"bad fats in {spec!r}: 1 or 2")
+    if g.cluster and g.cluster < g.bytes_per_sector:
+        raise UsageError(f"bad cluster size in {spec!r}: smaller than a sector")
+    return g
+
+
+def count_class(clusters, fat):
+    """The geometry class of a volume by its cluster count: the boundary it sits at or near,
+    else small (< 512 clusters: volumes that fill within a script) or plain."""
+    for edge, name in ((FAT12_MAX, "fat12/16"), (FAT16_MAX, "fat16/32")):
+        if clusters == edge:
+            return f"{name}:at-max"        # the largest count of the smaller type
+        if clusters == edge + 1:
+            return f"{name}:at-min"        # the smallest count of the larger type
+        if edge - 16 <= clusters < edge:
+            return f"{name}:below"
+        if edge + 1 < clusters <= edge + 17:
+            return f"{name}:above"
+    if fat == 32 and clusters < FAT16_MAX + 1:
+        return "fat32:few-clusters"        # a FAT32 BPB over a count Microsoft calls FAT16 or less
+    if clusters < 512:
+        return "small"
+    return "plain"

@@ -1,0 +1,29 @@
+"""mkfs.fat (dosfstools) as a formatter: the volume every campaign started from before geometries."""
+from vfz.oracles import Formatter
+from vfz.proc import run
+
+VOLUME_ID = "12345678"          # fixed: the same geometry gives the same bytes
+LABEL = "VFATFUZZ"
+
+
+class MkfsFatFormatter(Formatter):
+    accepts = frozenset({"cluster", "sector", "fats", "reserved", "root"})
+
+    def __init__(self, name="mkfs.fat", mkfs="mkfs.fat", **_):
+        self.name, self.mkfs = name, mkfs
+
+    def _format(self, image, geo, timeout, r):
+        argv = [self.mkfs, "-F", str(geo.fat), "-i", VOLUME_ID, "-n", LABEL, "--invariant"]
+        if geo.sector:
+            argv += ["-S", str(geo.sector)]
+        if geo.cluster:
+            argv += ["-s", str(geo.cluster // geo.bytes_per_sector)]
+        for flag, val in (("-f", geo.fats), ("-R", geo.reserved), ("-r", geo.root)):
+            if val:
+                argv += [flag, str(val)]
+        r.argv = argv + [image]
+        p = run(r.argv, timeout=timeout)
+        r.raw = p.text + p.errtext
+        if p.rc != 0:
+            last = (p.errtext or p.text or p.error or "").strip().splitlines()[-1:]
+            r.error = f"mkfs.fat failed: {last[0] if last else p.rc}"

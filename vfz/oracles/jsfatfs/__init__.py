@@ -1,0 +1,72 @@
+"""The npm fatfs package 0.10.8 (natevw/fatfs, pure JavaScript) as a reader and a writer: `jsfatfs`.
+
+Image tools use it to edit the boot partition of device images without
+mounting them (about 28 000 downloads a month). Its registry name is
+jsfatfs: `fatfs` is ChaN's FatFs (vfz/oracles/fatfs.py).
+
+Modules: server.js (the Node side, beside its package.json and the
+package-lock.json that pins fatfs 0.10.8, fifolock 1.0.0, struct-fu 1.2.1,
+xok 1.0.0; `vfatfuzz setup` runs `npm ci` here, vfz.proc.npm_ci), server.py
+(the one persistent Node process per oracle instance, JSON lines, restarted
+after a throw, a crash or a hang), reader.py, writer.py, profile.py (the
+model profile), exceptions.py (the named exceptions and their evidence),
+export.py (the reproducer exporter).
+
+Reader: fs.readdir from the root, fs.stat of each name (a directory answers
+EISDIR: fs.stat opens it as a file, and the glue takes EISDIR for "a
+directory"), fs.readFile of each file (size and sha256 of what it returns).
+A name fs.stat does not find and a file fs.readFile fails on are complaints
+("stat P: NOENT", "readFile P: IO"), their entries left out; a directory it
+cannot read is "readdir P: IO". createFileSystem refusing the volume is the
+error. Loops end with a complaint (more than 64 levels, 20 000 entries).
+
+Writer: mkdir (fs.mkdir), create (fs.open 'wx', one fs.write of the op's
+bytes, fs.close) and write (fs.open 'r+', one fs.write at the offset, fs.close;
+a write of 0 bytes is not sent: pwrite of nothing does not extend a file,
+the package's fs.write would pad). The package has no rename, unlink or
+rmdir (README: "Coming Soon"), so `supports` leaves them out. What Linux
+decides in the VFS the glue decides, with fs.stat as the lookup: the walk
+with "." and ".." (the package folds them lexically: '/file/..' would be
+'/'), ENOTDIR, trailing slashes, the root, PATH_MAX. The package's error
+codes are errno names without the E ('EXIST' -> EEXIST). A script's ops run
+as one burst: fs.close releases its path-cache entry 500 ms later, and the
+glue holds those releases to the script's end, so nothing depends on the
+machine's speed. The package's writes go to an overlay, committed to the
+image atomically after the last op.
+
+A throw that escapes the package (longname()'s name check: it throws from
+inside the package's lock, the instance never answers again) ends the Node
+process after it reported the throw and the results before it; a hang is
+killed at the timeout. Either way the next image gets a fresh process.
+
+Where the package differs from Linux, each read in its source and measured
+by hand on mkfs.fat FAT12/16/32 volumes (exceptions.py names them, with
+their evidence; profile.py models the design differences): names are
+trimmed of blanks and trailing dots and compared upper-cased over all of
+Unicode; '*', ':', '<', '>', '?', '\\' are accepted in long names (and
+'+', ',', ';', '=', '[', ']' in short ones); every name gets long-name
+slots (model rule "lfn") and an 8.3 alias of its own (no ~1: the first
+clash is ~2); the bugs of exceptions.py. Shrinking a file (fs.truncate,
+or fs.writeFile over a longer file) writes prefix + 0 (0xFF00 on FAT16)
+into the freed clusters and leaves the new last cluster's link: op-scripts
+never shrink a file, so only tests/test_jsfatfs.py shows it (server.js
+'truncate').
+"""
+from vfz.oracles import Entry
+from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS  # noqa: F401
+from vfz.oracles.jsfatfs.profile import PROFILE
+from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
+
+ENTRIES = [
+    Entry("jsfatfs", "jsfatfs", reader="vfz.oracles.jsfatfs.reader:JsfatfsReader",
+          writer="vfz.oracles.jsfatfs.writer:JsfatfsWriter", profile=PROFILE, names="nodual",
+          shortname="lfn", shorts="own", label="fatfs (npm, natevw)",
+          supports=frozenset({"mkdir", "create", "write", "write-offset"}),
+          needs=("nodejs", "npm:fatfs"), cost="process"),
+]
+
+
+def install(sh, apt):
+    """Setup's step: npm ci of the pinned package (vfz.proc.npm_ci)."""
+    from vfz.proc import npm_ci
+    return npm_ci(sh, apt, NODE_DIR, PACKAGE)
