@@ -27,6 +27,7 @@ sys.path.insert(0, REPO)
 
 from vfz import findings, opscript
 from vfz.campaign import loop as campaign
+from vfz.export import case as export_case
 from vfz.export import reproducer as export
 from vfz.campaign import filing# noqa: E402
 
@@ -163,7 +164,7 @@ class ExportTests(unittest.TestCase):
                                    ("fatcat", "reader", "core-dual")):
             with self.subTest(impl=impl, side=side):
                 w = tempfile.mkdtemp(dir=self.tmp)
-                c = export.build_case(impl, side, ops, "fat16", w, writer=writer)
+                c = export_case.build_case(impl, side, ops, "fat16", w, writer=writer)
                 d = os.path.join(w, "out")
                 export.export(c, d, run=False)
                 self.assertEqual(subprocess.run(["sh", "-n", os.path.join(d, "run.sh")]).returncode, 0)

@@ -22,7 +22,9 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz.export import hostile as export_hostile# noqa: E402
+from vfz import oracles  # noqa: E402
+from vfz.export import hostile as export_hostile  # noqa: E402
+from vfz.oracles.repro import looping_dirs  # noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
 HOSTILE = os.path.join(REPO, "reports", "hostile")
@@ -104,10 +106,10 @@ class ExportHostileTests(unittest.TestCase):
 
     def test_4_looping_dirs(self):
         with open(os.path.join(HOSTILE, GRUB, "hostile.img.xz"), "rb") as f:
-            self.assertEqual(export_hostile.looping_dirs(lzma.decompress(f.read())), ["/&V'L_'"])
+            self.assertEqual(looping_dirs(lzma.decompress(f.read())), ["/&V'L_'"])
         with open(os.path.join(HOSTILE, GRUB, "seed.img.xz"), "rb") as f:
-            self.assertEqual(export_hostile.looping_dirs(lzma.decompress(f.read())), [])
-        self.assertEqual(export_hostile.uboot_word("/&V'L_'"), "/\\&V\\'L_\\'")
+            self.assertEqual(looping_dirs(lzma.decompress(f.read())), [])
+        self.assertEqual(oracles.exporter("uboot").uboot_word("/&V'L_'"), "/\\&V\\'L_\\'")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""vfz/export_kernel.py's run.sh, mount path included, run for real: this
+"""vfz/oracles/kernel/export.py's run.sh, mount path included, run for real: this
 host's kernel has no vfat, so the exporter runs it as root inside the
 kernel oracle's guest (vfz/export/vm.py: Debian's 6.1 kernel, busybox),
 one VM booted once for the whole file.
@@ -24,8 +24,9 @@ REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirnam
 sys.path.insert(0, REPO)
 
 from vfz import opscript
-from vfz.export import reproducer as export
-from vfz.export import vm as export_vm# noqa: E402
+from vfz.export import case as export_case  # noqa: E402
+from vfz.export import reproducer as export  # noqa: E402
+from vfz.oracles.kernel import export_vm  # noqa: E402
 
 WRITER_OPS = """mkdir "/d"
 create "/d/a long name.txt" 10 1
@@ -59,7 +60,7 @@ class ExportKernelTests(unittest.TestCase):
 
     def export(self, side, text, writer=None, name="x"):
         w = tempfile.mkdtemp(dir=self.tmp)
-        c = export.build_case("kernel", side, opscript.parse(text), "fat16", w, writer=writer,
+        c = export_case.build_case("kernel", side, opscript.parse(text), "fat16", w, writer=writer,
                               title=name)
         d = os.path.join(self.tmp, name)
         res = export.export(c, d, run=True, timeout=120)

@@ -31,7 +31,8 @@ REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirnam
 sys.path.insert(0, REPO)
 
 from vfz import opscript
-from vfz.export import reproducer as export# noqa: E402
+from vfz.export import case as export_case  # noqa: E402
+from vfz.export import reproducer as export  # noqa: E402
 
 JS_FATFS = os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules")
 
@@ -54,7 +55,7 @@ class ExportKnobTests(unittest.TestCase):
         -> (status, last line, everything printed)."""
         work = os.path.join(self.tmp, name + "-work")
         os.makedirs(work)
-        case = export.build_case(impl, side, opscript.parse(text), fs, work, writer=writer,
+        case = export_case.build_case(impl, side, opscript.parse(text), fs, work, writer=writer,
                                  title=name, kind=name, extra=extra)
         d = os.path.join(self.tmp, name)
         res = export.export(case, d, run=True, timeout=120)

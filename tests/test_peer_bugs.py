@@ -50,8 +50,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import model, opscript
-from vfz.export import reproducer as export# noqa: E402
+from vfz import model, opscript, oracles  # noqa: E402
 
 CASES = os.path.join(REPO, "corpus", "peer-bugs")
 REPORTS = os.path.join(REPO, "reports", "bugs")
@@ -118,7 +117,7 @@ class PeerBugTests(unittest.TestCase):
                 if s["side"] == "hostile":
                     self.check_hostile(n, s)
                     continue
-                self.assertIn(s["impl"], export.IMPLS)
+                self.assertIn(s["impl"], oracles.exporters())
                 self.assertIn(s["side"], ("reader", "writer"))
                 self.assertTrue(s.get("expect"), "no expected symptom")
                 if s["side"] == "reader":
@@ -186,7 +185,7 @@ class PeerBugTests(unittest.TestCase):
                     verdict = r.stdout
                 if rc == 2 and s["impl"] == "kernel":
                     # no vfat on this host: the kernel oracle's guest (one VM for the file)
-                    from vfz.export import vm as export_vm
+                    from vfz.oracles.kernel import export_vm
                     rc, out, _ = export_vm.run_in_vm(os.path.join(REPORTS, n))
                     verdict = out
                 last = verdict.strip().split("\n")[-1]

@@ -1,4 +1,4 @@
-"""Reproducer scripts for ChaN's FatFs (vfz.export.reproducer): a Node script. The
+"""ChaN's FatFs reproducer template (vfz/oracles/repro.py): a Node script. The
 reproducer carries the fatfs oracle's own server (vfz/oracles/fatfs:
 server.js with package.json and its lock, js-fatfs 0.2.1 = FatFs R0.15 as
 WebAssembly); run.sh installs js-fatfs with `npm ci` (or links the
@@ -34,6 +34,7 @@ EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, 
             "SHA256` for a file (a file FatFs lists but cannot read shows without its hash).")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oracles", "fatfs")
 FILES = ("server.js", "package.json", "package-lock.json")
+DIRS = ("fatfs",)          # the reproducer's files of its own: fatfs/ (the server, the requests)
 
 FORMAT_JS = r"""
 const rd = require('fs').readFileSync(process.argv[2], 'utf8').split('\n').filter(Boolean);

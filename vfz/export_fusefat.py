@@ -1,8 +1,8 @@
-"""Reproducer scripts for fusefat (vfz.export.reproducer): the image is mounted with
+"""fusefat's reproducer template (vfz/oracles/repro.py): the image is mounted with
 fusefat itself (`fusefat -f -s -o rw+` for a writer bug, `-o ro` for a
 reader bug; FUSE, no root needed where /dev/fuse is usable), the ops run
 as mkdir / dd / rename(2) (perl) / rm / rmdir on the mount (the kernel exporter's
-commands: vfz.export_kernel), the tree is listed with find, stat and
+commands: vfz.oracles.repro.posix_ops), the tree is listed with find, stat and
 sha256sum, and `fusermount -u` ends fusefat, which writes its state back
 to the image then. The symptoms: a failure where Linux succeeds, a success
 where Linux fails, a failure with another errno than Linux's (the command's
@@ -41,14 +41,21 @@ Knobs (Case.extra):
                     1 s of the first, which a loaded machine misses (the
                     rename answered ENOENT instead of hanging in 4 of 6 runs
                     at load 8-9, 3 of 6 beside a CPU hog)
+
+Hostile findings (hostile_body): fusefat mounts the volume read-only; a
+hang is `ls -la` on each directory whose cluster chain loops, a listing
+that does not end within HANG_S seconds (default 10) the symptom; a canary
+is `cat` of the file the finding names, its contents compared with the
+canary.
 """
 import errno
 import os
 
-from vfz import export_kernel
-from vfz.export.reproducer import fsck_check, q
+from vfz.oracles.repro import CANARY_FN, LIST_MOUNT, canary_path, fsck_check, looping_dirs, posix_ops, q
 
 PACKAGES = ["fusefat", "fuse"]
+HOSTILE_PACKAGES = ["fusefat", "fuse"]
+HOSTILE = "hang (ls of each looping directory), canary (cat)"
 NEEDS = [("fusefat", "fusefat"), ("fusermount", "fuse"), ("find", "findutils"),
          ("sha256sum", "coreutils"), ("dd", "coreutils"), ("perl", "perl-base"), ("od", "coreutils")]
 SIDES = ("reader", "writer")
@@ -59,7 +66,8 @@ STEPS = ("mounts it with fusefat (`-o rw+` to write, `-o ro` to read) and, for a
          "applies the operations with mkdir, dd, rename(2) (perl), rm and rmdir, checking each exit "
          "status and errno; then lists the mounted tree with find, stat and sha256sum and unmounts "
          "with fusermount")
-EXPECTED = export_kernel.EXPECTED
+EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, `f PATH SIZE "
+            "SHA256` for a file.")
 EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
@@ -205,8 +213,8 @@ trap 'fusermount -u -z "$M" 2>/dev/null' EXIT
 """, _errno_fn(case),
            (f"HANG_S=${{HANG_S:-{int(extra['hang'])}}}\n" + HANG_STEP) if extra.get("hang") else STEP]
     if case.side == "writer":
-        out.append(export_kernel.ops(case, data))
-    out.append(export_kernel.LIST_MOUNT)
+        out.append(posix_ops(case, data))
+    out.append(LIST_MOUNT)
     if case.label:
         line = f"f /{case.label} 0 {EMPTY_SHA}"
         if extra.get("label") == "bug":
@@ -232,3 +240,80 @@ cp "$IMG" "$OUT/after.img"
     elif extra.get("check") == "fat1":
         out.append(_fat1_check(case))
     return "".join(out)
+
+
+def hostile_body(info, img, data, regions):
+    """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if info["kind"] == "hang":
+        words = " ".join(q(d) for d in looping_dirs(img) or ["/"])
+        return HANG.replace("{DIRS}", words), [("fusefat", "fusefat"), ("fusermount", "fuse"),
+                                              ("timeout", "coreutils")]
+    if info["kind"] == "canary":
+        path = canary_path(info)
+        return (CANARY_FN.replace("{CANARY}", info["canary"]) + CANARY.replace("{PATH}", q(path)),
+                [("fusefat", "fusefat"), ("fusermount", "fuse"), ("od", "coreutils")])
+    return None
+
+CANARY = r"""
+P={PATH}
+M="$OUT/mnt"
+mkdir -p "$M"
+fusefat -f -s -o ro "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+FPID=$!
+i=0
+until grep -q " $M fuse" /proc/mounts; do
+    i=$((i + 1))
+    if [ $i -gt 100 ] || ! kill -0 $FPID 2>/dev/null; then
+        cannot "fusefat did not mount the image: $(tail -n 2 "$OUT/fusefat.log")"
+    fi
+    sleep 0.1
+done
+trap 'kill -9 $FPID 2>/dev/null; fusermount -u -z "$M" 2>/dev/null' EXIT
+echo "== cat on the fusefat mount: $P"
+timeout -k 2 ${HANG_S:-10} cat "$M$P" > "$OUT/file.bin" 2> "$OUT/err.txt"
+rc=$?
+indent < "$OUT/err.txt"
+echo "    exit $rc, $(wc -c < "$OUT/file.bin") bytes"
+has_canary "$OUT/file.bin" && bug "fusefat returned bytes from past the declared volume end (the canary) for $P"
+fusermount -u "$M" 2>/dev/null
+"""
+
+HANG = r"""
+M="$OUT/mnt"
+mkdir -p "$M"
+fusefat -f -s -o ro "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+FPID=$!
+i=0
+until grep -q " $M fuse" /proc/mounts; do
+    i=$((i + 1))
+    if [ $i -gt 100 ] || ! kill -0 $FPID 2>/dev/null; then
+        cannot "fusefat did not mount the image: $(tail -n 2 "$OUT/fusefat.log")"
+    fi
+    sleep 0.1
+done
+trap 'kill -9 $FPID 2>/dev/null; fusermount -u -z "$M" 2>/dev/null' EXIT
+for d in {DIRS}; do
+    echo "== ls -la on the fusefat mount: $d (limit ${HANG_S:-10} s)"
+    ls -la "$M$d/" > "$OUT/ls.txt" 2>&1 &
+    LPID=$!
+    end=$(($(date +%s) + ${HANG_S:-10}))
+    while kill -0 $LPID 2>/dev/null && [ "$(date +%s)" -le $end ]; do
+        sleep 0.2
+    done
+    if kill -0 $LPID 2>/dev/null; then
+        # ls waits in the kernel for fusefat's answer: only ending fusefat frees it
+        st=$(ps -o stat=,time= -p $FPID 2>/dev/null)
+        kill -9 $FPID 2>/dev/null
+        fusermount -u -z "$M" 2>/dev/null
+        kill -9 $LPID 2>/dev/null
+        wait $LPID 2>/dev/null
+        bug "readdir of $d on the fusefat mount did not end within ${HANG_S:-10} s (fusefat state, CPU time: $st)"
+        break
+    fi
+    wait $LPID
+    rc=$?
+    head -c 300 "$OUT/ls.txt" | indent
+    echo "    exit $rc"
+    kill -0 $FPID 2>/dev/null || { bug "fusefat died: $(tail -n 1 "$OUT/fusefat.log")"; break; }
+done
+"""

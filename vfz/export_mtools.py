@@ -1,4 +1,4 @@
-"""Reproducer scripts for mtools (vfz.export.reproducer): mmd / mcopy / mmove / mdel /
+"""mtools' reproducer template (vfz/oracles/repro.py): mmd / mcopy / mmove / mdel /
 mrd replay the ops (writer side), mdir -/ -b -a and mtype list the tree
 (both sides). The script writes its own mtoolsrc as the oracle does
 (codepage 437, mtools_skip_check=1) and runs under LC_ALL=C.UTF-8.
@@ -7,11 +7,23 @@ Ops a correct implementation refuses (the expected result is an errno) are
 not run: mtools would prompt or do something else, and the bug lies in
 what it does with the others. A rename onto an existing entry deletes the
 target first (mdel/mrd), as mmove would otherwise move into a directory.
+
+Hostile findings (hostile_body): a crash is `mdir -/ -b -a` (the hostile
+campaign's command), a signal the symptom; a sanitizer report ("runtime
+error:", "AddressSanitizer") needs a sanitizer build of mtools, named by
+MDIR=/path/to/mdir (else CANNOT RUN; hostile_env names the finding's own
+when it is on this machine). A canary is the file the finding names
+copied out with `mcopy -n`, its contents compared with the canary.
 """
+import json
+import os
+
 from vfz import model
-from vfz.export.reproducer import fsck_check, q, op_data
+from vfz.oracles.repro import CANARY_FN, canary_path, fsck_check, op_data, q
 
 PACKAGES = ["mtools"]
+HOSTILE_PACKAGES = ["mtools"]
+HOSTILE = "crash (mdir), canary (mcopy)"
 NEEDS = [("mdir", "mtools"), ("mtype", "mtools"), ("mmd", "mtools"), ("mcopy", "mtools"),
          ("mmove", "mtools"), ("mdel", "mtools"), ("mrd", "mtools"), ("sha256sum", "coreutils")]
 SIDES = ("reader", "writer")
@@ -222,3 +234,53 @@ def _ops(case, data):
                 lines.append(f'step {n}a ok {rm} -i "$IMG" {mpath(t["path"])}\n')
             lines.append(f'step {n} ok mmove -i "$IMG" -D s {mpath(src)} {mtarget(dst)}\n')
     return "".join(lines)
+
+
+def hostile_body(info, img, data, regions):
+    """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if info["kind"] == "crash":
+        san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
+            "asan" in json.dumps(info.get("cfg", {}))
+        return CRASH.replace("{SAN}", "1" if san else "0"), [("mdir", "mtools")]
+    if info["kind"] == "canary":
+        path = canary_path(info)
+        return (CANARY_FN.replace("{CANARY}", info["canary"]) + CANARY.replace("{PATH}", q("::" + _esc(path))),
+                [("mcopy", "mtools"), ("od", "coreutils")])
+    return None
+
+
+def hostile_env(info):
+    """The environment of the export-time run: the sanitizer mdir the
+    finding was made with (MDIR), when it is on this machine."""
+    m = (info.get("cfg") or {}).get("mdir")
+    return {"MDIR": m} if m and os.access(m, os.X_OK) else {}
+
+
+CRASH = r"""
+SAN={SAN}
+MDIR=${MDIR:-mdir}
+if [ "$SAN" = 1 ] && [ "$MDIR" = mdir ]; then
+    cannot "this report comes from a sanitizer build of mtools: build mtools with -fsanitize=address,undefined and run MDIR=/path/to/that/mdir sh run.sh"
+fi
+echo "== $MDIR -i image.img -/ -b -a ::/"
+MTOOLS_SKIP_CHECK=1 timeout -k 2 ${HANG_S:-10} "$MDIR" -i "$IMG" -/ -b -a ::/ > "$OUT/mdir.txt" 2>&1
+rc=$?
+head -n 40 "$OUT/mdir.txt" | indent
+echo "    exit $rc"
+[ $rc -ne 124 ] || bug "mdir did not end within ${HANG_S:-10} s"
+[ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "mdir killed by signal $((rc - 128))"
+if grep -q 'runtime error:\|ERROR: AddressSanitizer' "$OUT/mdir.txt"; then
+    bug "sanitizer: $(grep -m 1 'runtime error:\|ERROR: AddressSanitizer' "$OUT/mdir.txt")"
+fi
+"""
+
+CANARY = r"""
+P={PATH}
+echo "== mcopy -i image.img -n $P file.bin"
+rm -f "$OUT/file.bin"
+MTOOLS_SKIP_CHECK=1 timeout -k 2 ${HANG_S:-10} mcopy -i "$IMG" -n "$P" "$OUT/file.bin" > "$OUT/err.txt" 2>&1
+rc=$?
+indent < "$OUT/err.txt"
+echo "    exit $rc, $(wc -c < "$OUT/file.bin") bytes"
+[ -f "$OUT/file.bin" ] && has_canary "$OUT/file.bin" && bug "mcopy returned bytes from past the declared volume end (the canary) for $P"
+"""

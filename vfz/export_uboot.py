@@ -1,4 +1,4 @@
-"""Reproducer scripts for U-Boot's FAT code (vfz.export.reproducer): U-Boot's own
+"""U-Boot's reproducer template (vfz/oracles/repro.py): U-Boot's own
 command list, typed at its prompt. The script boots Debian's qemu-x86
 U-Boot (u-boot-qemu: /usr/lib/u-boot/qemu-x86/u-boot.rom; UBOOT_ROM=PATH
 names another, e.g. a build of U-Boot's qemu-x86_defconfig) in
@@ -21,12 +21,19 @@ be typed (the oracle passes such names through `env import`): the
 exporter refuses them. U-Boot 2023.01 has no FAT rename. Listing lines
 carry names and sizes (no hash); fatls shows names as Latin-1 bytes,
 turned into UTF-8 with iconv.
+
+Hostile findings (hostile_body) boot a U-Boot of their own (CONSOLE): a
+hang is `fatls` of each directory whose cluster chain loops, typed at the
+prompt, no prompt again within HANG_S seconds (default 10) the symptom; a
+canary is `fatload` of the file the finding names and `md.b` of the bytes
+it read, compared with the canary. Paths are typed as hush words
+(uboot_word).
 """
-from vfz.check import checker
-from vfz.check import diff
-from vfz.export.reproducer import ExportError, fsck_check, op_data, q
+from vfz.oracles.repro import CANARY_FN, ExportError, canary_path, fsck_check, looping_dirs, op_data, q
 
 PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
+HOSTILE_PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
+HOSTILE = "hang (fatls of each looping directory), canary (fatload)"
 NEEDS = [("qemu-system-i386", "qemu-system-x86"), ("iconv", "libc-bin"), ("mkfifo", "coreutils")]
 SIDES = ("reader", "writer")
 SHA = False
@@ -163,7 +170,7 @@ ustep() {   # N EXPECTED PRINTF-FORMAT: one operation
 }
 """
 
-# a U-Boot of its own (vfz/export/hostile.py's reproducers); body() below
+# a U-Boot of its own (the hostile reproducers, hostile_body); body() below
 # adds the UBOOT_BOARD branch
 CONSOLE = HEAD + BOOT + PROMPT
 
@@ -304,7 +311,7 @@ def alias_bytes(case):
 
 
 def entries_check(case, check):
-    if diff.parse_fs(checker.FS_SPECS.get(case.fs, case.fs))[0] == 32:
+    if case.fat_bits == 32:
         raise ExportError(f"the {check} check reads a FAT12/16 root directory; this case is FAT32")
     allowed, notes = alias_bytes(case)
     return (ENTRIES.replace("{CHECK}", q(check)).replace("{ALLOWED}", allowed)
@@ -354,3 +361,69 @@ def body(case, data):
         raise ExportError(f"unknown U-Boot check {check!r} (fsck, alias-bytes, dates)")
     head = (HEAD + ATTACH + PROMPT).replace("{XFER}", "\n".join(xfer))
     return head + "".join(ops) + LIST + tail
+
+
+def uboot_word(path):
+    """path as one word of U-Boot's hush, unquoted: every character but
+    letters, digits and / . _ - after a backslash (a name holding a quote
+    cannot be typed inside quotes)."""
+    typed(path)       # refuses what U-Boot's prompt cannot take at all
+    return "".join(c if c.isalnum() and ord(c) < 0x80 or c in "/._-" else "\\" + c for c in path)
+
+
+def hostile_body(info, img, data, regions):
+    """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if info["kind"] == "hang":
+        words = " ".join(q(uboot_word(d)) for d in looping_dirs(img) or ["/"])
+        return CONSOLE.replace("{XFER}", "") + HANG.replace("{DIRS}", words), NEEDS
+    if info["kind"] == "canary":
+        path = canary_path(info)
+        body = (CONSOLE.replace("{XFER}", "") + CANARY_FN.replace("{CANARY}", info["canary"])
+                + CANARY.replace("{PATH}", q(uboot_word(path))))
+        return body, NEEDS + [("od", "coreutils")]
+    return None
+
+CANARY = r"""
+P={PATH}
+echo "== U-Boot: fatload virtio 0:0 0x02000000 $P; md.b the bytes it read"
+ucmd "fatload virtio 0:0 0x02000000 $P"
+indent < "$OUT/cmd.txt"
+n=$(sed -n 's/^\([0-9][0-9]*\) bytes read.*/\1/p' "$OUT/cmd.txt" | tail -n 1)
+if [ "$URC" = 0 ] && [ -n "$n" ]; then
+    [ "$n" -le 65536 ] || n=65536
+    ucmd "md.b 0x02000000 $(printf '%x' "$n")"
+    hx=$(tr -d '\r' < "$OUT/cmd.txt" | sed -n 's/^[0-9a-f]*: \(\([0-9a-f][0-9a-f] \)*\).*/\1/p' | tr -d ' \n')
+    echo "    $n bytes read, $((${#hx} / 2)) dumped: $(printf '%s' "$hx" | cut -c1-64)..."
+    canary_hex "$hx" && bug "U-Boot fatload read bytes from past the declared volume end (the canary) for $P"
+else
+    echo "    fatload: \$? $URC"
+fi
+kill $QPID 2>/dev/null
+wait $QPID 2>/dev/null
+trap - EXIT
+"""
+
+HANG = r"""
+for d in {DIRS}; do
+    echo "== U-Boot: fatls virtio 0:0 $d (limit ${HANG_S:-10} s)"
+    N=$((N + 1))
+    printf 'fatls virtio 0:0 %s; echo "@@V""FZ%d" $?\n' "$d" $N >&3
+    end=$(($(date +%s) + ${HANG_S:-10}))
+    while ! grep -q "@@VFZ$N " "$OUT/console.log" && kill -0 $QPID 2>/dev/null \
+            && [ "$(date +%s)" -le $end ]; do
+        sleep 0.2
+    done
+    if grep -q "@@VFZ$N " "$OUT/console.log"; then
+        echo "    fatls returned"
+    elif ! kill -0 $QPID 2>/dev/null; then
+        cannot "QEMU ended: $(tail -n 3 "$OUT/console.log")"
+    else
+        tr -d '\r' < "$OUT/console.log" | tail -n 6 | indent
+        bug "U-Boot fatls of $d did not return to the prompt within ${HANG_S:-10} s"
+        break
+    fi
+done
+kill $QPID 2>/dev/null
+wait $QPID 2>/dev/null
+trap - EXIT
+"""

@@ -26,7 +26,7 @@ reproducer timed out, gets a fresh boot. Between reproducers QEMU is
 stopped (SIGSTOP; run.sh sends SIGCONT once its image is in place and
 SIGSTOP when it has done with U-Boot): U-Boot at its prompt polls the
 serial line, which keeps a host CPU busy under TCG. Reproducers that boot a U-Boot of
-their own whatever UBOOT_BOARD says (vfz/export/hostile.py's: a hang or a
+their own whatever UBOOT_BOARD says (the hostile ones, hostile_body: a hang or a
 trap ends the board) are run as they are by the caller, not here.
 """
 import lzma

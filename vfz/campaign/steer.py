@@ -106,7 +106,7 @@ def result_census(ck, res, ops, fs):
     import json
     from vfz import oracles
     from vfz.check.checker import write_copy
-    wn = next((n for n, _ in ck.writers if oracles.entry(n).family == "core" and n in res.images
+    wn = next((n for n, _ in ck.writers if oracles.entry(n).under_test and n in res.images
                and not res.verdicts.get(n, {}).get("(writer)")), None)
     if wn is None:
         return None

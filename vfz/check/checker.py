@@ -235,11 +235,11 @@ class Checker:
         if vfat:
             # the build under test writes, and its `vfat ls` is the core reader
             for w in list(oracles.WRITERS) + list(oracles.READERS):
-                if oracles.entry(w).family == "core":
+                if oracles.entry(w).under_test:
                     cfg.setdefault(w, {})["vfat"] = vfat
         if no_sync_supported(vfat):        # scratch images: no fsync of each one
             for w in oracles.WRITERS:
-                if oracles.entry(w).family == "core":
+                if oracles.entry(w).under_test:
                     kw = cfg.setdefault(w, {})
                     kw["extra_args"] = list(kw.get("extra_args", ())) + ["--no-sync"]
         self.readers = []
@@ -288,7 +288,7 @@ class Checker:
             if fs not in self.pristine:
                 fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
                 p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
-                if self.formatter == "vfat":
+                if oracles.entry(self.formatter).under_test:     # the build under test's own mkfs
                     vfat_mkfs(p, fat, size, cl, self.vfat)
                 else:
                     diff.mkfs(p, fat, size, cl)

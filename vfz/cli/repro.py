@@ -37,7 +37,7 @@ def run(args):
 def _run(args):
     vfat = args.vfat or campaign.vfat_default()
     if args.export:
-        from vfz.export import reproducer as export
+        from vfz.export import command as export
         hostile = export.hostile_source(args.target)
         t = None if hostile or export.is_spec(args.target) else targets.Target(args.target, vfat)
         return export.repro_export(args, t)

@@ -19,20 +19,18 @@ from vfz.hostile import mutate as hm
 from vfz.hostile import transform as hostile_tx
 from vfz.hostile import verdict as hv
 
-READER_CFG = {"dosfsck": {"repair": False}}   # the repair probe is a second tool run per image
-
-
 def reader_cfg(name, asan_peers=None):
-    """The reader's constructor cfg; asan_peers: the OUT of
-    scripts/build-asan-peers.sh (mtools and fsck.fat built with ASan+UBSan)."""
-    cfg = dict(READER_CFG.get(name, {}))
-    if asan_peers:
-        b = os.path.join(os.path.abspath(asan_peers), "bin")
-        if name == "mtools":
-            cfg.update(mdir=os.path.join(b, "mdir"), mcopy=os.path.join(b, "mcopy"))
-        elif name in ("dosfsck", "fsck-repair"):        # the reader and the -a transformer
-            cfg.update(fsck=os.path.join(b, "fsck.fat"))
-    return cfg
+    """The hostile oracle's constructor cfg, its class's hostile_cfg hook
+    (the transformer's when the campaign runs it as one, else the reader's,
+    else the writer's); asan_peers: the OUT of scripts/build-asan-peers.sh
+    (mtools and fsck.fat built with ASan+UBSan)."""
+    e = oracles.entries().get(name)
+    role = "transformer" if hostile_tx.is_transformer(name) else \
+        next((r for r in ("reader", "writer") if e and getattr(e, r)), None)
+    if role is None:
+        return {}
+    b = os.path.join(os.path.abspath(asan_peers), "bin") if asan_peers else None
+    return dict(oracles.oracle_class(name, role).hostile_cfg(b))
 
 
 # sanitizer builds: reports to stderr (the oracles keep it in raw), no leak
@@ -269,26 +267,16 @@ def reminimise(d, budget_s=600.0, log=print):
 
 
 # ------------------------------------------------------------------ export hook
-# The family -> the tool's own command on image.img, for a reproducer that
-# needs nothing but the implementation (VM and wasm readers replay through
-# vfatfuzz).
-TOOL_COMMANDS = {
-    "dosfsck": "fsck.fat -n image.img", "mtools": "MTOOLS_SKIP_CHECK=1 mdir -/ -a -i image.img ::/",
-    "7z": "7z x -y -tFAT -oout image.img", "grub": "grub-fstest image.img ls -l '(loop0)/'",
-    "sleuthkit": "fls -r image.img", "fatcat": "fatcat image.img -l /",
-}
-
-
 def is_hostile_finding(path):
     return os.path.isfile(os.path.join(path, "finding.json")) and \
         os.path.isfile(os.path.join(path, "hostile.img.xz"))
 
 
 def export_case(path):
-    """The exporter's hook (vfz/export/reproducer.py): a hostile finding as a dict
-    {impl, reader, kind, signature, image (bytes), readme (text with the
-    hexdump of the mutated fields), command (the tool's own command on
-    image.img, or None: replay with vfatfuzz), ops (a writer's finding: the
+    """The exporter's hook (vfz/export/hostile.py): a hostile finding as a dict
+    {impl (the family, whose reproducer template writes the tool's part of
+    run.sh), reader, kind, signature, image (bytes), readme (text with the
+    hexdump of the mutated fields), ops (a writer's finding: the
     op-script the tool applies to the volume, else None)}; a transformer's
     finding adds guard (sh text appending the guard to "$IMG": the tool gets
     what the campaign gave it) and regions (the protected byte ranges of
@@ -301,9 +289,7 @@ def export_case(path):
         # the tool gets the volume and the guard (its command is in the evidence)
         return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
                 "image": img, "guard": hostile_tx.GUARD_SH, "readme": readme(info, diff), "hexdump": diff,
-                "command": None, "ops": None, "regions": hostile_tx.regions(
+                "ops": None, "regions": hostile_tx.regions(
                     img, oracles.oracle_class(info["reader"], "transformer"))}
     return {"impl": fam, "reader": info["reader"], "kind": info["kind"], "signature": info["signature"],
-            "image": img, "readme": readme(info, diff), "hexdump": diff,
-            "command": None if info.get("ops") is not None else TOOL_COMMANDS.get(fam),
-            "ops": info.get("ops")}
+            "image": img, "readme": readme(info, diff), "hexdump": diff, "ops": info.get("ops")}

@@ -74,13 +74,14 @@ from vfz.hostile.writes import ops_of as writes_ops
 
 CANARY_SHARE = 0.25
 FLAKY_TRIES = 3        # unconfirmed sightings of a signature before it is recorded as flaky
-# readers of the implementations apart from the core, one per family (the
-# kernel's patched variants read as the stock one does)
-DEFAULT_SKIP = ("core", "vfat-check", "vfat-check-own", "kernel-nodual", "kernel-nodual-v3", "kernel-no83")
 
 
 def default_readers():
-    return [n for n in oracles.names("reader") if n not in DEFAULT_SKIP]
+    """The readers of the implementations apart from the core (Entry.independent), those
+    that need no long build unless they are default readers: one per family (the kernel's
+    patched variants read as the stock one does)."""
+    return [n for n, e in oracles.entries().items()
+            if e.reader and e.independent and (not e.builds or "reader" in e.default)]
 
 
 # ------------------------------------------------------------------ images

@@ -22,9 +22,11 @@ driver compares each answer with the model's expected tree (vfz.model).
 The registry: every oracle module (MODULES) declares ENTRIES, one Entry per
 registered name with its traits (roles, family, the model profile that
 predicts its writes, names mode, shortname rule, what it supports, what it
-needs installed, its cost), and EXCEPTIONS, its NamedExceptions with their
-evidence. Drivers read traits from here; nothing outside an oracle's own
-module tests that oracle's name. The contract is docs/oracles.md.
+needs installed, its cost), EXCEPTIONS, its NamedExceptions with their
+evidence, and EXPORTS, its reproducer templates ({family: module}, the
+contract in vfz/oracles/repro.py). Drivers read traits, hooks and templates
+from here; nothing outside an oracle's own module tests that oracle's name.
+The contract is docs/oracles.md.
 """
 from dataclasses import dataclass, field
 import functools
@@ -77,6 +79,14 @@ class Hooks:
         evidence (vfz.check.checker.Evidence), else None; or (name, verdict) to
         file it under another verdict."""
         return None
+
+    @classmethod
+    def hostile_cfg(cls, asan_bin=None):
+        """The constructor cfg the hostile campaign gives this oracle
+        (vfz/hostile/): what it leaves out per image, and with asan_bin (the
+        bin/ of scripts/build-asan-peers.sh's output) its sanitizer build's
+        binaries. Default: none."""
+        return {}
 
 
 class Reader(Hooks):
@@ -321,6 +331,8 @@ class Entry:
     lists: bool = True               # as a reader: answers with a listing (False: a checker)
     independent: bool = True         # an implementation apart from the core under test
     builds: bool = False             # may start a long build when missing: only when named
+    under_test: bool = False         # the build under test runs it (the C core's writers, its
+                                     # reader and own checker): a Checker's vfat=BUILD is its binary
 
     @property
     def title(self):
@@ -364,6 +376,28 @@ def exceptions():
     """Every NamedException of every oracle module (one name may be an
     exception of more than one implementation: v3-dummy-05 of 7-Zip and GRUB)."""
     return [x for mod in _modules() for x in getattr(mod, "EXCEPTIONS", ())]
+
+
+@functools.lru_cache(maxsize=None)
+def exporters():
+    """family -> the dotted module of its reproducer template (every oracle
+    module's EXPORTS, in MODULES order)."""
+    out = {}
+    for mod in _modules():
+        for fam, path in getattr(mod, "EXPORTS", {}).items():
+            if fam in out:
+                raise ValueError(f"reproducer template of {fam!r} declared twice ({mod.__name__})")
+            out[fam] = path
+    return out
+
+
+def exporter(family):
+    """The reproducer template module of family (imported; the contract is
+    vfz/oracles/repro.py); KeyError when it has none."""
+    path = exporters().get(family)
+    if path is None:
+        raise KeyError(f"no reproducer template for {family!r} (have: {', '.join(sorted(exporters()))})")
+    return importlib.import_module(path)
 
 
 def exception(name):

@@ -138,13 +138,15 @@ class VfatFormatter(Formatter):
 
 
 ENTRIES = [
-    Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False),
-    Entry("vfat", "core", formatter="vfz.oracles.core:VfatFormatter", label="vfat mkfs", independent=False),
+    Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False,
+          under_test=True),
+    Entry("vfat", "core", formatter="vfz.oracles.core:VfatFormatter", label="vfat mkfs", independent=False,
+          under_test=True),
     Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",),
-          twin="kernel"),
+          twin="kernel", under_test=True),
     Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",),
-          twin="kernel-nodual"),
+          twin="kernel-nodual", under_test=True),
     Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,
-          default=("writer",), twin="kernel-nodual-v3"),
-    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True),
+          default=("writer",), twin="kernel-nodual-v3", under_test=True),
+    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True, under_test=True),
 ]

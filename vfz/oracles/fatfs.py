@@ -585,6 +585,7 @@ PROFILE = {
 
 
 # ---------------------------------------------------------------- registry
+EXPORTS = {"fatfs": "vfz.export_fatfs"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("fatfs", "fatfs", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
           profile=PROFILE, names="dual", shortname="winnt", shorts="own", label="FatFs R0.15",

@@ -35,6 +35,11 @@ class FsckRepairTransformer(Transformer):
         self.fsck = shlex.split(fsck) if isinstance(fsck, str) else list(fsck)
         self.last = []          # complaint dicts of the last transform
 
+    @classmethod
+    def hostile_cfg(cls, asan_bin=None):
+        """With the sanitizer peers: their fsck.fat."""
+        return {"fsck": os.path.join(asan_bin, "fsck.fat")} if asan_bin else {}
+
     def transform(self, image, timeout=60.0):
         w = WriteResult(self.name)
         with Timer() as t:

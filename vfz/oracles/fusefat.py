@@ -1052,6 +1052,7 @@ PROFILE = {
     "replace": "respell",
 }
 
+EXPORTS = {"fusefat": "vfz.export_fusefat"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("fusefat", "fusefat", reader="vfz.oracles.fusefat:FusefatReader",
           writer="vfz.oracles.fusefat:FusefatWriter", profile=PROFILE, names="nodual",

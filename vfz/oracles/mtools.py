@@ -102,6 +102,12 @@ class MtoolsReader(Reader):
         self.mdir = shlex.split(mdir) if isinstance(mdir, str) else list(mdir)
         self.mcopy = shlex.split(mcopy) if isinstance(mcopy, str) else list(mcopy)
 
+    @classmethod
+    def hostile_cfg(cls, asan_bin=None):
+        """With the sanitizer peers: their mdir and mcopy."""
+        if not asan_bin:
+            return {}
+        return {"mdir": os.path.join(asan_bin, "mdir"), "mcopy": os.path.join(asan_bin, "mcopy")}
 
     def _read(self, image, timeout, r):
         if not os.path.isfile(image):
@@ -455,6 +461,7 @@ class MtoolsWriter(Writer):
 
 # ---------------------------------------------------------------- registry
 EXCEPTIONS = mx.EXCEPTIONS
+EXPORTS = {"mtools": "vfz.export_mtools"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("mtools", "mtools", reader="vfz.oracles.mtools:MtoolsReader",
           writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",

@@ -55,7 +55,7 @@ class VfatCheckReader(Reader):
 ENTRIES = [Entry("vfat-check", "vfat-check", reader="vfz.oracles.vfatcheck:VfatCheckReader",
                  cost="process", lists=False, independent=False),
            Entry("vfat-check-own", "core", reader="vfz.oracles.vfatcheck:VfatCheckReader",
-                 cost="process", lists=False, independent=False)]
+                 cost="process", lists=False, independent=False, under_test=True)]
 
 EXCEPTIONS = [
     NamedException(DUMMY_COLLISION, "vfat-check", "reader",

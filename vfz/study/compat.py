@@ -45,7 +45,7 @@ CLASSES = ["upper83", "lower83", "long", "slot13", "n255", "latin", "cjk", "astr
            "spaces", "traildots", "longchars", "invalid", "reserved", "case", "e5"]
 # the core's write styles: its writers, by the kind of short entries they write
 STYLES = {("dual" if e.shorts == "alias" else "unique" if e.unique else e.shorts): n
-          for n, e in oracles.entries().items() if e.writer and e.family == "core"}
+          for n, e in oracles.entries().items() if e.writer and e.under_test}
 # one row per independent reader that lists the tree (the registry's), after fsck.fat's two
 READER_OF = {e.title: n for n, e in oracles.entries().items() if e.reader and e.lists and e.independent}
 ROWS = ["fsck.fat -n", "fsck.fat -a + re-read"] + list(READER_OF)

@@ -26,6 +26,12 @@ class DosfsckReader(Reader):
         self.fsck = shlex.split(fsck) if isinstance(fsck, str) else list(fsck)
         self.repair = repair
 
+    @classmethod
+    def hostile_cfg(cls, asan_bin=None):
+        """No repair probe (a second tool run per image); with the sanitizer
+        peers, their fsck.fat."""
+        return {"repair": False, **({"fsck": os.path.join(asan_bin, "fsck.fat")} if asan_bin else {})}
+
     @staticmethod
     def fresh_exceptions(geo, rr):
         return fresh_exceptions(geo, rr)
@@ -180,6 +186,7 @@ CROSS = "fsck-v1-lfn-cross"
 TOLERATED = {"dots-missing": "fsck-v1-dots"}
 
 # ---------------------------------------------------------------- registry
+EXPORTS = {"dosfsck": "vfz.oracles.dosfsck.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("dosfsck", "dosfsck", reader="vfz.oracles.dosfsck:DosfsckReader", needs=("dosfstools", "mtools"),
           label="fsck.fat", lists=False, default=("reader",)),

@@ -574,6 +574,7 @@ class KernelNo83Writer(KernelWriter):
 _NEEDS = ("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")
 _NODUAL_NEEDS = _NEEDS + ("linux-headers-amd64", "linux-source-6.1", "make", "gcc")
 _M = "vfz.oracles.kernel:"
+EXPORTS = {"kernel": "vfz.oracles.kernel.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("kernel", "kernel", reader=_M + "KernelReader", writer=_M + "KernelWriter", names="dual",
           needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True),

@@ -303,6 +303,7 @@ def slot_cut_explains(expected, shown):
     return any(shown[i]["path"] != "/".join(exp[j][0]) for j, i in owner.items())
 
 
+EXPORTS = {"sleuthkit": "vfz.oracles.sleuthkit.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [Entry("sleuthkit", "sleuthkit", label="The Sleuth Kit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
                  needs=("sleuthkit",), cost="process")]
 

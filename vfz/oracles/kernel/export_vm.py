@@ -1,4 +1,4 @@
-"""Run an exported Linux reproducer (vfz/export_kernel.py's run.sh) inside
+"""Run an exported Linux reproducer (vfz/oracles/kernel/export.py's run.sh) inside
 the kernel oracle's guest, for a host whose kernel cannot loop-mount vfat
 (this project's machines: no vfat module, no KVM).
 
@@ -21,7 +21,7 @@ import io
 import os
 import tarfile
 
-from vfz.export.reproducer import ExportError
+from vfz.oracles.repro import ExportError
 
 GUEST_DIR = "/repro"
 SEEN_MARK = "@@vfz-seen.txt@@"

@@ -1,4 +1,4 @@
-"""Reproducer scripts for dosfstools' fsck.fat (vfz.export.reproducer), reader side.
+"""dosfstools' fsck.fat reproducer template (vfz/oracles/repro.py), reader side.
 
 The script runs `fsck.fat -n -l` (read-only check) on the image, then
 `fsck.fat -a -w -l` (automatic repair) on a copy, then `fsck.fat -n -l`
@@ -10,11 +10,14 @@ Symptoms, each a `bug` line:
   * complaints on an image the other implementations read as expected,
     when the case says its writer makes valid images (extra
     "complaints": true: a Linux-written image; false for the patch's v1
-    dummies, which fsck.fat rightly calls bad 8.3 names).
+    dummies, which fsck.fat rightly calls bad 8.3 names): default_extra
+    sets it from the writer's registry entry when the case leaves it out.
 """
-from vfz.export.reproducer import q
+from vfz import oracles
+from vfz.oracles.repro import q
 
 PACKAGES = ["dosfstools"]
+HOSTILE_PACKAGES = ["dosfstools"]
 NEEDS = [("fsck.fat", "dosfstools")]
 SIDES = ("reader",)
 SHA = False
@@ -30,6 +33,20 @@ EXPECTED = ("the tree the image holds (every other implementation reads it so; `
 
 def shown(case, path):
     return path
+
+
+def default_extra(extra, writer):
+    """The knobs a case leaves out (extra, changed in place). "complaints":
+    whether fsck.fat -n complaining is itself a symptom -- yes on an image
+    whose 8.3 entries are meant to be valid (Linux's aliases, a tool's
+    own), no on the seed patch's v1 dummies, which fsck.fat rightly calls
+    bad 8.3 names."""
+    if "complaints" not in extra and writer:
+        try:
+            shorts = oracles.entry(writer).shorts
+        except Exception:
+            shorts = "v1"
+        extra["complaints"] = shorts != "v1"
 
 
 def body(case, data):

@@ -214,6 +214,7 @@ def overflow_lines(image):
     return out
 
 
+EXPORTS = {"fatsort": "vfz.oracles.fatsort.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [Entry("fatsort", "fatsort", transformer="vfz.oracles.fatsort:FatsortTransformer",
                  needs=("fatsort",), cost="process")]
 

@@ -394,6 +394,7 @@ class FatcatReader(Reader):
         return None
 
 
+EXPORTS = {"fatcat": "vfz.oracles.fatcat.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [Entry("fatcat", "fatcat", reader="vfz.oracles.fatcat:FatcatReader", needs=("fatcat",),
                  cost="process")]
 

@@ -1,14 +1,16 @@
-"""Reproducer scripts for fatsort (vfz.export.reproducer), its transformer role as a
+"""fatsort's reproducer template (vfz/oracles/repro.py), its transformer role as a
 "reader" side case: the image another writer made is copied to
 "$OUT/after.img" and sorted in place with `fatsort -f` (-f: a file, never
 mounted). fatsort must end with status 0 and keep the tree; killed by a
 signal is the symptom. When dosfstools is installed, `fsck.fat -n` shows
 that the image fatsort was given is valid and what the sort left (for the
 record; its verdict is not the symptom). No listing: the script needs no
-FAT reader besides fatsort itself.
+FAT reader besides fatsort itself. A hostile finding (a crash, a hang, an
+overwrite past the volume) replays the command its evidence holds.
 """
 
 PACKAGES = ["fatsort", "dosfstools"]
+HOSTILE_PACKAGES = ["fatsort"]
 NEEDS = [("fatsort", "fatsort")]
 SIDES = ("reader",)
 SHA = False

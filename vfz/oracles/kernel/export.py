@@ -1,10 +1,10 @@
-"""Reproducer scripts for Linux's vfat (vfz.export.reproducer): a loop mount of the
+"""Linux vfat's reproducer template (vfz/oracles/repro.py): a loop mount of the
 image (as root) with the options the kernel oracle uses
 (codepage=437,iocharset=ascii,utf8,shortname=mixed), then mkdir / dd / rename(2)
 (perl's, or `mv -T` where there is no perl: both call rename(2) on one file
 system) / rm / rmdir for the ops (writer side), and a listing made with
 find, stat and sha256sum (both sides). Every command it uses is a busybox
-applet too, so it also runs inside the kernel oracle's guest (vfz.export.vm:
+applet too, so it also runs inside the kernel oracle's guest (export_vm here:
 how the suite runs it, this host's kernel having no vfat). Each command's exit status is checked
 against the result Linux is expected to give; a failure where success
 is expected is a symptom, and so is a success where an errno is expected
@@ -13,8 +13,14 @@ is expected is a symptom, and so is a success where an errno is expected
 The oracle runs a Debian 6.1 kernel in QEMU; a maintainer runs this on
 their own kernel, so the README's versions name the running kernel
 (uname -r is printed by the script).
+
+Hostile findings (hostile_body): a writer's finding (its ops) is replayed
+through the loop mount with the same commands, any answer allowed; a
+WARNING, BUG, Oops or general protection fault in the kernel log since the
+mount is the symptom.
 """
-from vfz.export.reproducer import q, op_data
+from vfz import opscript
+from vfz.oracles.repro import LIST_MOUNT, Case, posix_ops
 
 PACKAGES = ["mount", "coreutils", "findutils"]
 NEEDS = [("mount", "mount"), ("umount", "mount"), ("find", "findutils"), ("sha256sum", "coreutils"),
@@ -29,11 +35,14 @@ STEPS = ("mounts it with `mount -o loop` (root needed) and, for a writer bug, ap
 EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, `f PATH SIZE "
             "SHA256` for a file.")
 OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
-ELSEWHERE = "the kernel oracle's QEMU guest as root (vfz.export.vm: Debian's 6.1 kernel, busybox)"
+ELSEWHERE = "the kernel oracle's QEMU guest as root (vfz.oracles.kernel.export_vm: Debian's 6.1 kernel, busybox)"
+HOSTILE = "a writer's trap (its ops through the loop mount, then the kernel log)"
+HOSTILE_STEPS_OPS = ("mounts it with `mount -o loop` (root needed), applies `ops.txt` with mkdir, dd, "
+                     "rename(2), rm and rmdir, and reads the kernel log (dmesg) for WARNING, BUG or Oops")
 
 
 def run_elsewhere(dirname, timeout):
-    from vfz.export import vm as export_vm
+    from vfz.oracles.kernel import export_vm
     return export_vm.run_in_vm(dirname, timeout=min(timeout, 300.0))
 
 
@@ -64,20 +73,6 @@ kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume
 }
 """
 
-LIST_MOUNT = r"""
-echo "== listing of the mounted volume"
-( cd "$M" && find . -mindepth 1 ) | sed 's/^\.//' | while IFS= read -r p; do
-    if [ -d "$M$p" ]; then
-        echo "d $p"
-    elif [ -f "$M$p" ]; then
-        echo "f $p $(stat -c %s "$M$p") $(sha256sum < "$M$p" | cut -d' ' -f1)"
-    else
-        echo "? $p (cannot stat: $(stat -c %s "$M$p" 2>&1 | tail -n 1))"
-    fi
-done > "$OUT/seen.unsorted"
-"""
-
-
 def body(case, data):
     out = [r"""
 [ "$(id -u)" = 0 ] || cannot "a loop mount needs root"
@@ -89,7 +84,7 @@ mount -t vfat -o loop,""" + OPTIONS + r""" "$IMG" "$M" 2> "$OUT/mount.err" \
 trap 'umount "$M" 2>/dev/null' EXIT
 """, KSTEP]
     if case.side == "writer":
-        out.append(ops(case, data))
+        out.append(posix_ops(case, data))
     out.append(LIST_MOUNT)
     out.append(r"""umount "$M" && trap - EXIT
 cp "$IMG" "$OUT/after.img"
@@ -97,35 +92,44 @@ cp "$IMG" "$OUT/after.img"
     return "".join(out)
 
 
-def ops(case, data):
-    """kstep lines for the ops, on the volume mounted at $M."""
-    lines = ['echo "== the operations"\n']
-    for i, op in enumerate(case.ops):
-        n = i + 1
-        want = case.results[i] if case.results and i < len(case.results) else "ok"
-        k = op.kind
-        p = '"$M"' + q(op.path)
-        if k == "mkdir":
-            cmd = f"mkdir {p}"
-        elif k == "create":
-            f = op_data(data, i, op)
-            # O_CREAT|O_EXCL as the op means it: refuse an existing name
-            cmd = f'sh -c \'[ ! -e "$1" ] && [ ! -L "$1" ] || {{ echo "$1: exists"; exit 1; }}; ' \
-                  f'cat "$2" > "$1"\' create {p} "$HERE/{f}"'
-        elif k == "write":
-            f = op_data(data, i, op)
-            if op.args[2] == 0:       # pwrite of 0 bytes: the file must exist, nothing changes
-                cmd = f"test -f {p}"
-            else:
-                cmd = (f'dd if="$HERE/{f}" of={p} bs=1 seek={op.args[1]} conv=notrunc '
-                       'status=none')
-        elif k == "unlink":
-            cmd = f"rm {p}"
-        elif k == "rmdir":
-            cmd = f"rmdir {p}"
-        elif k == "rename":
-            cmd = f'ren {p} "$M"{q(op.args[1])}'
-        else:
-            continue
-        lines.append(f"kstep {n} {want} {cmd}\n")
-    return "".join(lines)
+def hostile_body(info, img, data, regions):
+    """A writer's hostile finding: the op-script through the loop mount
+    (the commands above), then the kernel log; else None."""
+    if not info.get("ops"):
+        return None
+    ops = opscript.parse(info["ops"])
+    case = Case(impl="kernel", side="writer", ops=ops, fs="?", image="", results=["any"] * len(ops))
+    body = (HOSTILE_OPS.replace("{OPTIONS}", OPTIONS) + KSTEP.split("kstep()")[0]
+            + posix_ops(case, data) + HOSTILE_LOG)
+    return body, [("mount", "mount"), ("dmesg", "util-linux")]
+
+
+HOSTILE_OPS = r"""
+[ "$(id -u)" = 0 ] || cannot "a loop mount needs root"
+command -v dmesg >/dev/null 2>&1 || cannot "dmesg not found (util-linux)"
+echo "kernel: $(uname -r)"
+M="$OUT/mnt"
+mkdir -p "$M"
+BEFORE=$(dmesg | wc -l)
+mount -t vfat -o loop,{OPTIONS} "$IMG" "$M" 2> "$OUT/mount.err" \
+    || cannot "mount failed: $(cat "$OUT/mount.err")"
+trap 'umount "$M" 2>/dev/null' EXIT
+kstep() {   # N ANY COMMAND...: run it; on a hostile volume any answer is allowed, the kernel log is the test
+    n=$1; shift 2
+    echo "op $n: $*"
+    "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    indent < "$OUT/op$n.txt"
+    echo "    exit $rc"
+}
+"""
+
+HOSTILE_LOG = r"""
+umount "$M" && trap - EXIT
+echo "== kernel messages since the mount"
+dmesg | tail -n +$((BEFORE + 1)) > "$OUT/dmesg.txt"
+indent < "$OUT/dmesg.txt" | head -n 60
+if grep -q 'WARNING:\|BUG:\|Oops\|general protection' "$OUT/dmesg.txt"; then
+    bug "kernel: $(grep -m 1 'WARNING:\|BUG:\|Oops\|general protection' "$OUT/dmesg.txt" | sed 's/^\[[ 0-9.]*\] //')"
+fi
+"""

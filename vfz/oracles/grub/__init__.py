@@ -153,6 +153,7 @@ class GrubReader(Reader):
 
 
 # ---------------------------------------------------------------- registry
+EXPORTS = {"grub": "vfz.oracles.grub.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [Entry("grub", "grub", reader="vfz.oracles.grub:GrubReader", needs=("grub-common",),
                  label="GRUB")]
 

@@ -1,4 +1,4 @@
-"""Reproducer scripts for fatcat (vfz.export.reproducer), reader side: `fatcat IMAGE
+"""fatcat's reproducer template (vfz/oracles/repro.py), reader side: `fatcat IMAGE
 -l /` shows the root as fatcat reads it, then `fatcat IMAGE -x DIR`
 extracts every file and directory into a host directory (which must
 exist: fatcat 1.1.1 dies by SIGSEGV when it does not). The listing is
@@ -17,9 +17,15 @@ Knob (Case.extra):
                 (uniq -c: a hung run prints a line per slot it reads past
                 the disk), after the first entries of the FAT (FAT[1]) and,
                 when installed, fsck.fat -n's verdict
+
+Hostile findings (hostile_body): a canary is `fatcat IMAGE -x DIR` (every
+file), bounded by HANG_S seconds; an extracted file holding the canary
+pattern is the symptom.
 """
 
 PACKAGES = ["fatcat"]
+HOSTILE_PACKAGES = ["fatcat"]
+HOSTILE = "canary (-x)"
 NEEDS = [("fatcat", "fatcat"), ("iconv", "libc-bin"), ("sha256sum", "coreutils"), ("find", "findutils")]
 SIDES = ("reader",)
 SHA = True
@@ -111,3 +117,34 @@ def _orphans(case):
         b = f.read(512)
     fat = int.from_bytes(b[14:16], "little") * int.from_bytes(b[11:13], "little")
     return ORPHANS.format(fat=fat, runs=int(case.extra["orphans"]))
+
+
+def hostile_body(info, img, data, regions):
+    """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if info["kind"] == "canary":
+        return CANARY.replace("{CANARY}", info["canary"]), [("fatcat", "fatcat"), ("od", "coreutils")]
+    return None
+
+CANARY = r"""
+CANARY={CANARY}
+echo "== fatcat image.img -x DIR"
+X="$OUT/x"
+rm -rf "$X"
+mkdir -p "$X"
+timeout -k 2 ${HANG_S:-10} fatcat "$IMG" -x "$X" > "$OUT/x.txt" 2>&1
+rc=$?
+grep -a '^Extracting' "$OUT/x.txt" | sed "s|$X||" | indent
+echo "    exit $rc"
+[ $rc -lt 128 ] || bug "fatcat -x killed by signal $((rc - 128))"
+[ $rc -ne 124 ] || bug "fatcat -x did not end within ${HANG_S:-10} s"
+find "$X" -type f | while IFS= read -r f; do
+    if od -An -v -tx1 "$f" | tr -d ' \n' | grep -q "$CANARY"; then
+        echo "${f#$X}"
+    fi
+done > "$OUT/canary.txt"
+if [ -s "$OUT/canary.txt" ]; then
+    echo "files holding the canary (bytes that lie only past the volume's declared end):"
+    indent < "$OUT/canary.txt"
+    bug "fatcat returned contents from past the declared volume end: $(head -n 1 "$OUT/canary.txt")"
+fi
+"""

@@ -1,10 +1,11 @@
-"""Reproducer scripts for The Sleuth Kit (vfz.export.reproducer), reader side:
+"""The Sleuth Kit's reproducer template (vfz/oracles/repro.py), reader side:
 `fls -r -p -l IMAGE` lists every allocated entry with its full path and
 size (tab-separated); the script drops the virtual entries ($MBR, $FAT1,
 $OrphanFiles: v/v, V/V), deleted ones ('*') and the volume label, and
 compares names and sizes with the expected tree."""
 
 PACKAGES = ["sleuthkit"]
+HOSTILE_PACKAGES = ["sleuthkit"]
 NEEDS = [("fls", "sleuthkit")]
 SIDES = ("reader",)
 SHA = False

@@ -1,9 +1,12 @@
-"""Reproducer scripts for 7-Zip (vfz.export.reproducer), reader side: `7z l -slt
+"""7-Zip's reproducer template (vfz/oracles/repro.py), reader side: `7z l -slt
 -tFAT` lists every entry of the image ("Path = ", "Folder = +|-",
 "Size = "); the script turns that into listing lines and compares them
-with the expected tree (names and sizes: 7-Zip's listing has no hash)."""
+with the expected tree (names and sizes: 7-Zip's listing has no hash).
+A hostile finding replays the command its evidence holds (HOSTILE_PACKAGES:
+7zip first)."""
 
 PACKAGES = ["p7zip-full", "7zip"]
+HOSTILE_PACKAGES = ["7zip", "p7zip-full"]
 NEEDS = [("7z", "p7zip-full")]
 SIDES = ("reader",)
 SHA = False
