@@ -1,6 +1,6 @@
 """fusefat 0.1a (Debian 12), an independent user-space FAT driver, through FUSE.
 
-Reader: `fusefat -f -s -o ro IMAGE DIR`, then a child agent (fuse_agent.py,
+Reader: `fusefat -f -s -o ro IMAGE DIR`, then a child agent (agent.py,
 chrooted into DIR) walks the tree with os.walk and hashes every file.
 Writer: `fusefat -f -s -o rw+ IMAGE DIR` (rw+: fusefat's own read-write
 mode; plain rw is refused), the agent applies each op with ordinary
@@ -61,7 +61,7 @@ from vfz.model.names import walked
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer, Writer, WriteResult
 from vfz.proc import run
 
-AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuse_agent.py")
+AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
 FUSEFAT = "fusefat"
 MOUNT_WAIT = 10.0
 UNMOUNT_WAIT = 15.0
