@@ -131,7 +131,7 @@ import time
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
 from vfz import lifeline, listing, model, opscript
 
-NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fatfs")
+NODE_DIR = os.path.dirname(os.path.abspath(__file__))   # server.js, package.json, node_modules
 SERVER = os.path.join(NODE_DIR, "server.js")
 WASM = os.path.join(NODE_DIR, "node_modules", "js-fatfs", "dist", "fatfs.wasm")
 START_TIMEOUT = 30.0
