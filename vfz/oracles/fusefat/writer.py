@@ -163,7 +163,7 @@ class FusefatWriter(Writer):
             if None not in kinds:
                 return sorted(kinds)
         if ev.verdict == "differs" and getattr(ev, "diff", None) is not None:
-            from vfz.oracles.mtools_exceptions import trailing_dot_explains
+            from vfz.oracles.mtools.exceptions import trailing_dot_explains
             if trailing_dot_explains(ev):
                 return TRAILING
         return None

@@ -27,8 +27,8 @@ from vfz.fatimg import short_text
 from vfz.model import trailing_slash
 from vfz.model.profiles import mtools_store
 from vfz.opscript import content
-from vfz.oracles import mtools_exceptions as mx
-from vfz.oracles.mtools_exceptions import ALIAS_NOTE
+from vfz.oracles.mtools import exceptions as mx
+from vfz.oracles.mtools.exceptions import ALIAS_NOTE
 from vfz.proc import run
 
 _CFG_DIR = None

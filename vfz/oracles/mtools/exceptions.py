@@ -1,6 +1,6 @@
 """The mtools oracle's named exceptions (mtools 4.0.32) and the evidence that recognises each.
 
-Part of the mtools oracle (vfz/oracles/mtools.py holds the tool's glue and
+Part of the mtools oracle (vfz/oracles/mtools/__init__.py holds the tool's glue and
 its registry entry); kept apart because it is long. Reader side: how the
 mtools reader shows names (astral characters, non-ASCII lower case), and
 its failure on names over 255 UTF-8 bytes. Writer side: how the mtools
