@@ -181,7 +181,7 @@ def available(exe):
 
 
 def is_fusefat_01a(exe):
-    """(ok, why): is exe fusefat 0.1a, the program this module's traits and
+    """(ok, why): is exe fusefat 0.1a, the program this oracle's traits and
     named exceptions describe? From Debian 13 on, the package fusefat holds
     another program, fusefatfs 0.4 (on ChaN's FatFs R0.16, libfuse 3): of
     the 15 fusefat cases of corpus/peer-bugs, 10 do not reproduce on it
