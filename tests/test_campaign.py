@@ -368,7 +368,7 @@ class CampaignTests(unittest.TestCase):
         7-Zip, GRUB, fsck.fat and mtools read the names."""
         from vfz.oracles.evidence import Evidence
         from vfz.oracles import ReadResult
-        from vfz.oracles.mtools_exceptions import trailing_dot_explains
+        from vfz.oracles.mtools.exceptions import trailing_dot_explains
         from vfz.check.verdict import ListingDiff
         ck = checker.Checker(["kernel", "7z", "grub", "dosfsck", "mtools"], ["mtools"],
                               cfg={"kernel": {"auto_build": False}})
@@ -401,7 +401,7 @@ class CampaignTests(unittest.TestCase):
         mtools-trailing-dot-unopenable and mtools-astral-truncated, one
         finding each (campaign 17 filed 9, one per op and name class).
         Anything else vfat-check says stays its own finding."""
-        from vfz.oracles.mtools_exceptions import check_kind
+        from vfz.oracles.mtools.exceptions import check_kind
         ck = checker.Checker(["vfat-check"], ["mtools"])
         try:
             dot = ("reader", "vfat-check", "complains", "mtools-trailing-dot-unopenable", "-", "-")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The FatFs oracle (vfz/oracles/fatfs.py) against ChaN FatFs R0.15 itself
+"""The FatFs oracle (vfz/oracles/fatfs/) against ChaN FatFs R0.15 itself
 (js-fatfs 0.2.1 under Node). One Node process for the whole test, shared by
 the reader and the writer:
   * the reader on core-written images (dual, v1, v3; FAT12, FAT16, FAT32)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The mtools writer's lookups through 8.3 aliases, and the named exception
-mtools-alias-lookup (vfz/oracles/mtools_exceptions.py), against real
+mtools-alias-lookup (vfz/oracles/mtools/exceptions.py), against real
 mtools and fsck.fat.
 
 Campaign seed 10103 found `create "/longfilename2.txt"`, `create
@@ -33,7 +33,7 @@ sys.path.insert(0, REPO)
 from vfz import model, opscript
 from vfz.check import checker# noqa: E402
 from vfz.oracles.mtools import MtoolsWriter, mtarget, mtools_env, short_names  # noqa: E402
-from vfz.oracles.mtools_exceptions import ALIAS_NOTE, alias_lookup_op  # noqa: E402
+from vfz.oracles.mtools.exceptions import ALIAS_NOTE, alias_lookup_op  # noqa: E402
 
 VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
 NAMED = ("writer", "mtools", "result", "mtools-alias-lookup", "-", "-")

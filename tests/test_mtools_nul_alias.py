@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The mtools oracle's named exception mtools-nul-alias (reports/bugs.md
-#mtools-nul-alias; vfz/oracles/mtools_exceptions.py): mtools 4.0.32's
+#mtools-nul-alias; vfz/oracles/mtools/aliases.py): mtools 4.0.32's
 autorename leaves sprintf's NUL inside an 8.3 alias ('L{+KGFI~5' ->
 'L{_KGFI~' + ' \\0\\0') and the long name is lost. Against real mtools,
 fsck.fat and vfat check: the trigger scripts are one writer finding of
@@ -22,7 +22,7 @@ from vfz.check import checker# noqa: E402
 from vfz.oracles.evidence import Evidence, core_listing  # noqa: E402
 from vfz.oracles import WriteResult  # noqa: E402
 from vfz.oracles.mtools import MtoolsWriter, mtarget, mtools_env  # noqa: E402
-from vfz.oracles.mtools_exceptions import nul_alias_in_image, nul_alias_leaf  # noqa: E402
+from vfz.oracles.mtools.aliases import nul_alias_in_image, nul_alias_leaf  # noqa: E402
 
 VFAT = os.path.join(REPO, "build", "vfat")
 NAMED = ("writer", "mtools", "result", "mtools-nul-alias", "-", "-")

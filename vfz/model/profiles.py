@@ -2,7 +2,7 @@
 design, as knobs of the model (vfz.model.tree.Model). kernel (the default)
 is Linux 6.1 and the core in every mode; mtools is the model's own
 prediction of mtools 4.0.32 (measured against mtools itself: the mtools
-writer glue, vfz/oracles/mtools.py, does not use it).
+writer glue, vfz/oracles/mtools/, does not use it).
 
 An oracle whose writes follow other rules defines its knobs in its own
 module and names that dict as its Entry.profile.
@@ -188,7 +188,7 @@ def _mtools_name_err(leaf):
 
 
 def _mtools_lookup(d, leaf):
-    """The mtools writer (vfz/oracles/mtools.py) finds names as mtools does,
+    """The mtools writer (vfz/oracles/mtools/writer.py) finds names as mtools does,
     folding the case of every letter, not only ASCII: 'é' finds 'É', 'σ'
     finds 'Σ'. So a new name that Linux would add next to such an entry is
     EEXIST and nothing is made (exception mtools-nonascii-case-clash), and
@@ -252,7 +252,7 @@ def profile_knobs(profile):
 
 
 # mtools 4.0.32 handles names of at most this many UTF-8 bytes (its known
-# failures beyond are the mtools oracle's: vfz/oracles/mtools_exceptions.py)
+# failures beyond are the mtools oracle's: vfz/oracles/mtools/exceptions.py)
 MTOOLS_NAME_BYTES = 255
 
 

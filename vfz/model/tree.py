@@ -29,7 +29,7 @@ parent ENOENT / ENOTDIR; a path of 4096 bytes or more ENAMETOOLONG.
 
 Profiles model the writers that legitimately differ (see EXCEPTIONS):
   kernel (default) -- Linux 6.1 and the core in every mode
-  mtools           -- the mtools writer (vfz/oracles/mtools.py)
+  mtools           -- the mtools writer (vfz/oracles/mtools/writer.py)
 
 Dual vs nodual (Model(names=...)): in nodual mode (the patch) a long name
 gets a dummy short entry that lookups never match; in dual mode (stock

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Applies ops and walks trees inside a mounted FUSE volume, chrooted into it.
 
-    python3 fuse_agent.py MOUNTPOINT
+    python3 agent.py MOUNTPOINT
 
 Standalone (no vfz import): the FUSE oracles (vfz.oracles.fusefat) start it
 as a child so that a request the FUSE daemon never answers blocks this
@@ -104,7 +104,7 @@ def walk():
 
 def main():
     if len(sys.argv) != 2:
-        print("usage: fuse_agent.py MOUNTPOINT", file=sys.stderr)
+        print("usage: agent.py MOUNTPOINT", file=sys.stderr)
         return 2
     os.chroot(sys.argv[1])
     os.chdir("/")

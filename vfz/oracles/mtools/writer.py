@@ -1,176 +1,29 @@
-"""mtools (GNU mtools 4.0.x) as a reader and as a writer.
+"""The mtools writer: POSIX outcomes decided from mdir's view, ops done by mmd/mcopy/mmove/mdel/mrd.
 
-Reader: `mdir -/ -b -a ::/` gives one full path a line ("::/Dir A/" for a
-directory, long names in UTF-8 under LC_ALL=C.UTF-8), then one recursive
-`mcopy -s '::/*'` into a temporary directory gives the contents (no
-per-file mtype: mtools treats [ ] ? * in a source path as a glob).
-
-Writer: each op becomes mmd / mcopy / mmove / mdel / mrd. mtools has no
-errno, prompts on clashes and moves *into* an existing directory (mv
-semantics), so before each op the writer lists the image and decides the
-POSIX outcome from what mtools itself sees (ENOENT, ENOTDIR, EEXIST,
-EISDIR, ENOTEMPTY, EINVAL for a move into its own subtree; a name is found
-by its long name or, as Linux and mtools' own clash check do, by its 8.3
-alias, read from the directory bytes by the core); an mtools
-command that then fails is reported as EINVAL (mtools refused the name)
-with its stderr kept in raw. Configuration: a generated MTOOLSRC with
-codepage 437 (mtools defaults to 850), mtools_skip_check=1.
+mtools has no errno, prompts on clashes and moves *into* an existing
+directory (mv semantics), so before each op the writer lists the image
+and decides the POSIX outcome from what mtools itself sees (ENOENT,
+ENOTDIR, EEXIST, EISDIR, ENOTEMPTY, EINVAL for a move into its own
+subtree; a name is found by its long name or, as Linux and mtools' own
+clash check do, by its 8.3 alias, read from the directory bytes by the
+core); an mtools command that then fails is reported as EINVAL (mtools
+refused the name) with its stderr kept in raw. The writer's named
+exceptions are recognised in exceptions.py.
 """
 import os
-import shlex
 import shutil
 import tempfile
 
-from vfz.oracles import Entry, Reader, Writer
-from vfz import lifeline, listing
 from vfz.fatimg import short_text
 from vfz.model import trailing_slash
 from vfz.model.profiles import mtools_store
 from vfz.opscript import content
-from vfz.oracles import mtools_exceptions as mx
-from vfz.oracles.mtools_exceptions import ALIAS_NOTE
+from vfz.oracles import Writer
+from vfz.oracles.mtools import exceptions as mx
+from vfz.oracles.mtools.exceptions import ALIAS_NOTE
+from vfz.oracles.mtools.tool import list_paths, mpath, mtarget, mtools_env
 from vfz.proc import run
 
-_CFG_DIR = None
-
-
-def mtools_env():
-    """Environment for every mtools call (config written once per process)."""
-    global _CFG_DIR
-    if _CFG_DIR is None or not os.path.isdir(_CFG_DIR):
-        _CFG_DIR = lifeline.scratch(tempfile.mkdtemp(prefix="vfz-mtools-"))   # for this process's life
-        with open(os.path.join(_CFG_DIR, "mtoolsrc"), "w") as f:
-            f.write("mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n")
-    return {"MTOOLSRC": os.path.join(_CFG_DIR, "mtoolsrc"), "MTOOLS_SKIP_CHECK": "1",
-            "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
-
-
-def mpath(path):
-    """An absolute image path as an mtools argument, glob characters escaped."""
-    out = []
-    for ch in path:
-        if ch in "[]*?\\":
-            out.append("\\")
-        out.append(ch)
-    return "::" + ("".join(out) or "/")
-
-
-def mtarget(parent, leaf):
-    """A new entry as an mtools target: mtools globs the directory part (so
-    it is escaped) but takes the last component literally (a backslash in it
-    would be refused)."""
-    base = mpath(parent)
-    return base + ("" if base.endswith("/") else "/") + leaf
-
-
-def _is_empty_root(p):
-    return p.rc == 1 and p.errtext.strip().endswith('File "::/" not found')
-
-
-def list_paths(image, timeout, cmd=("mdir",)):
-    """[(path, is_dir)] as mdir -/ -b -a prints them, plus the Proc."""
-    p = run([*cmd, "-i", image, "-/", "-b", "-a", "::/"], timeout=timeout, env=mtools_env())
-    if p.error or (p.rc != 0 and not _is_empty_root(p)):
-        return None, p
-    out = []
-    # "\n" only: str.splitlines() also breaks at \v \f \x1c-\x1e \x85
-    # U+2028 U+2029, which are legal in long names (U+2028) or reach them
-    # through mtools' own astral truncation (U+2000B -> \v)
-    for line in p.text.split("\n"):
-        if not line.startswith("::/"):
-            continue
-        if line == "::/":
-            # an entry whose name mtools cannot print (e.g. only a character
-            # outside the BMP, cut to a lone surrogate): no usable path
-            out.append(("", False))
-            continue
-        s = line[2:]
-        is_dir = s.endswith("/") and len(s) > 1
-        if is_dir:
-            s = s[:-1]
-        out.append((s, is_dir))
-    return out, p
-
-
-class MtoolsReader(Reader):
-    name_exception = staticmethod(mx.reader_name_exception)
-    split_ambiguous = staticmethod(mx.split_ambiguous)
-    explain = staticmethod(mx.reader_explain)
-
-    def __init__(self, name="mtools", mdir="mdir", mcopy="mcopy", **cfg):
-        self.name = name
-        self.mdir = shlex.split(mdir) if isinstance(mdir, str) else list(mdir)
-        self.mcopy = shlex.split(mcopy) if isinstance(mcopy, str) else list(mcopy)
-
-    @classmethod
-    def hostile_cfg(cls, asan_bin=None):
-        """With the sanitizer peers: their mdir and mcopy."""
-        if not asan_bin:
-            return {}
-        return {"mdir": os.path.join(asan_bin, "mdir"), "mcopy": os.path.join(asan_bin, "mcopy")}
-
-    def _read(self, image, timeout, r):
-        if not os.path.isfile(image):
-            r.error = f"no such image: {image}"
-            return
-        paths, p = list_paths(image, timeout, self.mdir)
-        r.raw += p.raw()
-        if paths is None:
-            r.error = p.error or f"mdir exit {p.rc}: {p.errtext.strip()[:200]}"
-            return
-        tmp = tempfile.mkdtemp(prefix="vfz-mtools-x-")
-        try:
-            files = [s for s, d in paths if s and not d]
-            if files:
-                c = run([*self.mcopy, "-i", image, "-s", "-n", "-p", "-Q", "::/*", tmp],
-                        timeout=timeout, env=mtools_env())
-                r.raw += c.raw()
-                if c.error:
-                    r.error = f"mcopy: {c.error}"
-                    return
-            # names mtools shows alike (characters outside the BMP become
-            # '__'): it cannot tell them apart by path, so failing to
-            # extract them says nothing about the image
-            seen, ambiguous = set(), set()
-            for s, d in paths:
-                (ambiguous if s in seen else seen).add(s)
-            if ambiguous:
-                r.extra["ambiguous"] = sorted(ambiguous)
-            if files and c.rc != 0 and not ambiguous:
-                r.complaints.append(f"mcopy exit {c.rc}: {c.errtext.strip()[:200]}")
-            entries = []
-            for s, d in paths:
-                if not s:
-                    r.complaints.append("mdir listed an entry with an empty name")
-                    continue
-                if d:
-                    entries.append(listing.entry(s, "dir"))
-                    continue
-                if any(s == a or s.startswith(a + "/") for a in ambiguous):
-                    # mcopy wrote them all to one host name: contents unknown
-                    entries.append(listing.entry(s, "file", size=None))
-                    continue
-                host = os.path.join(tmp, s.lstrip("/"))
-                try:
-                    with open(host, "rb") as f:
-                        data = f.read()
-                    entries.append(listing.entry(s, "file", data))
-                except OSError as e:
-                    # mcopy could not give it a host name: ask mtype by path
-                    t = run(["mtype", "-i", image, mpath(s)], timeout=timeout, env=mtools_env())
-                    if t.rc == 0 and not t.error:
-                        entries.append(listing.entry(s, "file", t.out))
-                        continue
-                    r.raw += t.raw()
-                    r.complaints.append(f"cannot extract {s}: {e.strerror}; mtype: "
-                                        f"{t.error or t.errtext.strip()[:100]}")
-                    entries.append(listing.entry(s, "file", size=None))
-            r.listing = sorted(entries, key=lambda e: e["path"])
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-# ---------------------------------------------------------------- writer
 
 def _fold(comp):
     """How the writer matches names when deciding the POSIX outcome of a
@@ -457,13 +310,3 @@ class MtoolsWriter(Writer):
         if p.error:
             return "ETIMEDOUT" if p.timed_out else "EIO"
         return "ok" if p.rc == 0 else "EINVAL"
-
-
-# ---------------------------------------------------------------- registry
-EXCEPTIONS = mx.EXCEPTIONS
-EXPORTS = {"mtools": "vfz.export_mtools"}   # its reproducer template (vfz/oracles/repro.py)
-ENTRIES = [
-    Entry("mtools", "mtools", reader="vfz.oracles.mtools:MtoolsReader",
-          writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",
-          needs=("mtools",), default=("reader", "diff-writer")),
-]

@@ -1,0 +1,75 @@
+"""The FatFs writer: an op-script applied by server.js, and its known failure.
+
+Every op of the grammar, the VFS's decisions made in server.js, FatFs's
+FRESULT mapped to an errno (the table is in the package's docstring).
+known_failure recognises OWN_ALIASES: an op that spells a numbered alias.
+"""
+import os
+import re
+
+from vfz import opscript
+from vfz.oracles import Timer, Writer, WriteResult
+from vfz.oracles.fatfs.exceptions import OWN_ALIASES, _get
+from vfz.oracles.fatfs.server import Server, ServerError, available
+
+
+_NUMBERED = re.compile(r"[^~.]{0,7}~[0-9A-Fa-f]{1,7}(\.[^.]{1,3})?")
+
+
+def spells_alias(op):
+    """Does op name a path component shaped as a numbered 8.3 alias
+    (BASE~N[.EXT])? FatFs's aliases (gen_numname) are not Linux's: ~1 to ~5
+    only, then BAS~XXXX with a CRC of the long name; and a name with a
+    leading dot has an empty base ('.bashrc' -> ~1.BAS, Linux BASHRC~1)."""
+    for kind, a in zip(opscript.OPS[op.kind], op.args):
+        if kind == "s" and any(_NUMBERED.fullmatch(c) for c in a.split("/")):
+            return True
+    return False
+
+
+def known_failure(ev):
+    """The writer's first divergence is an op that spells a numbered alias
+    (OWN_ALIASES): the model looked it up among Linux's aliases, FatFs
+    among its own, so the name finds another entry, nothing, or is free;
+    the readers check the script cut before it."""
+    bad, ops = _get(ev, "bad"), _get(ev, "ops") or []
+    if bad is not None and bad < len(ops) and spells_alias(ops[bad]):
+        return bad, OWN_ALIASES
+    return None
+
+
+class FatfsWriter(Writer):
+    known_failure = staticmethod(known_failure)
+
+    def __init__(self, name="fatfs", **cfg):
+        self.name = name
+        self.server = Server()
+
+    def available(self):
+        return available()
+
+    def apply(self, image, ops, timeout=60.0):
+        w = WriteResult(self.name)
+        with Timer() as t:
+            if not os.path.isfile(image):
+                w.error = f"no such image: {image}"
+            else:
+                try:
+                    req = {"op": "apply", "image": os.path.abspath(image),
+                           "ops": [[o.kind, *o.args] for o in ops]}
+                    ans = self.server.request(req, timeout)
+                    if ans.get("error"):
+                        w.error = ans["error"]
+                    else:
+                        w.results = list(ans["results"])
+                        w.raw = "".join(f"# line {o.line}: {o} -> {res} [{fr or '-'}]\n"
+                                        for o, res, fr in zip(ops, w.results, ans["fr"]))
+                except ServerError as e:
+                    w.error = f"fatfs: {e}"
+                except Exception as e:
+                    w.error = f"fatfs writer: {type(e).__name__}: {e}"
+        w.seconds = t.seconds
+        return w
+
+    def close(self):
+        self.server.close()
