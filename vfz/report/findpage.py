@@ -105,6 +105,9 @@ def write(f, status, out, repro_href):
     body.append(table(["", ""], [[esc(k), esc(v)] for k, v in facts if v]))
     if exc:
         body.append(f"<h2>Named exception <code>{esc(exc)}</code></h2><p>{esc(exception_text(exc))}</p>")
+    elif f.get("catalogued"):
+        body.append(f"<h2>Catalogued peer bug</h2><p>The repository holds this finding as "
+                    f"<code>reports/hostile/{esc(f['id'])}</code> (reports/bugs.md).</p>")
     else:
         body.append("<h2>Unexplained</h2><p>No named exception explains it: a bug of the writer or "
                     "of the reader until shown otherwise.</p>")

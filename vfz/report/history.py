@@ -20,8 +20,6 @@ A finding is
 import json
 import os
 
-from vfz import REPO
-
 ORDER = {"new": 0, "known": 1, "catalogued": 2}
 
 
@@ -57,20 +55,14 @@ def findings_of(summ):
     return ids
 
 
-def catalogued_hostile():
-    d = os.path.join(REPO, "reports", "hostile")
-    return set(os.listdir(d)) if os.path.isdir(d) else set()
-
-
 def statuses(run, entries):
     """{finding id: new | known | catalogued} (module docstring)."""
     seen = set()
     for _, s in entries:
         seen |= findings_of(s)
-    cat_h = catalogued_hostile() if run["kind"] == "hostile" else set()
     out = {}
     for f in run["findings"]:
-        if f["exception"] or f["id"] in cat_h:
+        if f["exception"] or f.get("catalogued"):
             out[f["id"]] = "catalogued"
         elif entries:
             out[f["id"]] = "known" if f["id"] in seen else "new"

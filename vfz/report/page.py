@@ -49,7 +49,8 @@ def findings_section(run, status, out):
         rows.append([f'<span class="tag {status[f["id"]]}">{esc(status[f["id"]])}</span>',
                      link(href, f["id"]), esc(f["oracle"]), esc(f["kind"]),
                      esc(f["writer"] or "-"), script, esc(verdicts),
-                     f"<code>{esc(f['exception'])}</code>" if f["exception"] else "unexplained",
+                     f"<code>{esc(f['exception'])}</code>" if f["exception"] else
+                     "peer bug in reports/hostile/" if f.get("catalogued") else "unexplained",
                      link(rhref, "run.sh" if rhref.endswith("run.sh") else "reproducer") if rhref else "-"])
     if not rows:
         return "<h2>Findings</h2><p>None.</p>"

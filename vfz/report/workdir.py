@@ -102,7 +102,9 @@ def hostile_finding(d, names):
             "message": info.get("message", ""), "signature": info.get("signature"),
             "patches": info.get("patches") or [], "seed_image": info.get("seed_image"),
             "mutators": info.get("mutators") or [], "diff": _text(os.path.join(d, "diff.txt")),
-            "output": _text(os.path.join(d, "output.txt"), 20000), "files": _files(d)}
+            "output": _text(os.path.join(d, "output.txt"), 20000), "files": _files(d),
+            # the repository already holds it: a catalogued peer bug (reports/bugs.md)
+            "catalogued": os.path.isdir(os.path.join(REPO, "reports", "hostile", os.path.basename(d)))}
 
 
 def load_findings(path, kind):
