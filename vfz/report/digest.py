@@ -39,6 +39,7 @@ def markdown(run, entry, entries, page_name="index.html"):
     else:
         out.append("**Core coverage**: not measured.")
     if rep.get("corpus") is not None:
+        out.append("")
         out.append(f"**Corpus**: {_delta(rep['corpus'], prev.get('corpus'), ' inputs')}.")
     if run["pace"]:
         out.append("")
