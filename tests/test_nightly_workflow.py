@@ -13,7 +13,9 @@ GitHub from here, so its own shell steps run locally, as written:
     included) writes what the upload step saves, the outputs are well
     formed, the job summary has the table;
   - the merge job's "Merge shards" step merges them into campaign/ (the
-    union of their findings), its "Fail on a new finding" step, fed those
+    union of their findings), its "Report" step writes the page, the digest
+    in the job summary and one night of history/ (the second night: nothing
+    new, trends drawn), its "Fail on a new finding" step, fed those
     outputs, fails exactly when something new was found, a shard could not
     run or the merge failed; merged again over the kept workdir, nothing
     is new.
@@ -34,7 +36,7 @@ sys.path.insert(0, REPO)
 
 import yaml  # noqa: E402  (python3-yaml, installed by `vfatfuzz setup`)
 
-from vfz.cli import main as cli# noqa: E402
+from vfz.cli.main import main as cli# noqa: E402
 
 WORKFLOW = os.path.join(REPO, ".github", "workflows", "nightly-fuzz.yml")
 
@@ -101,7 +103,9 @@ class NightlyWorkflow(unittest.TestCase):
         configure = {p["name"] for p in presets["configurePresets"]}
         build = {p["name"] for p in presets.get("buildPresets", [])}
         seen_cmds, seen_presets = set(), 0
-        env = {"MINUTES": "30", "WORKDIR": "campaign", "SEED": "1", "SHARD": "0", "SHARDS": "4"}
+        env = {"MINUTES": "30", "WORKDIR": "campaign", "SEED": "1", "SHARD": "0", "SHARDS": "4",
+               "GITHUB_STEP_SUMMARY": "summary.md",
+               "REPORT_FLAGS": self.wf["jobs"]["merge"]["env"]["REPORT_FLAGS"]}
         for s in steps(self.wf):
             for ln in shell_lines(s.get("run", "")):
                 for var, val in sorted(env.items(), key=lambda kv: -len(kv[0])):   # $SHARDS before $SHARD
@@ -121,7 +125,7 @@ class NightlyWorkflow(unittest.TestCase):
                 except SystemExit as e:   # _Parser.error: one line on stderr, exit 2
                     self.fail(f"workflow command line does not parse ({e.code}): {ln}")
                 seen_cmds.add(argv[0])
-        self.assertTrue({"setup", "selftest", "campaign", "merge"} <= seen_cmds, seen_cmds)
+        self.assertTrue({"setup", "selftest", "campaign", "merge", "report"} <= seen_cmds, seen_cmds)
         self.assertGreaterEqual(seen_presets, 1)
         # one matrix job per shard; the merge waits for them; CFLite batch beside
         jobs = self.wf["jobs"]
@@ -183,6 +187,28 @@ class NightlyWorkflow(unittest.TestCase):
             self.assertEqual(len(f.read().split()), int(outputs["new"]))
         return outputs
 
+    def run_report(self, ws, nights):
+        """The merge job's "Report" step: the page of the merged workdir, its
+        digest in the job summary, one more night in history/. The coverage
+        flag is the workflow's where build-coverage/ is built already (else
+        the step would build the preset here: minutes)."""
+        s = step(self.wf, "Report", "merge")
+        summ = os.path.join(self.tmp, "summary-report")
+        cov = os.path.isfile(os.path.join(REPO, "build-coverage", "CMakeCache.txt"))
+        env = dict(os.environ, GITHUB_STEP_SUMMARY=summ, GITHUB_RUN_NUMBER=str(nights),
+                   REPORT_FLAGS=self.wf["jobs"]["merge"]["env"]["REPORT_FLAGS"] if cov else "")
+        p = self.bash(substitute(s["run"], {}), ws, env, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertNotIn("report failed", p.stdout)
+        self.assertEqual(len(os.listdir(os.path.join(ws, "history"))), nights)
+        self.assertTrue(os.path.isfile(os.path.join(ws, "report", "index.html")))
+        with open(summ) as f:
+            digest = f.read()
+        self.assertIn("## vfatfuzz report: merged campaign", digest)
+        self.assertIn("**Core coverage**", digest)
+        with open(os.path.join(ws, "report", "summary.json")) as f:
+            return json.load(f)["report"]
+
     def run_fail_step(self, ws, outputs):
         s = step(self.wf, "Fail on a new finding or a broken campaign", "merge")
         return self.bash(substitute(s["run"], outputs), ws, dict(os.environ), timeout=60)
@@ -200,6 +226,8 @@ class NightlyWorkflow(unittest.TestCase):
             if os.path.isdir(os.path.join(ws, "campaign", "findings")) else set()
         self.assertEqual(merged, f0 | f1)
         self.assertEqual(int(out["new"]), len(f0 | f1))      # nothing was known before
+        rep = self.run_report(ws, 1)
+        self.assertEqual(sorted(rep["findings"]), sorted(merged))
         fail = self.run_fail_step(ws, out)
         self.assertEqual(fail.returncode, 1 if merged else 0, fail.stdout + fail.stderr)
         if merged:
@@ -210,6 +238,9 @@ class NightlyWorkflow(unittest.TestCase):
         # the next night: the same shards over the kept merged workdir: nothing new
         out2 = self.run_merge(ws)
         self.assertEqual(out2["new"], "0", out2)
+        rep2 = self.run_report(ws, 2)          # the page, with last night in its history: nothing new
+        self.assertEqual(rep2["new"], 0, rep2)
+        self.assertTrue(os.path.isfile(os.path.join(ws, "report", "img", "trends.png")))
         self.assertEqual(self.run_fail_step(ws, out2).returncode, 0)
 
 

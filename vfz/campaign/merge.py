@@ -11,7 +11,8 @@
              that add coverage are kept);
   crashes/   the union of the crash files (named by content);
   harvested.txt  the union (corpus entries are named by content too);
-  summary.json   per shard (scripts, images, findings, seconds) and the
+  summary.json   per shard (scripts, images, findings, seconds, its pipeline
+             pace and states census) and the
              merged totals; which shards filed each finding.
 """
 import json
@@ -133,7 +134,9 @@ def merge(dirs, out, fuzz_bin=None, timeout=600.0, corpora=True):
         summ["shards"].append({"workdir": d, "shard": s.get("shard"), "seed": s.get("seed"),
                                "scripts": s.get("scripts"), "seconds": s.get("seconds"),
                                "findings": len(finding_dirs(d)),
-                               "new_findings": s.get("new_findings", [])})
+                               "new_findings": s.get("new_findings", []),
+                               # what the report shows per shard (vfz/report)
+                               "pipeline": s.get("pipeline"), "census": s.get("census")})
         tot["scripts"] += s.get("scripts") or 0
         tot["seconds"] += s.get("seconds") or 0.0
         for role in ("readers", "writers"):

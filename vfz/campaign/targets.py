@@ -27,7 +27,9 @@ class Target:
         self.opts = ""
         if os.path.isdir(path):
             if not os.path.isfile(os.path.join(path, "finding.json")):
-                raise UsageError(f"{path}: a directory but not a finding (no finding.json)")
+                raise UsageError(f"{path}: a directory but not a finding (no finding.json), a regression "
+                                 "case (ops.txt, expected.json), a peer-bug case (bug.json) or a hostile "
+                                 "finding (hostile.img.xz)")
             self.info = findings.load_finding(path)
             self.kind = "finding"
             self.fs = self.info.get("fs")
@@ -71,7 +73,9 @@ def replay_crash(path, binary=None):
 
 
 def common_arguments(p):
-    p.add_argument("target", help="finding directory, crash file (fuzz_ops input) or op-script")
+    p.add_argument("target", help="finding directory, case directory (corpus/regressions/NAME, "
+                                  "corpus/peer-bugs/NAME, reports/hostile/NAME), crash file (fuzz_ops input) "
+                                  "or op-script")
     p.add_argument("--oracles", help=f"readers (default: every available one of {','.join(ALL_READERS)})")
     p.add_argument("--writers", help=f"writers (default {','.join(REPRO_WRITERS)} when available, "
                                      "plus the finding's writer)")

@@ -1,4 +1,8 @@
-"""vfatfuzz repro FINDING|CRASHFILE|OPSCRIPT: replay on every oracle.
+"""vfatfuzz repro FINDING|CASE|CRASHFILE|OPSCRIPT: replay on every oracle.
+
+A CASE (a regression case, a peer-bug case, a hostile finding) is replayed
+by vfz/export/cases.py, which says what it replayed, what it expected and its exit
+status.
 
 Prints each writer x reader verdict and every divergence with its
 signature. Exit 1 if it still diverges (for a finding: its own signature
@@ -12,7 +16,8 @@ from vfz import findings, opscript
 from vfz.campaign import loop as campaign
 from vfz.campaign import targets
 
-HELP = "replay a finding, crash file or op-script on every oracle and print the divergence"
+HELP = ("replay a finding, a case (corpus/regressions/NAME, corpus/peer-bugs/NAME, reports/hostile/NAME), "
+        "a crash file or an op-script and print the divergence")
 
 
 def add_arguments(p):
@@ -35,12 +40,16 @@ def run(args):
 
 
 def _run(args):
+    from vfz.export import cases# regression, peer-bug and hostile cases (vfz/export/cases.py)
     vfat = args.vfat or campaign.vfat_default()
     if args.export:
         from vfz.export import command as export
         hostile = export.hostile_source(args.target)
-        t = None if hostile or export.is_spec(args.target) else targets.Target(args.target, vfat)
+        t = None if hostile or export.is_spec(args.target) else \
+            (cases.export_target(args) or targets.Target(args.target, vfat))
         return export.repro_export(args, t)
+    if cases.kind_of(args.target):
+        return cases.replay(cases.kind_of(args.target), args)
     t, ck, notes = targets.open_target(args, vfat)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(130))
     try:
