@@ -160,10 +160,12 @@ class TransformerProbe:
 
 def tool(name, **cfg):
     """The hostile campaign's oracle of that name: a reader, or a
-    transformer wrapped in TransformerProbe."""
+    transformer wrapped in TransformerProbe; traced (vfz.hostile_bounds)
+    when it is a user-space tool."""
+    from vfz import hostile_bounds       # the I/O-bounds oracle traces what it runs
     if is_transformer(name):
-        return TransformerProbe(name, **cfg)
-    return oracles.get_reader(name, **cfg)
+        return hostile_bounds.traced(name, TransformerProbe(name, **cfg))
+    return hostile_bounds.traced(name, oracles.get_reader(name, **cfg))
 
 
 def names():

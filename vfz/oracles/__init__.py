@@ -64,6 +64,14 @@ class Hooks:
         file it under another verdict."""
         return None
 
+    @staticmethod
+    def io_exception(o, head, declared, size):
+        """The named exception of this tool that explains one access outside
+        the volume or the image (a vfz.iobounds.OutOfBounds; head: the image's
+        first 512 bytes, declared: the volume's bytes, size: the file's), else
+        None: vfz.hostile_bounds then gives an out-of-bounds verdict."""
+        return None
+
 
 class Reader(Hooks):
     name = "?"

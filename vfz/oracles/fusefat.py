@@ -59,7 +59,7 @@ from vfz import lifeline, listing
 from vfz.fatimg import lfn_checksum, lfn_units
 from vfz.model.names import walked
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer, Writer, WriteResult
-from vfz.proc import run
+from vfz.proc import run, traced_env
 
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuse_agent.py")
 FUSEFAT = "fusefat"
@@ -155,7 +155,7 @@ class Mount:
         self.notes.append("$ " + " ".join(argv))
         try:
             self.proc = lifeline.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
-                                       stderr=subprocess.STDOUT)
+                                       stderr=subprocess.STDOUT, env=traced_env(argv))
         except OSError as e:
             return f"cannot run {argv[0]}: {e.strerror}"
         t0 = time.monotonic()
