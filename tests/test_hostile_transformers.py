@@ -128,8 +128,10 @@ class T(unittest.TestCase):
     def test_fatsort_writes_past_the_declared_end(self):
         rr, vs = self.run_tool(self.fatsort, self.bad)
         self.assertIsNone(rr.error, rr.raw)          # fatsort says it sorted
+        # the bytes changed, and the I/O trace's writes there (vfz.hostile_bounds)
         self.assertEqual([(v.kind, v.message) for v in vs],
-                         [("overwrite", f"changed bytes {hostile_tx.PAST_END} [{fatsort.LONG_SET}]")])
+                         [("overwrite", f"changed bytes {hostile_tx.PAST_END} [{fatsort.LONG_SET}]"),
+                          ("out-of-bounds", f"fatsort write past volume (bytes) [{fatsort.LONG_SET}]")])
         (w,) = rr.extra["writes"]
         end = len(self.bad)
         self.assertEqual(w["ranges"], [[end, 64]])    # two slots, at the declared end

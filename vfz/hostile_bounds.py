@@ -25,8 +25,9 @@ in the volume's units (cluster, sector, bytes): "mcopy read past volume
 (sector)". The field the mutation hit is not in it (the minimiser's
 checks see the image, not the mutation); the finding's diff.txt names it.
 
-Not traced: FatFs (its disk layer records its sectors itself), the kernel
-and U-Boot (QEMU guests), the core (the oracle under test).
+FatFs (OWN) is judged the same way from the sectors its disk layer
+recorded (vfz/oracles/fatfs/server.js: rr.extra["iotrace"]). Not traced:
+the kernel and U-Boot (QEMU guests), the core (the oracle under test).
 """
 import os
 
@@ -34,6 +35,7 @@ from vfz import iobounds
 from vfz import hostile_mutate as hm
 
 TRACED = ("dosfsck", "mtools", "7z", "grub", "sleuthkit", "fatcat", "fusefat", "fatsort", "fsck-repair")
+OWN = ("fatfs",)           # readers that record their sectors themselves (rr.extra["iotrace"])
 KEEP = 64                  # out-of-bounds records kept per answer
 
 
@@ -50,8 +52,9 @@ def unit(length, geo):
     return "bytes"
 
 
-def judged(trace, head, declared, size, cls=None):
-    """rr.extra["io"] of a Trace (see the module doc)."""
+def judged(trace, head, declared, size, cls=None, who=None):
+    """rr.extra["io"] of a Trace (see the module doc); who: the program's
+    name in the signature when the records are not a process's (FatFs)."""
     geo = iobounds.geometry(head)
     sector = geo[0] if geo and geo[0] in (512, 1024, 2048, 4096) else iobounds.SECTOR
     oobs = iobounds.judge(trace, declared, size, sector)
@@ -63,7 +66,7 @@ def judged(trace, head, declared, size, cls=None):
             out.append(dict(o.__dict__, exception=exc))
         if exc:
             continue
-        key = f"{iobounds.program(o.op)} {o.kind} {o.region} ({unit(o.length, geo)})"
+        key = f"{who or iobounds.program(o.op)} {o.kind} {o.region} ({unit(o.length, geo)})"
         groups.setdefault(key, []).append(o)
     verdicts = []
     for key, os_ in groups.items():
@@ -90,12 +93,16 @@ class Traced:
             head = f.read(512)
         size = os.path.getsize(path)
         declared = hm.declared_end(head)
-        with iobounds.tracing(path, declared or 0, self.lib) as t:
+        if self.lib is None:          # the reader's own records
             rr = self.reader.read(path, timeout)
-            trace = t.trace()
+            trace = (rr.extra or {}).pop("iotrace", None) or iobounds.Trace()
+        else:
+            with iobounds.tracing(path, declared or 0, self.lib) as t:
+                rr = self.reader.read(path, timeout)
+                trace = t.trace()
         extra = rr.extra if rr.extra is not None else {}
         size = extra.get("given_bytes") or size
-        extra["io"] = judged(trace, head, declared, size, self.cls)
+        extra["io"] = judged(trace, head, declared, size, self.cls, None if self.lib else self.name)
         rr.extra = extra
         return rr
 
@@ -105,6 +112,8 @@ class Traced:
 
 def traced(name, reader):
     """The reader itself when it is not traced or the library is not built."""
+    if name in OWN:
+        return Traced(name, reader, None)
     lib = iobounds.library()
     if name not in TRACED or lib is None:
         return reader

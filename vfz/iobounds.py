@@ -125,6 +125,22 @@ def parse(text):
     return t
 
 
+def sector_trace(io, call_read="disk_read", call_write="disk_write"):
+    """A Trace of sector records another layer kept (FatFs's disk callbacks,
+    vfz/oracles/fatfs/server.js): io = {"ss": sector bytes, "ops": [label],
+    "rec": [[kind 'r'|'w', first sector, count, op index, 1 done | 0
+    refused]], "dropped": n}. A refused access (past the image: the layer
+    answered an error) has result -5 (EIO)."""
+    t = Trace(dropped=int(io.get("dropped") or 0))
+    ss, ops = int(io.get("ss") or SECTOR), list(io.get("ops") or ())
+    t.ops = {0: "; ".join(ops[:3]) + (" ..." if len(ops) > 3 else "")}
+    for kind, sector, count, op, ok in io.get("rec") or ():
+        n = count * ss
+        t.accesses.append(Access("read" if kind == "r" else "write", call_read if kind == "r" else call_write,
+                                 sector * ss, n, n if ok else -5, 0, ops[op] if 0 <= op < len(ops) else "?"))
+    return t
+
+
 def read_trace(path):
     try:
         with open(path, "rb") as f:

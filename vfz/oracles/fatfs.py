@@ -129,7 +129,7 @@ import threading
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import lifeline, listing, model, opscript
+from vfz import iobounds, lifeline, listing, model, opscript
 
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fatfs")
 SERVER = os.path.join(NODE_DIR, "server.js")
@@ -369,6 +369,8 @@ class FatfsReader(Reader):
             else:
                 try:
                     ans = self.server.request({"op": "list", "image": os.path.abspath(image)}, timeout)
+                    # the sectors its disk callbacks read (vfz.iobounds records)
+                    r.extra["iotrace"] = iobounds.sector_trace(ans.pop("io", None) or {})
                     r.raw = json.dumps(ans, ensure_ascii=False)[:20000]
                     if ans.get("error"):
                         r.error = ans["error"]
@@ -432,6 +434,7 @@ class FatfsWriter(Writer):
                     req = {"op": "apply", "image": os.path.abspath(image),
                            "ops": [[o.kind, *o.args] for o in ops]}
                     ans = self.server.request(req, timeout)
+                    self.last_iotrace = iobounds.sector_trace(ans.pop("io", None) or {})
                     if ans.get("error"):
                         w.error = ans["error"]
                     else:
