@@ -35,7 +35,8 @@ from vfz import iobounds
 from vfz import hostile_mutate as hm
 
 TRACED = ("dosfsck", "mtools", "7z", "grub", "sleuthkit", "fatcat", "fusefat", "fatsort", "fsck-repair")
-OWN = ("fatfs",)           # readers that record their sectors themselves (rr.extra["iotrace"])
+OWN = ("fatfs", "uboot")   # readers that record their sectors themselves (rr.extra["iotrace"]):
+                           # FatFs's disk layer, U-Boot's QEMU (cfg iotrace=True)
 KEEP = 64                  # out-of-bounds records kept per answer
 
 

@@ -19,7 +19,8 @@ from vfz import hostile_mutate as hm
 from vfz import hostile_tx
 from vfz import hostile_verdict as hv
 
-READER_CFG = {"dosfsck": {"repair": False}}   # the repair probe is a second tool run per image
+READER_CFG = {"dosfsck": {"repair": False},   # the repair probe is a second tool run per image
+              "uboot": {"iotrace": True}}     # QEMU logs the guest's sectors (vfz.hostile_bounds)
 
 
 def reader_cfg(name, asan_peers=None):

@@ -27,6 +27,7 @@ campaign. docs/iobounds.md has the measurements per tool.
 """
 import contextlib
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 
@@ -138,6 +139,50 @@ def sector_trace(io, call_read="disk_read", call_write="disk_write"):
         n = count * ss
         t.accesses.append(Access("read" if kind == "r" else "write", call_read if kind == "r" else call_write,
                                  sector * ss, n, n if ok else -5, 0, ops[op] if 0 <= op < len(ops) else "?"))
+    return t
+
+
+# QEMU's block layer (the log trace backend of Debian's qemu 7.2: `-d
+# trace:EVENT -D FILE`, one line per event, flushed per line): which node is
+# which file, and every read and write a guest device asks of it
+QEMU_EVENTS = ("bdrv_open_common", "blk_co_preadv", "blk_co_pwritev")
+_QEMU_OPEN = re.compile(r'^bdrv_open_common bs (0x[0-9a-f]+) filename "(.*)" flags')
+_QEMU_IO = re.compile(r"^blk_co_p(read|write)v blk \S+ bs (0x[0-9a-f]+) offset (\d+) bytes (\d+)")
+
+
+def qemu_trace_args(log):
+    """QEMU options that log the block layer's accesses to log."""
+    return ["-d", ",".join("trace:" + e for e in QEMU_EVENTS), "-D", log]
+
+
+def qemu_log_size(log):
+    try:
+        return os.path.getsize(log)
+    except OSError:
+        return 0
+
+
+def qemu_trace(log, filename, start=0, op="guest"):
+    """A Trace of the accesses to the drive whose file is filename (as given
+    to -drive) in QEMU's log, from byte start of the log on; op labels them
+    all (QEMU does not know the guest's commands)."""
+    t = Trace()
+    t.ops = {0: op}
+    try:
+        with open(log, "rb") as f:
+            head = f.read(1 << 16)          # the drives are opened at start
+            f.seek(start)
+            data = f.read()
+    except OSError:
+        return t
+    nodes = {m.group(1) for m in map(_QEMU_OPEN.match, head.decode("utf-8", "replace").splitlines())
+             if m and os.path.basename(m.group(2)) == os.path.basename(filename)}
+    for line in data.decode("utf-8", "replace").splitlines():
+        m = _QEMU_IO.match(line)
+        if m and m.group(2) in nodes:
+            n = int(m.group(4))
+            t.accesses.append(Access("read" if m.group(1) == "read" else "write",
+                                     f"blk_co_p{m.group(1)}v", int(m.group(3)), n, n, 0, op))
     return t
 
 

@@ -83,7 +83,7 @@ import threading
 import time
 
 from vfz.oracles import Entry, NamedException, Reader, Writer, ReadResult, WriteResult, Timer
-from vfz import lifeline, listing, opscript
+from vfz import iobounds, lifeline, listing, opscript
 from vfz.model.names import _cp437_upper, walked
 
 ROM = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
@@ -122,8 +122,10 @@ class Trap(Exception):
 class Board:
     """One QEMU running U-Boot, booted on first use; see the module doc."""
 
-    def __init__(self, mem_mb=MEM_MB):
+    def __init__(self, mem_mb=MEM_MB, iotrace=False):
         self.mem_mb = mem_mb
+        self.iotrace = iotrace    # QEMU logs the block layer's accesses (vfz.iobounds)
+        self.trace_mark = 0
         self.proc = None
         self.tmp = None
         self.size = None          # the slot's size (the image size QEMU was started with)
@@ -153,7 +155,8 @@ class Board:
             [QEMU, "-bios", ROM, "-display", "none", "-serial", "stdio", "-monitor", "none",
              "-nic", "none", "-vga", "none", "-m", str(self.mem_mb), "-no-reboot",
              "-drive", f"file={slot},format=raw,if=virtio",
-             "-drive", f"file={xfer},format=raw,if=virtio"],
+             "-drive", f"file={xfer},format=raw,if=virtio",
+             *(iobounds.qemu_trace_args(self.trace_log()) if self.iotrace else ())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.size = size
         self.boots += 1
@@ -378,6 +381,13 @@ class Board:
             pos = m.end()
         return out
 
+    def trace_log(self):
+        return os.path.join(self.tmp, "blk.log")
+
+    def trace_since(self, mark, op):
+        """The guest's accesses to virtio 0 since log size mark (vfz.iobounds)."""
+        return iobounds.qemu_trace(self.trace_log(), "slot.img", mark, op)
+
     # ------------------------------------------------------------ disks
     def load(self, image):
         """Put image's bytes on virtio 0 (swap in place, or boot for a new size)."""
@@ -392,6 +402,7 @@ class Board:
         slot, _ = self._paths()
         with open(image, "rb") as src, open(slot, "r+b") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
+        self.trace_mark = iobounds.qemu_log_size(self.trace_log()) if self.iotrace else 0
 
     def rescan(self, timeout=10.0):
         self.cmd("virtio scan", timeout)
@@ -459,9 +470,10 @@ class Boards:
     recently used one killed; idle boards are SIGSTOPped (no CPU)."""
     MAX_BOARDS = 3
 
-    def __init__(self, board=None):
+    def __init__(self, board=None, iotrace=False):
         self.fixed = board            # one given board (tests): always that one
         self.by_size = {}
+        self.iotrace = iotrace
 
     def get(self, image):
         if self.fixed is not None:
@@ -469,7 +481,7 @@ class Boards:
         size = os.path.getsize(image)
         b = self.by_size.pop(size, None)
         if b is None:
-            b = Board()
+            b = Board(iotrace=self.iotrace)
             if len(self.by_size) >= self.MAX_BOARDS:
                 old = next(iter(self.by_size))
                 self.by_size.pop(old).kill()
@@ -638,9 +650,9 @@ READ_LINE = re.compile(rb"^(\d+) bytes read")
 
 
 class UbootReader(Reader):
-    def __init__(self, name="uboot", board=None, **cfg):
+    def __init__(self, name="uboot", board=None, iotrace=False, **cfg):
         self.name = name
-        self.boards = Boards(board)
+        self.boards = Boards(board, iotrace)
         self.board = board
 
     def available(self):
@@ -658,7 +670,12 @@ class UbootReader(Reader):
                 if not os.path.isfile(image):
                     r.error = f"no such image: {image}"
                 else:
-                    self._read(image, timeout, r)
+                    try:
+                        self._read(image, timeout, r)
+                    finally:
+                        if self.board.iotrace and self.board.tmp:
+                            r.extra["iotrace"] = self.board.trace_since(self.board.trace_mark,
+                                                                        "U-Boot fatls/fatload")
             except Trap as e:
                 r.error = f"trap: {e}"
                 r.listing = None
