@@ -16,7 +16,9 @@ past the volume: the verdict names that cluster's first sector and the
 command; through the hostile campaign's reader (vfz.hostile_bounds) it is
 an out-of-bounds verdict. fatsort's overwrite finding replayed under the
 library is a write past the volume. The footer probe of sleuthkit on a
-padded clean volume is its named trait, not a verdict.
+padded clean volume is its named trait, not a verdict. FatFs's disk layer
+and U-Boot's QEMU record their sectors: FatFs reads past a truncated image,
+U-Boot reads its canary finding's cluster past the volume.
 """
 import os
 import lzma
@@ -265,6 +267,47 @@ class Fatfs(unittest.TestCase):
             self.assertEqual(min(o["sector"] for o in out), 768)
             self.assertEqual([v.message for v in hv.classify(rr, data(img), None, 30)],
                              ["fatfs read past image (cluster)"])
+        finally:
+            reader.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class Uboot(unittest.TestCase):
+    """U-Boot's QEMU logs the block layer: the canary finding's volume (a
+    file on a cluster past the declared end) is read past the volume at the
+    declared end's sector; its seed is read in bounds (one board, a swap)."""
+
+    def test_canary_volume_read_past_the_volume(self):
+        from vfz.oracles import uboot
+        ok, why = uboot.available()
+        if not ok:
+            self.skipTest(why)
+        d = os.path.join(REPO, "reports", "hostile", "uboot-canary-43a6dbb7d9")
+        tmp = tempfile.mkdtemp(prefix="vfz-test-iob-")
+        reader = hostile_tx.tool("uboot", iotrace=True)
+        try:
+            got = {}
+            for name in ("hostile", "seed"):
+                with open(os.path.join(d, name + ".img.xz"), "rb") as f:
+                    image = lzma.decompress(f.read())
+                path = os.path.join(tmp, "v.img")
+                with open(path, "wb") as f:
+                    f.write(image)
+                rr = reader.read(path, 60)
+                self.assertIsNone(rr.error, rr.raw[-2000:])
+                self.assertGreater(rr.extra["io"]["accesses"], 10)
+                got[name] = (rr.extra["io"]["out"], hv.classify(rr, image, None, 60))
+            out, vs = got["hostile"]
+            with open(os.path.join(d, "hostile.img.xz"), "rb") as f:
+                fat = Fat(lzma.decompress(f.read()))
+            # the root's file whose first cluster lies past the declared volume
+            (c,) = [e[3] for e in fat.short_entries(None) if e[3] > fat.clusters + 1]
+            self.assertEqual({(o["kind"], o["region"], o["call"]) for o in out},
+                             {("read", "past volume", "blk_co_preadv")})
+            self.assertEqual(min(o["sector"] for o in out), fat.data_sec + (c - 2) * fat.spc)
+            self.assertEqual([(v.kind, v.message) for v in vs],
+                             [("out-of-bounds", "uboot read past volume (cluster)")])
+            self.assertEqual(got["seed"], ([], []))
         finally:
             reader.close()
             shutil.rmtree(tmp, ignore_errors=True)

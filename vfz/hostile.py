@@ -16,7 +16,10 @@ until the deadline, so a slow reader (a VM) does not hold up the others and
 every reader's image i is the same volume.
 
 Each answer is classified (vfz.hostile_verdict: crash, hang, trap, canary,
-overwrite); a refusal is not a finding.
+overwrite, out-of-bounds); a refusal is not a finding. The user-space readers
+and transformers run under the I/O-bounds oracle's preload library, FatFs and
+U-Boot record their own sectors (vfz.hostile_bounds, docs/iobounds.md): a read
+or write outside the volume or the image is an out-of-bounds verdict.
 
 Transformers -- tools that rewrite a volume in place: fatsort and fsck.fat -a
 (fsck-repair) -- join with --oracles (e.g. --oracles fatsort,fsck-repair;
@@ -68,6 +71,7 @@ from vfz import hostile_mutate as hm
 from vfz import hostile_verdict as hv
 from vfz import hostile_min
 from vfz import hostile_tx
+from vfz import iobounds
 from vfz.hostile_seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  # noqa: F401
 from vfz.hostile_findings import reader_cfg, write_finding, replay, reminimise
 
@@ -237,6 +241,7 @@ class Run:
             self.log("hostile: error: no usable seed image")
             return 2
         self.log(f"hostile: {len(self.layouts)} seed images: {', '.join(sorted(self.layouts))}")
+        self.log(f"hostile: I/O-bounds oracle: {iobounds.library() or 'libvfz_iotrace.so not built: user-space tools untraced'}")
         names = a.oracles or default_readers()
         for n in names:
             self.stats[n] = {"images": 0, "seconds": 0.0, "refused": 0, "verdicts": {}, "error": None}
