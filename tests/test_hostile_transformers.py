@@ -131,7 +131,7 @@ class T(unittest.TestCase):
         # the bytes changed, and the I/O trace's writes there (vfz.hostile_bounds)
         self.assertEqual([(v.kind, v.message) for v in vs],
                          [("overwrite", f"changed bytes {hostile_tx.PAST_END} [{fatsort.LONG_SET}]"),
-                          ("out-of-bounds", f"fatsort write past volume (bytes) [{fatsort.LONG_SET}]")])
+                          ("out-of-bounds", f"fatsort write past volume [{fatsort.LONG_SET}]")])
         (w,) = rr.extra["writes"]
         end = len(self.bad)
         self.assertEqual(w["ranges"], [[end, 64]])    # two slots, at the declared end

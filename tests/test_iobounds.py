@@ -14,12 +14,14 @@ one cluster and whose file (400 bytes) starts at the first cluster past the new 
 (mtools' off-by-one, finding mtools-canary-1a43bdab48) -- makes mtype read
 past the volume: the verdict names that cluster's first sector and the
 command; through the hostile campaign's reader (vfz.hostile_bounds) it is
-an out-of-bounds verdict. fatsort's overwrite finding replayed under the
+an out-of-bounds verdict, written as a finding that --replay reproduces (and
+not with the clean volume in its place). fatsort's overwrite finding replayed under the
 library is a write past the volume. The footer probe of sleuthkit on a
 padded clean volume is its named trait, not a verdict. FatFs's disk layer
 and U-Boot's QEMU record their sectors: FatFs reads past a truncated image,
 U-Boot reads its canary finding's cluster past the volume.
 """
+import argparse
 import os
 import lzma
 import shutil
@@ -32,7 +34,7 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import iobounds, hostile_tx  # noqa: E402
+from vfz import iobounds, hostile_findings, hostile_tx  # noqa: E402
 from vfz import hostile_verdict as hv  # noqa: E402
 from vfz import hostile_mutate as hm  # noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
@@ -183,17 +185,31 @@ class Tools(unittest.TestCase):
         self.assertTrue(oob, p.raw())
         self.assertEqual({(o.kind, o.region) for o in oob}, {("read", "past volume")})
         self.assertEqual(oob[0].sector, sector)
-        self.assertIn(f"(sector {sector}) by read in `mtype -i IMAGE ::/F.TXT`", oob[0].describe())
+        self.assertIn(f"(sector {sector}, 512 done) by read in `mtype -i IMAGE ::/F.TXT`", oob[0].describe())
         # the campaign's reader: one out-of-bounds verdict, the sector in its evidence
         reader = hostile_tx.tool("mtools")
         try:
-            vs = hv.classify(reader.read(img, 30), data(img), None, 30)
+            rr = reader.read(img, 30)
+            vs = hv.classify(rr, data(img), None, 30)
             clean = hv.classify(reader.read(self.clean, 30), data(self.clean), None, 30)
         finally:
             reader.close()
-        self.assertEqual([(v.kind, v.message) for v in vs], [("out-of-bounds", "mcopy read past volume (cluster)")])
-        self.assertIn(f"(sector {sector})", vs[0].evidence)
+        self.assertEqual([(v.kind, v.message) for v in vs], [("out-of-bounds", "mcopy read past volume")])
+        self.assertIn(f"(sector {sector}, ", vs[0].evidence)
         self.assertEqual(clean, [])
+        # written as a finding, it replays; the clean volume in its place does not
+        wd = os.path.join(self.tmp, "work")
+        os.makedirs(os.path.join(wd, "findings"), exist_ok=True)
+        h = {"seed_name": "clean", "patches": [], "tail": b"", "kinds": ["canary"], "canary": None,
+             "image": data(img), "index": 0}
+        d = hostile_findings.write_finding(wd, "mtools", vs[0], rr, h, data(self.clean), data(img),
+                                           argparse.Namespace(seed=1, timeout=30.0))
+        self.assertTrue(os.path.basename(d).startswith("mtools-out-of-bounds-"))
+        log = []
+        self.assertEqual(hostile_findings.replay(d, log.append), 0, log)
+        with open(os.path.join(d, "hostile.img.xz"), "wb") as f:
+            f.write(lzma.compress(data(self.clean)))
+        self.assertEqual(hostile_findings.replay(d, log.append), 1, log)
 
     @unittest.skipUnless(shutil.which("fatsort"), "needs fatsort")
     def test_fatsort_overwrite_is_a_write_past_the_volume(self):
@@ -214,7 +230,7 @@ class Tools(unittest.TestCase):
         self.assertEqual({o["region"] for o in writes}, {"past volume"})
         self.assertEqual(writes[0]["sector"], end // 512)
         msgs = [v.message for v in hv.classify(rr, image, None, 30) if v.kind == "out-of-bounds"]
-        self.assertEqual(msgs, ["fatsort write past volume (bytes) [fatsort-long-set-3-clusters]"])
+        self.assertEqual(msgs, ["fatsort write past volume [fatsort-long-set-3-clusters]"])
 
     @unittest.skipUnless(shutil.which("fls"), "needs sleuthkit")
     def test_sleuthkit_footer_probe_is_its_trait(self):
@@ -263,10 +279,10 @@ class Fatfs(unittest.TestCase):
             out = rr.extra["io"]["out"]
             self.assertTrue(out, rr.complaints)
             self.assertEqual({(o["kind"], o["region"], o["call"], o["op"]) for o in out},
-                             {("read", "past image", "disk_read", "read /BIG")})
+                             {("read", "past image inside volume", "disk_read", "read /BIG")})
             self.assertEqual(min(o["sector"] for o in out), 768)
             self.assertEqual([v.message for v in hv.classify(rr, data(img), None, 30)],
-                             ["fatfs read past image (cluster)"])
+                             ["fatfs read past image inside volume"])
         finally:
             reader.close()
             shutil.rmtree(tmp, ignore_errors=True)
@@ -306,7 +322,7 @@ class Uboot(unittest.TestCase):
                              {("read", "past volume", "blk_co_preadv")})
             self.assertEqual(min(o["sector"] for o in out), fat.data_sec + (c - 2) * fat.spc)
             self.assertEqual([(v.kind, v.message) for v in vs],
-                             [("out-of-bounds", "uboot read past volume (cluster)")])
+                             [("out-of-bounds", "uboot read past volume")])
             self.assertEqual(got["seed"], ([], []))
         finally:
             reader.close()

@@ -19,11 +19,15 @@ the image), and leaves in rr.extra["io"]:
     verdicts                      [(message, evidence)], one per group of
                                   unexplained records
 
-A group -- one verdict, one signature -- is the program, read or write,
-the region (past volume, past image, cut volume) and the access's size
-in the volume's units (cluster, sector, bytes): "mcopy read past volume
-(sector)". The field the mutation hit is not in it (the minimiser's
-checks see the image, not the mutation); the finding's diff.txt names it.
+A group -- one verdict, one signature -- is the program, read or write and
+the region (past volume; past image inside volume: a boot sector declaring
+more than the file holds, trusted; past image: outside both; cut volume):
+"mcopy read past volume". The evidence lists the accesses with offset,
+first sector outside, result, call, command and size in the volume's units
+(cluster, sector, bytes). Neither the size (one bug reads FAT sectors and
+clusters alike: a 4-minute run split 7-Zip's big reads into 5 findings by
+it) nor the field the mutation hit (the minimiser's checks see the image,
+not the mutation; diff.txt names it) is in the signature.
 
 FatFs (OWN) is judged the same way from the sectors its disk layer
 recorded (vfz/oracles/fatfs/server.js: rr.extra["iotrace"]). Not traced:
@@ -67,11 +71,11 @@ def judged(trace, head, declared, size, cls=None, who=None):
             out.append(dict(o.__dict__, exception=exc))
         if exc:
             continue
-        key = f"{who or iobounds.program(o.op)} {o.kind} {o.region} ({unit(o.length, geo)})"
+        key = f"{who or iobounds.program(o.op)} {o.kind} {o.region}"
         groups.setdefault(key, []).append(o)
     verdicts = []
     for key, os_ in groups.items():
-        lines = [o.describe() for o in os_[:8]]
+        lines = [f"{o.describe()} [{unit(o.length, geo)}]" for o in os_[:8]]
         if len(os_) > 8:
             lines.append(f"... {len(os_) - 8} more such accesses")
         verdicts.append((key, f"declared volume {declared} bytes, image {size} bytes\n" + "\n".join(lines)))
@@ -112,7 +116,10 @@ class Traced:
 
 
 def traced(name, reader):
-    """The reader itself when it is not traced or the library is not built."""
+    """The reader itself when it is not traced, the library is not built or
+    VFZ_IOTRACE=0 (a bench without the oracle)."""
+    if os.environ.get("VFZ_IOTRACE") == "0":
+        return reader
     if name in OWN:
         return Traced(name, reader, None)
     lib = iobounds.library()

@@ -11,7 +11,10 @@ trace into Access records and judge() into OutOfBounds ones:
                   the image file
     past image    it ends past the end of the image file as the tool got it
                   (a read there asks for bytes the file does not have; a
-                  write or truncate grows the file)
+                  write or truncate grows the file) and past the volume
+    past image inside volume   past the image's end but inside the volume
+                  the boot sector declares (a volume declared larger than
+                  its device: the tool trusted the boot sector)
     cut volume    an ftruncate below the declared end
 
 Reads are judged by the range asked for, not the bytes returned: a read
@@ -197,17 +200,19 @@ def read_trace(path):
 @dataclass(frozen=True)
 class OutOfBounds:
     kind: str          # read | write | map | truncate
-    region: str        # past volume | past image | cut volume
+    region: str        # past volume | past image | past image inside volume | cut volume
     sector: int        # the first sector of the access outside the region's limit
     offset: int
     length: int
     call: str
     op: str
+    result: int = 0    # bytes done, or -errno (a refused call is recorded too)
 
     def describe(self):
         what = f"{self.kind} of {self.length} bytes at {self.offset:#x}" if self.kind != "truncate" \
             else f"truncate to {self.offset:#x}"
-        return f"{self.region}: {what} (sector {self.sector}) by {self.call} in `{self.op}`"
+        got = f"{self.result} done" if self.result >= 0 else f"errno {-self.result}"
+        return f"{self.region}: {what} (sector {self.sector}, {got}) by {self.call} in `{self.op}`"
 
 
 def judge(trace, declared, image_size, sector=SECTOR):
@@ -219,20 +224,23 @@ def judge(trace, declared, image_size, sector=SECTOR):
     for a in trace.accesses:
         if a.kind == "truncate":
             if a.offset > image_size:
-                out.append(OutOfBounds(a.kind, "past image", image_size // sector, a.offset, 0, a.call, a.op))
+                out.append(OutOfBounds(a.kind, "past image", image_size // sector, a.offset, 0, a.call, a.op,
+                                       a.result))
             elif a.offset < vol:
-                out.append(OutOfBounds(a.kind, "cut volume", a.offset // sector, a.offset, 0, a.call, a.op))
+                out.append(OutOfBounds(a.kind, "cut volume", a.offset // sector, a.offset, 0, a.call, a.op,
+                                       a.result))
             continue
         if a.length <= 0:
             continue
         if a.end > image_size:
-            region, limit = "past image", image_size
+            region = "past image" if a.end > vol else "past image inside volume"
+            limit = image_size
         elif a.end > vol:
             region, limit = "past volume", vol
         else:
             continue
         out.append(OutOfBounds(a.kind, region, max(a.offset, limit) // sector, a.offset, a.length,
-                               a.call, a.op))
+                               a.call, a.op, a.result))
     return out
 
 
