@@ -6,6 +6,7 @@ never outlives the call, nor this process if it is killed (vfz.lifeline).
 It never raises for tool failures: the caller gets a Proc with rc (None on
 timeout), stdout/stderr bytes and a reason.
 """
+import contextlib
 import os
 import shutil
 import signal
@@ -79,6 +80,30 @@ class Proc:
         return s
 
 
+@contextlib.contextmanager
+def env_hook(fn):
+    """Within the block, every command this thread starts through run() or
+    with traced_env() also gets fn(argv, base_env)'s entries (vfz.iobounds:
+    the I/O trace's preload library and the command's label)."""
+    old = getattr(_tls, "env_hook", None)
+    _tls.env_hook = fn
+    try:
+        yield
+    finally:
+        _tls.env_hook = old
+
+
+def traced_env(argv, env=None):
+    """The environment for a command started with Popen by hand: env (or
+    None: inherited) plus the hook's entries when a hook is set."""
+    fn = getattr(_tls, "env_hook", None)
+    if fn is None:
+        return env
+    full = dict(os.environ if env is None else env)
+    full.update(fn([str(a) for a in argv], full))
+    return full
+
+
 def run(argv, timeout=30.0, env=None, input=None, cwd=None):
     t0 = time.monotonic()
     p = Proc(argv=[str(a) for a in argv])
@@ -86,6 +111,7 @@ def run(argv, timeout=30.0, env=None, input=None, cwd=None):
     if env is not None:
         full_env = dict(os.environ)
         full_env.update(env)
+    full_env = traced_env(p.argv, full_env)
     try:
         child = _Popen(p.argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,

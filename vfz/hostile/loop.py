@@ -16,7 +16,10 @@ until the deadline, so a slow reader (a VM) does not hold up the others and
 every reader's image i is the same volume.
 
 Each answer is classified (vfz.hostile.verdict: crash, hang, trap, canary,
-overwrite); a refusal is not a finding.
+overwrite, out-of-bounds, spread); a refusal is not a finding. The user-space readers
+and transformers run under the I/O-bounds oracle's preload library, FatFs and
+U-Boot record their own sectors (vfz.hostile.bounds, docs/iobounds.md): a read
+or write outside the volume or the image is an out-of-bounds verdict.
 
 Transformers -- tools that rewrite a volume in place: fatsort and fsck.fat -a
 (fsck-repair) -- join with --oracles (e.g. --oracles fatsort,fsck-repair;
@@ -68,6 +71,7 @@ from vfz.hostile import mutate as hm
 from vfz.hostile import verdict as hv
 from vfz.hostile import minimise as hostile_min
 from vfz.hostile import transform as hostile_tx
+from vfz import iobounds
 from vfz.hostile.seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  # noqa: F401
 from vfz.hostile.findings import reader_cfg, write_finding, replay, reminimise
 from vfz.hostile.writes import ops_of as writes_ops
@@ -160,9 +164,10 @@ class Run:
         h = make(layouts_, self.args.seed, i)
         with open(path, "wb") as f:
             f.write(h["image"])
-        if hasattr(reader, "offsets"):      # a writer: its script goes where the mutation hit
-            reader.offsets = [p.offset for p in h["patches"]]
-            reader.fixed = None
+        probe = getattr(reader, "reader", reader)   # under the I/O-bounds oracle's Traced
+        if hasattr(probe, "offsets"):       # a writer: its script goes where the mutation hit
+            probe.offsets = [p.offset for p in h["patches"]]
+            probe.fixed = None
         rr = reader.read(path, self.args.timeout)
         vs = hv.classify(rr, h["image"], h["canary"], self.args.timeout)
         with self.lock:
@@ -187,7 +192,7 @@ class Run:
         seed_img = self.layouts[h["seed_name"]].data
         if (rr.extra or {}).get("writer"):
             # a writer's finding is confirmed, minimised and replayed with the script found
-            reader.fixed = writes_ops(rr)
+            getattr(reader, "reader", reader).fixed = writes_ops(rr)
         # a hang is confirmed with twice the limit (a reader that was only
         # slow under load answers then), minimised with the limit, and the
         # minimised volume confirmed with twice the limit again
@@ -245,6 +250,7 @@ class Run:
             self.log("hostile: error: no usable seed image")
             return 2
         self.log(f"hostile: {len(self.layouts)} seed images: {', '.join(sorted(self.layouts))}")
+        self.log(f"hostile: I/O-bounds oracle: {iobounds.library() or 'libvfz_iotrace.so not built: user-space tools untraced'}")
         names = (a.oracles or ([] if getattr(a, "writers", None) else default_readers())) + \
             [hostile_tx.WRITE + w for w in getattr(a, "writers", None) or ()]
         for n in names:

@@ -164,13 +164,15 @@ WRITE = "write:"     # the hostile campaign's name of a writer's lane: write:ker
 def tool(name, **cfg):
     """The hostile campaign's oracle of that name: a reader, a transformer
     wrapped in TransformerProbe, or (write:NAME) a writer wrapped in
-    vfz.hostile.writes.WriterProbe."""
+    vfz.hostile.writes.WriterProbe; traced (vfz.hostile.bounds) when it is a
+    user-space tool."""
+    from vfz.hostile import bounds as hostile_bounds     # the I/O-bounds oracle traces what it runs
     if name.startswith(WRITE):
         from vfz.hostile.writes import WriterProbe
-        return WriterProbe(name[len(WRITE):], **cfg)
+        return hostile_bounds.traced(name[len(WRITE):], WriterProbe(name[len(WRITE):], **cfg))
     if is_transformer(name):
-        return TransformerProbe(name, **cfg)
-    return oracles.get_reader(name, **cfg)
+        return hostile_bounds.traced(name, TransformerProbe(name, **cfg))
+    return hostile_bounds.traced(name, oracles.get_reader(name, **cfg))
 
 
 def names():

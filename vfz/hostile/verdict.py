@@ -31,6 +31,12 @@ correctly; only evidence of misbehaviour is a verdict:
             sectors but the boot, FSINFO and backup boot sectors). Evidence: the tool's
             command line and the changed ranges with their byte counts
             (rr.extra["writes"]); the message names the region.
+    out-of-bounds  a user-space tool read or wrote outside the declared
+            volume or the image file (vfz.hostile_bounds: the I/O trace of
+            every command; one verdict per program, read/write, region and
+            access size; records the oracle's io_exception hook attributes
+            to a named trait of the tool are not verdicts). Evidence: the
+            accesses with offset, sector, call and command.
     canary  a listed file's contents (sha256) equal the canary pattern: the
             reader returned bytes that lie past the volume the boot sector
             declares (see vfz.hostile.mutate.m_canary). Sound because the
@@ -222,9 +228,16 @@ def spread(rr):
     return Verdict("spread", "entries the ops did not name: " + ",".join(kinds), ev)
 
 
+def out_of_bounds(rr):
+    """The I/O-bounds oracle's verdicts (vfz.hostile_bounds put them in extra["io"])."""
+    io = (getattr(rr, "extra", None) or {}).get("io") or {}
+    return [Verdict("out-of-bounds", m, e) for m, e in io.get("verdicts", ())]
+
+
 def classify(rr, image=None, pattern=None, timeout=None):
     """Every verdict the answer gives evidence of (usually none)."""
-    out = [v for v in (crash(rr), hang(rr, timeout), trap(rr), overwrite(rr), spread(rr)) if v]
+    out = [v for v in (crash(rr), hang(rr, timeout), trap(rr), overwrite(rr), spread(rr)) if v] + \
+        out_of_bounds(rr)
     exc = (getattr(rr, "extra", None) or {}).get("exception")
     if exc:
         for v in out:

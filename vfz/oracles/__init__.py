@@ -88,6 +88,14 @@ class Hooks:
         binaries. Default: none."""
         return {}
 
+    @staticmethod
+    def io_exception(o, head, declared, size):
+        """The named exception of this tool that explains one access outside
+        the volume or the image (a vfz.iobounds.OutOfBounds; head: the image's
+        first 512 bytes, declared: the volume's bytes, size: the file's), else
+        None: vfz.hostile_bounds then gives an out-of-bounds verdict."""
+        return None
+
 
 class Reader(Hooks):
     name = "?"
@@ -330,6 +338,9 @@ class Entry:
     label: str = None                # how reports name it ("7-Zip"); default: the name
     lists: bool = True               # as a reader: answers with a listing (False: a checker)
     independent: bool = True         # an implementation apart from the core under test
+    iotrace: str = None              # how the I/O-bounds oracle sees its accesses (vfz.iobounds):
+                                     # "preload" (a user-space tool under the trace library),
+                                     # "own" (it records its sectors itself), None (not traced)
     builds: bool = False             # may start a long build when missing: only when named
     under_test: bool = False         # the build under test runs it (the C core's writers, its
                                      # reader and own checker): a Checker's vfat=BUILD is its binary

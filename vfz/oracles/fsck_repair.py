@@ -151,7 +151,7 @@ def renamed_explains(raw, missing, extra):
     return len(unmatched) <= len(escaped) and len(roots) == len(new_roots)
 
 
-ENTRIES = [Entry("fsck-repair", "dosfsck", transformer="vfz.oracles.fsck_repair:FsckRepairTransformer",
+ENTRIES = [Entry("fsck-repair", "dosfsck", iotrace="preload", transformer="vfz.oracles.fsck_repair:FsckRepairTransformer",
                  needs=("dosfstools",), cost="process")]
 
 EXCEPTIONS = [

@@ -188,7 +188,7 @@ TOLERATED = {"dots-missing": "fsck-v1-dots"}
 # ---------------------------------------------------------------- registry
 EXPORTS = {"dosfsck": "vfz.oracles.dosfsck.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("dosfsck", "dosfsck", reader="vfz.oracles.dosfsck:DosfsckReader", needs=("dosfstools", "mtools"),
+    Entry("dosfsck", "dosfsck", iotrace="preload", reader="vfz.oracles.dosfsck:DosfsckReader", needs=("dosfstools", "mtools"),
           label="fsck.fat", lists=False, default=("reader",)),
     Entry("mkfs.fat", "dosfsck", formatter="vfz.oracles.dosfsck.format:MkfsFatFormatter", needs=("dosfstools",)),
 ]

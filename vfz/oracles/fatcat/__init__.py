@@ -45,6 +45,7 @@ import time
 
 from vfz import listing
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
+from vfz import iobounds
 from vfz.proc import run
 
 LFN_BYTES = "fatcat-lfn-bytes"
@@ -215,6 +216,16 @@ def cluster1_walk(image):
 
 
 class FatcatReader(Reader):
+    @staticmethod
+    def io_exception(o, head, declared, size):
+        """fatcat -o's reads at the wrapped address of cluster 0 or 1 (EXCEPTIONS)."""
+        geo = iobounds.geometry(head)
+        if o.kind != "read" or not geo or " -o" not in f" {o.op}":
+            return None
+        _, csize, data = geo
+        k = (o.offset - data) // csize
+        return ORPHAN_WRAP if k in ((1 << 32) - 2, (1 << 32) - 1) else None
+
     def __init__(self, name="fatcat", fatcat="fatcat", check=True, orphan_timeout=O_LIMIT, **cfg):
         self.name = name
         self.cmd = shlex.split(fatcat) if isinstance(fatcat, str) else list(fatcat)
@@ -395,10 +406,21 @@ class FatcatReader(Reader):
 
 
 EXPORTS = {"fatcat": "vfz.oracles.fatcat.export"}   # its reproducer template (vfz/oracles/repro.py)
-ENTRIES = [Entry("fatcat", "fatcat", reader="vfz.oracles.fatcat:FatcatReader", needs=("fatcat",),
+ENTRIES = [Entry("fatcat", "fatcat", iotrace="preload", reader="vfz.oracles.fatcat:FatcatReader", needs=("fatcat",),
                  cost="process")]
 
+ORPHAN_WRAP = "fatcat-orphan-cluster-wrap"
 EXCEPTIONS = [
+    NamedException(ORPHAN_WRAP, "fatcat", "reader",
+                   "fatcat 1.1.1 -o (orphan search) reads the reserved cluster 0 or 1 as a "
+                   "directory at clusterAddress(c) = data start + (c - 2) x cluster size computed "
+                   "in 32 bits unsigned, i.e. ~2^32 clusters into the disk: far past the image "
+                   "(the read returns nothing) on every clean FAT12/16 mkfs.fat volume measured "
+                   "under the I/O trace (64 reads of 32 bytes at 0x80000004600 on the 2 MiB FAT12 "
+                   "one, at 0x20000004000 on the 1.44 MB one; docs/iobounds.md); none on FAT32. The "
+                   "same path as fatcat-orphan-uninit, which is what the unread buffer then does",
+                   "a read by a `fatcat ... -o` command at data start + k x cluster size + r with "
+                   "k = 2^32 - 2 or 2^32 - 1, 0 <= r < cluster size (FatcatReader.io_exception)"),
     NamedException(LFN_BYTES, "fatcat", "reader",
                    "fatcat 1.1.0 prints a long name as its UTF-16LE bytes with the 0x00 bytes "
                    "dropped and every unit whose low byte is 0x00 or 0xFF dropped whole (no "

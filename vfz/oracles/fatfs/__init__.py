@@ -136,7 +136,7 @@ from vfz.oracles.fatfs.writer import FatfsWriter, known_failure, spells_alias  #
 
 EXPORTS = {"fatfs": "vfz.export_fatfs"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("fatfs", "fatfs", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
+    Entry("fatfs", "fatfs", iotrace="own", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
           profile=PROFILE, names="dual", shortname="winnt", shorts="own", label="FatFs R0.15",
           needs=("nodejs", "npm:js-fatfs"), cost="process"),
 ]

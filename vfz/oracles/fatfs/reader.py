@@ -7,7 +7,7 @@ recognises DEL_UNOPENABLE and CASE_TWINS from a divergence's evidence.
 import json
 import os
 
-from vfz import listing
+from vfz import iobounds, listing
 from vfz.oracles import Reader, ReadResult, Timer
 from vfz.oracles.fatfs.exceptions import CASE_TWINS, DEL_UNOPENABLE, _get
 from vfz.oracles.fatfs.names import fatfs_fold
@@ -86,6 +86,8 @@ class FatfsReader(Reader):
             else:
                 try:
                     ans = self.server.request({"op": "list", "image": os.path.abspath(image)}, timeout)
+                    # the sectors its disk callbacks read (vfz.iobounds records)
+                    r.extra["iotrace"] = iobounds.sector_trace(ans.pop("io", None) or {})
                     r.raw = json.dumps(ans, ensure_ascii=False)[:20000]
                     if ans.get("error"):
                         r.error = ans["error"]

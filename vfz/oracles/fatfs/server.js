@@ -50,6 +50,7 @@ const FRNAMES = ['FR_OK', 'FR_DISK_ERR', 'FR_INT_ERR', 'FR_NOT_READY', 'FR_NO_FI
 const PATH_MAX = 4096;
 const CHUNK = 1 << 16;
 const MAX_DEPTH = 256;          // deeper nesting is a directory loop
+const MAX_IO = 20000;           // sector records per answer inside the volume (the rest counted)
 
 let F = null;                   // the js-fatfs module (constants)
 let ff = null;                  // the FatFs instance
@@ -63,6 +64,13 @@ class Trap extends Error {}
 // to an overlay of sectors (the file is never touched while FatFs runs);
 // commit() copies the file, applies the overlay to the copy and renames it
 // over the image (atomic).
+// Every disk_read and disk_write is recorded (the I/O-bounds oracle,
+// vfz/iobounds.py): [kind 'r'|'w', first sector, count, op index, 1 done |
+// 0 refused], consecutive ones of one kind and op merged; an access past
+// the image is recorded too (then answered RES_ERROR, as FatFs would get
+// from a device). The op is what the server was doing (mount, readdir PATH,
+// read PATH, each op of apply, unmount). Past MAX_IO records only those
+// that end past the declared volume are kept; the others are counted.
 class Disk {
 	constructor() {
 		this.close();
@@ -75,6 +83,36 @@ class Disk {
 		this.ss = 512;
 		this.overlay = new Map();
 	}
+	resetIo(head) {
+		this.io = [];
+		this.ioOps = [];
+		this.ioDropped = 0;
+		// the volume's declared bytes (total sectors x bytes per sector)
+		const ok = head.length >= 36;
+		const bps = ok ? head.readUInt16LE(11) : 0;
+		const tot = ok ? (head.readUInt16LE(19) || head.readUInt32LE(32)) : 0;
+		this.declared = bps && tot ? bps * tot : this.size;
+		this.op('mount');
+	}
+	op(label) {
+		this.ioOps.push(label);
+	}
+	note(kind, sector, count, ok) {
+		const last = this.io.length ? this.io[this.io.length - 1] : null;
+		const op = this.ioOps.length - 1;
+		if (last && last[0] === kind && last[3] === op && last[4] === ok && last[1] + last[2] === sector) {
+			last[2] += count;
+			return;
+		}
+		if (this.io.length >= MAX_IO && (sector + count) * this.ss <= this.declared) {
+			this.ioDropped++;
+			return;
+		}
+		this.io.push([kind, sector, count, op, ok]);
+	}
+	ioAnswer() {
+		return { ss: this.ss, ops: this.ioOps || [], rec: this.io || [], dropped: this.ioDropped || 0 };
+	}
 	setSS(head) {
 		const ss = head.length >= 13 ? head.readUInt16LE(11) : 0;
 		// FatFs asks the sector size first; one it cannot use fails the mount
@@ -84,15 +122,17 @@ class Disk {
 		this.close();
 		this.fd = fs.openSync(image, 'r');
 		this.size = fs.fstatSync(this.fd).size;
-		const head = Buffer.alloc(Math.min(13, this.size));
+		const head = Buffer.alloc(Math.min(36, this.size));
 		fs.readSync(this.fd, head, 0, head.length, 0);
 		this.setSS(head);
+		this.resetIo(head);
 	}
 	openRam(buf) {
 		this.close();
 		this.ram = buf;
 		this.size = buf.length;
 		this.setSS(buf);
+		this.resetIo(buf);
 	}
 	commit(image) {
 		if (!this.overlay.size) return;
@@ -110,6 +150,7 @@ class Disk {
 	status() { return 0; }
 	read(m, pdrv, buff, sector, count) {
 		const a = sector * this.ss, n = count * this.ss;
+		this.note('r', sector, count, a + n > this.size ? 0 : 1);
 		if (a + n > this.size) return F.RES_ERROR;   // past the end of the image
 		const heap = m.HEAPU8;
 		if (this.ram) {
@@ -125,6 +166,7 @@ class Disk {
 	}
 	write(m, pdrv, buff, sector, count) {
 		const a = sector * this.ss, n = count * this.ss;
+		this.note('w', sector, count, a + n > this.size ? 0 : 1);
 		if (a + n > this.size) return F.RES_ERROR;
 		const heap = m.HEAPU8;
 		if (this.ram) {
@@ -230,7 +272,7 @@ function hashFile(p, limit) {
 
 function list(image) {
 	const r = mount(image);
-	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}` };
+	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}`, io: disk.ioAnswer() };
 	const entries = [], complaints = [];
 	const limit = disk.size;
 	const seen = new Set();          // first clusters of the directories listed
@@ -242,6 +284,7 @@ function list(image) {
 			complaints.push(`${shown || '/'}: nested deeper than ${MAX_DEPTH} directories (loop?)`);
 			return;
 		}
+		disk.op(`readdir ${open || '/'}`);
 		const d = readdir(open || '/');
 		if (d.fr !== F.FR_OK) complaints.push(`f_readdir ${shown || '/'}: ${frname(d.fr)}`);
 		if (d.sclust !== undefined) {
@@ -279,6 +322,7 @@ function list(image) {
 				walk(sp, op, depth + 1);
 			} else {
 				e.type = 'file';
+				disk.op(`read ${op}`);
 				const hf = hashFile(op, limit);
 				if (hf.loop !== undefined) {
 					complaints.push(`f_read ${sp}: more bytes than the volume holds (${hf.loop}): cluster chain loop`);
@@ -297,9 +341,10 @@ function list(image) {
 		}
 	};
 	walk('', '', 0);
+	disk.op('unmount');
 	unmount();
 	disk.close();
-	return { entries, complaints };
+	return { entries, complaints, io: disk.ioAnswer() };
 }
 
 // ------------------------------------------------------------------ writer
@@ -601,10 +646,11 @@ function trap(image) {
 
 function apply(image, ops) {
 	const r = mount(image);
-	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}` };
+	if (r !== F.FR_OK) return { error: `f_mount: ${frname(r)}`, io: disk.ioAnswer() };
 	const results = [], frs = [];
 	for (const o of ops) {
 		const [kind, ...args] = o;
+		disk.op([kind, ...args].join(' '));
 		const fn = OPS[kind];
 		let res;
 		if (!fn) {
@@ -618,10 +664,11 @@ function apply(image, ops) {
 		frs.push(res[1] === undefined || res[1] === null ? null
 			: (typeof res[1] === 'string' ? res[1] : frname(res[1])));
 	}
+	disk.op('unmount');
 	unmount();
 	disk.commit(image);
 	disk.close();
-	return { results, fr: frs };
+	return { results, fr: frs, io: disk.ioAnswer() };
 }
 
 // ------------------------------------------------------------------ loop
@@ -669,7 +716,7 @@ async function main() {
 				answer({ id, error: `${e.code}: ${e.message}` });
 				continue;
 			}
-			answer({ id, error: `trap: ${e && e.name}: ${e && e.message}`, trap: true });
+			answer({ id, error: `trap: ${e && e.name}: ${e && e.message}`, trap: true, io: disk.ioAnswer() });
 			process.exit(3);
 		}
 	}

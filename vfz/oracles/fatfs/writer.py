@@ -7,7 +7,7 @@ known_failure recognises OWN_ALIASES: an op that spells a numbered alias.
 import os
 import re
 
-from vfz import opscript
+from vfz import iobounds, opscript
 from vfz.oracles import Timer, Writer, WriteResult
 from vfz.oracles.fatfs.exceptions import OWN_ALIASES, _get
 from vfz.oracles.fatfs.server import Server, ServerError, available
@@ -58,6 +58,7 @@ class FatfsWriter(Writer):
                     req = {"op": "apply", "image": os.path.abspath(image),
                            "ops": [[o.kind, *o.args] for o in ops]}
                     ans = self.server.request(req, timeout)
+                    self.last_iotrace = iobounds.sector_trace(ans.pop("io", None) or {})
                     if ans.get("error"):
                         w.error = ans["error"]
                     else:

@@ -215,7 +215,7 @@ def overflow_lines(image):
 
 
 EXPORTS = {"fatsort": "vfz.oracles.fatsort.export"}   # its reproducer template (vfz/oracles/repro.py)
-ENTRIES = [Entry("fatsort", "fatsort", transformer="vfz.oracles.fatsort:FatsortTransformer",
+ENTRIES = [Entry("fatsort", "fatsort", iotrace="preload", transformer="vfz.oracles.fatsort:FatsortTransformer",
                  needs=("fatsort",), cost="process")]
 
 EXCEPTIONS = [

@@ -69,7 +69,7 @@ from vfz.oracles.fusefat.writer import FusefatWriter, check_kind, fat1  # noqa: 
 
 EXPORTS = {"fusefat": "vfz.export_fusefat"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("fusefat", "fusefat", reader="vfz.oracles.fusefat:FusefatReader",
+    Entry("fusefat", "fusefat", iotrace="preload", reader="vfz.oracles.fusefat:FusefatReader",
           writer="vfz.oracles.fusefat:FusefatWriter", profile=PROFILE, names="nodual",
           shortname="win95", shorts="own", needs=("fusefat", "fuse"), cost="process"),
 ]

@@ -18,7 +18,7 @@ import tempfile
 import time
 
 from vfz import lifeline
-from vfz.proc import run
+from vfz.proc import run, traced_env
 
 
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
@@ -65,7 +65,7 @@ class Mount:
         self.notes.append("$ " + " ".join(argv))
         try:
             self.proc = lifeline.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
-                                       stderr=subprocess.STDOUT)
+                                       stderr=subprocess.STDOUT, env=traced_env(argv))
         except OSError as e:
             return f"cannot run {argv[0]}: {e.strerror}"
         t0 = time.monotonic()

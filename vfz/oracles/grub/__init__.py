@@ -30,6 +30,19 @@ DEV = "(loop0)"     # grub-fstest's name for the image
 
 class GrubReader(Reader):
     @staticmethod
+    def io_exception(o, head, declared, size):
+        """GRUB's reads past the volume on every clean one (EXCEPTIONS)."""
+        if o.kind != "read" or o.region != "past volume":
+            return None
+        if o.length <= 32768 and o.offset < size - 3072 and o.offset + o.length > size - 4096:
+            return DISK_END
+        if o.length <= 32768 and o.offset == 2 << 20:
+            return PROBE_2MIB
+        if o.length <= 32768 and declared and o.offset == (declared - 1) & ~32767:
+            return DISK_CACHE
+        return None
+
+    @staticmethod
     def name_exception(exp, act):
         if exp == act:
             return None
@@ -154,12 +167,39 @@ class GrubReader(Reader):
 
 # ---------------------------------------------------------------- registry
 EXPORTS = {"grub": "vfz.oracles.grub.export"}   # its reproducer template (vfz/oracles/repro.py)
-ENTRIES = [Entry("grub", "grub", reader="vfz.oracles.grub:GrubReader", needs=("grub-common",),
+ENTRIES = [Entry("grub", "grub", iotrace="preload", reader="vfz.oracles.grub:GrubReader", needs=("grub-common",),
                  label="GRUB")]
 
 FAMILY = "grub"
 V3_DUMMY_05 = "v3-dummy-05"
+DISK_END = "grub-disk-end-probe"
+DISK_CACHE = "grub-disk-cache-32k"
+PROBE_2MIB = "grub-probe-2mib"
 EXCEPTIONS = [
+    NamedException(DISK_END, FAMILY, "reader",
+                   "grub-fstest 2.06 reads 1 KiB at 4 KiB before the end of the disk in every "
+                   "command (a probe of the device's end), past the volume when the image goes on "
+                   "past it; directly, or through its 32 KiB disk cache when the cache block fits "
+                   "the disk. Measured under the I/O trace with `ls -l (loop0)` on a clean 2 MiB "
+                   "FAT12 volume padded to 2 MiB + 4, 64, 128, 196 KiB and 1 MiB (1 KiB at end - "
+                   "0x1000 each) and a 16 MiB FAT16 one + 1.5 KiB (32 KiB at 0xff8000, end - "
+                   "0x8600; docs/iobounds.md)",
+                   "a read past the volume of at most 32 KiB that overlaps [image size - 4096, "
+                   "image size - 3072) (GrubReader.io_exception)"),
+    NamedException(PROBE_2MIB, FAMILY, "reader",
+                   "grub-fstest 2.06 reads at the fixed offset 2 MiB in every command (a probe of "
+                   "another file system type), past a volume smaller than that when the image goes "
+                   "on: measured on the same padded 2 MiB FAT12 volumes (32 KiB at 0x200000, 512 "
+                   "bytes when only 1.5 KiB follow), never on the unpadded one",
+                   "a read past the volume of at most 32 KiB starting at 0x200000 "
+                   "(GrubReader.io_exception)"),
+    NamedException(DISK_CACHE, FAMILY, "reader",
+                   "GRUB's disk cache reads whole 32 KiB blocks (64 sectors, aligned), so reading "
+                   "the volume's last sectors reads on past its end when the volume does not end "
+                   "on 32 KiB: measured on the clean 38 912 000-byte FAT32 volume (cp of its "
+                   "last file: 32 KiB at 0x2518000, 16 KiB of it past the end)",
+                   "a read past the volume of at most 32 KiB of the 32 KiB-aligned block that holds "
+                   "the volume's last byte (GrubReader.io_exception); any other block stays a verdict"),
     NamedException("grub-raw-oem-bytes", FAMILY, "reader",
                    "GRUB prints a bare 8.3 name's bytes >= 0x80 raw (cp437, not UTF-8), so every "
                    "non-ASCII character of a short-only name reads as U+FFFD",

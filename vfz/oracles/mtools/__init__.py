@@ -23,7 +23,7 @@ from vfz.oracles.mtools.writer import MtoolsWriter, short_names  # noqa: F401
 # ---------------------------------------------------------------- registry
 EXPORTS = {"mtools": "vfz.export_mtools"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("mtools", "mtools", reader="vfz.oracles.mtools:MtoolsReader",
+    Entry("mtools", "mtools", iotrace="preload", reader="vfz.oracles.mtools:MtoolsReader",
           writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",
           needs=("mtools",), default=("reader", "diff-writer")),
 ]

@@ -20,6 +20,7 @@ from vfz.proc import run
 
 class MtoolsReader(Reader):
     name_exception = staticmethod(mx.reader_name_exception)
+    io_exception = staticmethod(mx.io_exception)
     split_ambiguous = staticmethod(mx.split_ambiguous)
     explain = staticmethod(mx.reader_explain)
 

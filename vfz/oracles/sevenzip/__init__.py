@@ -117,7 +117,7 @@ class SevenZipReader(Reader):
 
 # ---------------------------------------------------------------- registry
 EXPORTS = {"7z": "vfz.oracles.sevenzip.export"}   # its reproducer template (vfz/oracles/repro.py)
-ENTRIES = [Entry("7z", "7z", reader="vfz.oracles.sevenzip:SevenZipReader", needs=("p7zip-full",),
+ENTRIES = [Entry("7z", "7z", iotrace="preload", reader="vfz.oracles.sevenzip:SevenZipReader", needs=("p7zip-full",),
                  label="7-Zip")]
 
 FAMILY = "7z"

@@ -40,7 +40,7 @@ from vfz.oracles.uboot.writer import (
 # ---------------------------------------------------------------- registry
 EXPORTS = {"uboot": "vfz.export_uboot"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("uboot", "uboot", reader="vfz.oracles.uboot:UbootReader",
+    Entry("uboot", "uboot", iotrace="own", reader="vfz.oracles.uboot:UbootReader",
           writer="vfz.oracles.uboot:UbootWriter", profile=PROFILE, names="dual", shorts="own",
           supports=frozenset({"mkdir", "create", "write", "unlink", "rmdir", "write-offset"}),
           needs=("u-boot-qemu", "qemu-system-x86"), cost="vm"),

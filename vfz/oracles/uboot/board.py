@@ -53,7 +53,7 @@ import tempfile
 import threading
 import time
 
-from vfz import lifeline
+from vfz import iobounds, lifeline
 
 ROM = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
 QEMU = "qemu-system-i386"
@@ -91,8 +91,10 @@ class Trap(Exception):
 class Board:
     """One QEMU running U-Boot, booted on first use; see the module doc."""
 
-    def __init__(self, mem_mb=MEM_MB):
+    def __init__(self, mem_mb=MEM_MB, iotrace=False):
         self.mem_mb = mem_mb
+        self.iotrace = iotrace    # QEMU logs the block layer's accesses (vfz.iobounds)
+        self.trace_mark = 0
         self.proc = None
         self.tmp = None
         self.size = None          # the slot's size (the image size QEMU was started with)
@@ -122,7 +124,8 @@ class Board:
             [QEMU, "-bios", ROM, "-display", "none", "-serial", "stdio", "-monitor", "none",
              "-nic", "none", "-vga", "none", "-m", str(self.mem_mb), "-no-reboot",
              "-drive", f"file={slot},format=raw,if=virtio",
-             "-drive", f"file={xfer},format=raw,if=virtio"],
+             "-drive", f"file={xfer},format=raw,if=virtio",
+             *(iobounds.qemu_trace_args(self.trace_log()) if self.iotrace else ())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.size = size
         self.boots += 1
@@ -348,6 +351,13 @@ class Board:
         return out
 
     # ------------------------------------------------------------ disks
+    def trace_log(self):
+        return os.path.join(self.tmp, "blk.log")
+
+    def trace_since(self, mark, op):
+        """The guest's accesses to virtio 0 since log size mark (vfz.iobounds)."""
+        return iobounds.qemu_trace(self.trace_log(), "slot.img", mark, op)
+
     def load(self, image):
         """Put image's bytes on virtio 0 (swap in place, or boot for a new size)."""
         size = os.path.getsize(image)
@@ -361,6 +371,7 @@ class Board:
         slot, _ = self._paths()
         with open(image, "rb") as src, open(slot, "r+b") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
+        self.trace_mark = iobounds.qemu_log_size(self.trace_log()) if self.iotrace else 0
 
     def rescan(self, timeout=10.0):
         self.cmd("virtio scan", timeout)
@@ -428,9 +439,10 @@ class Boards:
     recently used one killed; idle boards are SIGSTOPped (no CPU)."""
     MAX_BOARDS = 3
 
-    def __init__(self, board=None):
+    def __init__(self, board=None, iotrace=False):
         self.fixed = board            # one given board (tests): always that one
         self.by_size = {}
+        self.iotrace = iotrace
 
     def get(self, image):
         if self.fixed is not None:
@@ -438,7 +450,7 @@ class Boards:
         size = os.path.getsize(image)
         b = self.by_size.pop(size, None)
         if b is None:
-            b = Board()
+            b = Board(iotrace=self.iotrace)
             if len(self.by_size) >= self.MAX_BOARDS:
                 old = next(iter(self.by_size))
                 self.by_size.pop(old).kill()

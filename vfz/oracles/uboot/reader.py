@@ -49,9 +49,14 @@ class UbootReader(Reader):
     name_exception = staticmethod(reader_name_exception)
     explain = staticmethod(reader_explain)
 
-    def __init__(self, name="uboot", board=None, **cfg):
+    @classmethod
+    def hostile_cfg(cls, asan_bin=None):
+        """In the hostile campaign QEMU logs the guest's sectors (vfz.iobounds)."""
+        return {"iotrace": True}
+
+    def __init__(self, name="uboot", board=None, iotrace=False, **cfg):
         self.name = name
-        self.boards = Boards(board)
+        self.boards = Boards(board, iotrace)
         self.board = board
 
     def available(self):
@@ -69,7 +74,12 @@ class UbootReader(Reader):
                 if not os.path.isfile(image):
                     r.error = f"no such image: {image}"
                 else:
-                    self._read(image, timeout, r)
+                    try:
+                        self._read(image, timeout, r)
+                    finally:
+                        if self.board.iotrace and self.board.tmp:
+                            r.extra["iotrace"] = self.board.trace_since(self.board.trace_mark,
+                                                                        "U-Boot fatls/fatload")
             except Trap as e:
                 r.error = f"trap: {e}"
                 r.listing = None
