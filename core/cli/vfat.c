@@ -7,7 +7,7 @@
  *   vfat label IMAGE
  *   vfat fmt OPSCRIPT
  *   vfat check IMAGE
- *   vfat gen --seed N --ops K [--names CLASSES]
+ *   vfat gen --seed N --ops K [--names CLASSES] [--meta]
  *
  * Exit 0 success, 1 findings (check), 2 unusable input with one line on
  * stderr. Images are rewritten atomically (temporary file + rename).
@@ -799,7 +799,7 @@ static int cmd_gen(int argc, char **argv)
 	uint32_t mask = (1u << NC_COUNT) - 1;
 	struct vfat_script s = { 0 };
 	char err[300], line[4096];
-	int have_seed = 0;
+	int have_seed = 0, meta = 0;
 
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
@@ -813,15 +813,18 @@ static int cmd_gen(int argc, char **argv)
 		} else if (!strcmp(a, "--names")) {
 			if (vfat_name_classes_parse(val, &mask, err, sizeof(err))) return die("gen: %s", err);
 			i++;
+		} else if (!strcmp(a, "--meta")) {
+			meta = 1;
 		} else {
 			return die("gen: unknown argument '%s'", a);
 		}
 	}
 	if (!have_seed)
 		return die("%s", "gen: --seed N is required (every random script must be replayable)");
-	if (vfat_gen_script(seed, (int)nops, mask, &s))
+	if (vfat_gen_script_meta(seed, (int)nops, mask, meta, &s))
 		return die("%s", "gen: out of memory");
-	printf("# vfat gen --seed %llu --ops %llu\n", (unsigned long long)seed, (unsigned long long)nops);
+	printf("# vfat gen --seed %llu --ops %llu%s\n", (unsigned long long)seed, (unsigned long long)nops,
+	       meta ? " --meta" : "");
 	for (size_t i = 0; i < s.n; i++) {
 		if (vfat_op_format(&s.ops[i], line, sizeof(line)) == 0)
 			printf("%s\n", line);
@@ -840,7 +843,7 @@ static int usage(void)
 		"       vfat label IMAGE\n"
 		"       vfat fmt OPSCRIPT\n"
 		"       vfat check IMAGE\n"
-		"       vfat gen --seed N --ops K [--names CLASSES]\n"
+		"       vfat gen --seed N --ops K [--names CLASSES] [--meta]\n"
 		"       vfat gen --from-input FUZZFILE [--image OUT]\n");
 	return 2;
 }

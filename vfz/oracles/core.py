@@ -10,7 +10,7 @@ import json
 import os
 import tempfile
 
-from vfz.oracles import Entry, Reader, Writer
+from vfz.oracles import META_OPS, OPS, Entry, Reader, Writer
 from vfz import listing, opscript
 from vfz.proc import run
 
@@ -117,13 +117,15 @@ class CoreWriter(Writer):
 
 # ---------------------------------------------------------------- registry
 _W = "vfz.oracles.core:CoreWriter"
+_ALL = OPS | META_OPS | {"write-offset"}   # the core's writers do both grammars
+
 ENTRIES = [
     Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False),
     Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",),
-          twin="kernel"),
+          twin="kernel", supports=_ALL),
     Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",),
-          twin="kernel-nodual"),
+          twin="kernel-nodual", supports=_ALL),
     Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,
-          default=("writer",), twin="kernel-nodual-v3"),
-    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True),
+          default=("writer",), twin="kernel-nodual-v3", supports=_ALL),
+    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True, supports=_ALL),
 ]
