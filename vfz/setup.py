@@ -19,7 +19,7 @@ from vfz import REPO  # noqa: E402
 # what builds and runs the harness itself; each oracle's own packages are
 # its registry entry's needs (vfz.oracles), added below
 BUILD_PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "make", "python3-matplotlib",
-                  "python3-yaml", "xz-utils", "afl++"]
+                  "python3-yaml", "xz-utils", "afl++", "xxd"]
 
 
 def oracle_packages():
