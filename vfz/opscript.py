@@ -154,7 +154,8 @@ def parse_line(text, lineno=0):
     s = text.strip(WS)
     if not s or s.startswith("#"):
         return None
-    word, _, rest = s.partition(" ")
+    cut = next((i for i, ch in enumerate(s) if ch in WS), len(s))
+    word, rest = s[:cut], s[cut:]     # the C parser's blanks end the op's name
     if word not in OPS:
         raise OpScriptError(f"line {lineno}: unknown operation {word!r}")
     args = []
