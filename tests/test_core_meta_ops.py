@@ -185,6 +185,31 @@ class CoreAgainstModel(unittest.TestCase):
         self.check_fs(32, "40M")
 
 
+class LabelSlot(unittest.TestCase):
+    """The label's root entry is a slot of a FAT12/16 root like any other:
+    mkfs.fat -n puts one there, label "" frees it, a new label needs one."""
+
+    def test_full_fixed_root(self):
+        mkfs = shutil.which("mkfs.fat") or "/usr/sbin/mkfs.fat"
+        tmp = tempfile.mkdtemp(prefix="vfz-meta-slot-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        img, ops_path = os.path.join(tmp, "f.img"), os.path.join(tmp, "ops.txt")
+        subprocess.run([mkfs, "-C", "-F", "12", "-r", "16", "-n", "PRESET", img, "1440"],
+                       check=True, capture_output=True)
+        text = "".join(f'create "/F{i:02d}.TXT" 0 0\n' for i in range(16))
+        text += 'label ""\ncreate "/LAST.TXT" 0 0\nlabel "NEW"\nunlink "/F00.TXT"\nlabel "NEW"\n'
+        with open(ops_path, "w") as f:
+            f.write(text)
+        ops = opscript.parse(text)
+        m = model.Model("kernel", "dual", root=model.root_for("kernel", img))
+        want = m.apply(ops)
+        # 15 files fill the 16 slots beside PRESET's entry
+        self.assertEqual(want, ["ok"] * 15 + ["ENOSPC", "ok", "ok", "ENOSPC", "ok", "ok"])
+        self.assertEqual(apply(img, ops_path, "--names", "dual"), want)
+        self.assertEqual(core_label(img), {"boot": "NEW", "root": "NEW"})
+        self.assertEqual(run([FSCK, "-n", img]).returncode, 0)
+
+
 class Mtools(unittest.TestCase):
     """What mtools (a reader apart from the core) makes of the core's bytes."""
 

@@ -5,6 +5,8 @@
  *   mkfs.c     formatting
  *   dir.c      directory slots: iterate, parse LFN sets, search, add, remove
  *   namei.c    path walk and the operations (policies: dual, nodual v1/v3)
+ *   file.c     attributes and times of an inode; misc.c FAT time fields
+ *   label.c    the volume label (boot sector and root entry)
  *   names.c    pure name policy (names.h)
  *   check.c    structural checker (independent of dir.c's writer logic);
  *              check_fat.c its FAT checks, check_lfn.c its LFN checks

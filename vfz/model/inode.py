@@ -47,6 +47,18 @@ def stored_atime(sec):
     return s - s % 86400
 
 
+def label_slot(raw):
+    """The root's first live volume-label entry (fatlabel's find_volume_de):
+    its slot, or None; the scan ends at the end-of-directory mark."""
+    for i in range(len(raw) // 32):
+        b0, attr = raw[i * 32], raw[i * 32 + 11]
+        if b0 == 0:
+            return None
+        if b0 != 0xE5 and attr != 0x0F and attr & 0x08:
+            return i
+    return None
+
+
 def label_err(text):
     """None for a label the core (fatlabel's rules) writes, else the errno."""
     if text == "":

@@ -81,7 +81,7 @@ from vfz.model.names import (HexAlias, PATH_MAX, _alias_has_del, _form, alias_ha
                              fold, needs_lfn, short_only, shortname_parts, strip_dots, trailing_slash,
                              utf16_len)
 from vfz.model.profiles import profile_knobs
-from vfz.model.inode import InodeOps
+from vfz.model.inode import InodeOps, label_slot
 
 
 @dataclass
@@ -164,20 +164,8 @@ def fixed_root_of(image):
         f.seek((reserved + boot[16] * fat_secs) * bps)
         raw = f.read(count * 32)
     taken = [i for i in range(len(raw) // 32) if raw[i * 32] not in (0, 0xE5)]
-    label = _label_slot(raw)
+    label = label_slot(raw)
     return FixedRoot(count, taken, label)
-
-
-def _label_slot(raw):
-    """The root's first live volume-label entry (fatlabel's find_volume_de):
-    its slot, or None; the scan ends at the end-of-directory mark."""
-    for i in range(len(raw) // 32):
-        b0, attr = raw[i * 32], raw[i * 32 + 11]
-        if b0 == 0:
-            return None
-        if b0 != 0xE5 and attr != 0x0F and attr & 0x08:
-            return i
-    return None
 
 
 class Model(InodeOps):
