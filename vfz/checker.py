@@ -18,7 +18,7 @@ import threading
 import time
 from collections import Counter
 
-from vfz import diff, findings, lifeline, model, oracles, proc, verdict
+from vfz import diff, findings, lifeline, model, opscript, oracles, proc, verdict
 from vfz.errors import UsageError
 from vfz.evidence import Evidence
 from vfz import twins
@@ -46,9 +46,9 @@ def op_for_path(ops, path):
     leaf = findings.leaf_of(path).upper()
     best = "-"
     for op in ops:
-        for a in op.args:
-            if isinstance(a, str) and (a == path or fold_path(a) == fold_path(path) or
-                                       findings.leaf_of(a).upper() == leaf):
+        for k, a in zip(opscript.OPS[op.kind], op.args):
+            if k == "s" and (a == path or fold_path(a) == fold_path(path) or
+                             findings.leaf_of(a).upper() == leaf):
                 best = op.kind
     return best
 
