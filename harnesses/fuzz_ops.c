@@ -301,6 +301,9 @@ static int collect(void *ctx, const struct vfat_dirent *e)
 	d->size = e->size;
 	d->nlfn = e->nlfn;
 	d->is_dummy = e->is_dummy;
+	d->mtime = e->mtime;
+	d->atime = e->atime;
+	d->crtime = e->crtime;
 	return 0;
 }
 
@@ -417,6 +420,12 @@ static void compare_dir(struct run *R, vfat_vol *v, char *path, size_t len, stru
 			fail(R, "%s/%s: type differs (core dir=%d)", path, e->name, isdir);
 		if (!isdir && e->size != k->size)
 			fail(R, "%s/%s: size %u, model %u", path, e->name, e->size, k->size);
+		if (e->attr != k->attr)
+			fail(R, "%s/%s: attributes 0x%02x, model 0x%02x", path, e->name, e->attr, k->attr);
+		if (k->times_known && (e->mtime.sec != k->mtime || e->atime.sec != k->atime))
+			fail(R, "%s/%s: times %lld/%lld, model %lld/%lld", path, e->name,
+			     (long long)e->mtime.sec, (long long)e->atime.sec,
+			     (long long)k->mtime, (long long)k->atime);
 		/* the short entry */
 		if (k->pred_pending) {
 			if (k->pred_short) {

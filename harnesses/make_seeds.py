@@ -59,6 +59,11 @@ def write(p, off=100, size_idx=8, seed=9): return bytes([3]) + p + bytes([off & 
 def rename(a, b, dirs=False): return bytes([4 | (8 if dirs else 0)]) + a + b
 def unlink(p): return bytes([6 | 8]) + p
 def rmdir(p): return bytes([7 | 8]) + p
+# the second grammar: kind bytes 0xE0-0xFF (fuzzinput.c meta_op)
+def truncate(p, size_idx=3): return bytes([0xE0]) + p + bytes([size_idx])
+def chattr(p, bits, dirs=False): return bytes([0xE1 | (4 if dirs else 0)]) + p + bytes([bits])
+def touch(p, t1, t2, dirs=False): return bytes([0xE2 | (4 if dirs else 0)]) + p + bytes([t1, t2])
+def label(idx): return bytes([0xE3, idx])
 
 
 def header(dual=False, v3=False, unique=False, fat=12, cs=512, rule="mixed", seed=1):
@@ -110,6 +115,19 @@ def ops_seeds():
             m = modes[(k + 3 * j) % len(modes)]
             tag = "-".join("%s%s" % (a, "" if b is True else b) for a, b in sorted(m.items())) or "nodual"
             out["%s.%s" % (name, tag)] = header(seed=k * 7 + j, **m) + body
+    # truncate across cluster boundaries, attributes on files, a directory
+    # and the root, times at FAT's edges, labels valid and not (kept out of
+    # the loop above so that the older seeds keep their modes)
+    meta = (
+        create(new(raw("data.bin")), 10, 3) + truncate(old(0), 3) + truncate(old(0), 9) +
+        truncate(old(0), 0) + mkdir(new(raw("Dir"))) + chattr(old(1, want=True), 0x27, dirs=True) +
+        chattr(old(0), 0x01) + write(old(0), 700, 5, 1) + truncate(old(0), 4) +
+        touch(old(0), 1, 0x3C) + touch(old(1, want=True), 13, 14, dirs=True) +
+        chattr(new(raw("..")), 0x02) + label(0) + label(4) + label(1) + label(10) +
+        rename(old(0), new(raw("moved.bin"))))
+    for j, m in enumerate((dict(dual=True), dict(v3=True, fat=32), dict(fat=16, cs=2048))):
+        tag = "-".join("%s%s" % (a, "" if b is True else b) for a, b in sorted(m.items()))
+        out["meta-ops.%s" % tag] = header(seed=900 + j, **m) + meta
     return out
 
 

@@ -95,6 +95,7 @@ static struct mnode *node_new(const char *name, size_t len, const uint16_t *u, s
 		memcpy(n->u, u, ulen * sizeof(*u));
 	n->ulen = ulen;
 	n->is_dir = is_dir;
+	n->attr = is_dir ? 0x10 : 0x20;   /* vfat_build_slots: ATTR_DIR or ATTR_ARCH */
 	return n;
 }
 
@@ -329,6 +330,8 @@ static void write_data(struct mnode *f, uint32_t off, uint32_t size, uint32_t se
 	if (end > f->size)
 		f->size = (uint32_t)end;
 	f->touched = 1;
+	f->attr |= 0x20;          /* fat_write_end */
+	f->times_known = 0;       /* file_update_time: the writer's clock */
 }
 
 static void mark_changed(struct model *m, struct mnode *d)
@@ -448,6 +451,10 @@ static int op_rmdir(struct model *m, const struct vfat_op *op)
 static void take_body(struct mnode *dst, struct mnode *src)
 {
 	dst->is_dir = src->is_dir;
+	dst->attr = src->attr;
+	dst->times_known = src->times_known;
+	dst->mtime = src->mtime;
+	dst->atime = src->atime;
 	free(dst->data);
 	dst->data = src->data;
 	dst->size = src->size;
@@ -531,6 +538,142 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 	return 0;
 }
 
+/* ---- the ops on an inode (fs/fat/file.c) ------------------------------ */
+
+#define FAT_MIN_SEC 315532800LL     /* 1980-01-01 00:00:00 */
+#define FAT_MAX_SEC 4354819198LL    /* 2107-12-31 23:59:58 */
+
+static int64_t clamp_time(int64_t s)
+{
+	return s < FAT_MIN_SEC ? FAT_MIN_SEC : s > FAT_MAX_SEC ? FAT_MAX_SEC : s;
+}
+
+int64_t model_mtime(int64_t sec) { return clamp_time(sec) & ~(int64_t)1; }
+int64_t model_atime(int64_t sec) { return clamp_time(sec) / 86400 * 86400; }
+
+/* The node a path names, as open(2) finds it: "." and ".." name
+ * directories of the walk, "/" the root; "file/" is ENOTDIR. */
+static int resolve(struct model *m, const char *path, struct mnode **out)
+{
+	struct mwalk w;
+	int r = walk(m, path, &w);
+
+	if (r)
+		return r;
+	switch (w.last_kind) {
+	case 0:
+		if (!w.found)
+			return -ENOENT;
+		if (w.trailing && !w.found->is_dir)
+			return -ENOTDIR;
+		*out = w.found;
+		return 0;
+	case 1:
+		*out = w.stack[w.depth];
+		return 0;
+	case 2:
+		*out = w.stack[w.depth > 0 ? w.depth - 1 : 0];
+		return 0;
+	default:
+		*out = m->root;
+		return 0;
+	}
+}
+
+static void mark_entry(struct model *m, struct mnode *n)
+{
+	if (n != m->root)
+		mark_changed(m, n->parent);
+}
+
+/* truncate(2): fat_cont_expand zero-fills a larger size; fat_free sets
+ * ATTR_ARCH when the file had clusters (a non-empty file); the modify
+ * time is the writer's clock either way. */
+static int op_truncate(struct model *m, const struct vfat_op *op)
+{
+	struct mwalk w;
+	struct mnode *f;
+	int r = walk(m, op->a, &w);
+
+	if (r)
+		return r;
+	if (w.last_kind)
+		return -EISDIR;
+	if (!w.found)
+		return -ENOENT;
+	f = w.found;
+	if (f->is_dir)
+		return -EISDIR;
+	if (w.trailing)
+		return -ENOTDIR;
+	if (op->n[0] > f->size) {
+		if (op->n[0] > f->cap) {
+			f->data = realloc(f->data, op->n[0]);
+			if (!f->data)
+				abort();
+			f->cap = op->n[0];
+		}
+		memset(f->data + f->size, 0, op->n[0] - f->size);
+		f->attr |= 0x20;
+	} else if (f->size) {
+		f->attr |= 0x20;
+	}
+	f->size = op->n[0];
+	f->touched = 1;
+	f->times_known = 0;
+	mark_entry(m, f);
+	return 0;
+}
+
+/* FAT_IOCTL_SET_ATTRIBUTES: the root takes only the empty set; any other
+ * entry gets exactly the letters, a directory keeps ATTR_DIR (and may be
+ * read-only: without rodir its mode stays writable). */
+static int op_chattr(struct model *m, const struct vfat_op *op)
+{
+	struct mnode *n;
+	int r = resolve(m, op->a, &n);
+
+	if (r)
+		return r;
+	if (n == m->root)
+		return op->n[0] ? -EINVAL : 0;
+	n->attr = (uint8_t)((op->n[0] & 0x27) | (n->is_dir ? 0x10 : 0));
+	mark_entry(m, n);
+	return 0;
+}
+
+/* utimensat: the root's times never change (it has no entry). */
+static int op_touch(struct model *m, const struct vfat_op *op)
+{
+	struct mnode *n;
+	int r = resolve(m, op->a, &n);
+
+	if (r || n == m->root)
+		return r;
+	n->mtime = model_mtime(op->t[0].sec);
+	n->atime = model_atime(op->t[1].sec);
+	n->times_known = 1;
+	mark_entry(m, n);
+	return 0;
+}
+
+/* fatlabel's rules (docs/op-script.md "label"): "" removes the label;
+ * else 1-11 printable ASCII characters, none of "*+,./:;<=>?[\]|, not
+ * starting with a space. */
+static int op_label(const struct vfat_op *op)
+{
+	size_t n = strlen(op->a);
+
+	if (n > 11 || op->a[0] == ' ')
+		return n ? -EINVAL : 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)op->a[i];
+		if (c < 0x20 || c >= 0x7F || strchr("\"*+,./:;<=>?[\\]|", c))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int model_apply(struct model *m, const struct vfat_op *op)
 {
 	m->nchanged = 0;
@@ -541,6 +684,10 @@ int model_apply(struct model *m, const struct vfat_op *op)
 	case OP_RENAME: return op_rename(m, op);
 	case OP_UNLINK: return op_unlink(m, op);
 	case OP_RMDIR: return op_rmdir(m, op);
+	case OP_TRUNCATE: return op_truncate(m, op);
+	case OP_CHATTR: return op_chattr(m, op);
+	case OP_TOUCH: return op_touch(m, op);
+	case OP_LABEL: return op_label(op);
 	}
 	return -EINVAL;
 }

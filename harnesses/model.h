@@ -16,9 +16,10 @@
  *
  * Why two models. This C model runs in fuzz_ops' process after every op,
  * thousands of times a second, so it covers only what the fuzz target
- * checks: the six ops' results (errno precedence included), the tree
- * (names as listed, types, sizes, contents) and which new names are bare
- * 8.3 entries. It does not compute dual-mode aliases: it learns the short
+ * checks: the ops' results (errno precedence included), the tree
+ * (names as listed, types, sizes, contents, attribute bytes, the times a
+ * touch set) and which new names are bare 8.3 entries. The volume label
+ * is predicted as a result only (its bytes are the checker's to judge). It does not compute dual-mode aliases: it learns the short
  * entries the core wrote from the core's own listing (mnode.seen, sn),
  * and it knows no space limits (fuzz_ops' decoder keeps scripts inside
  * the volume), no PATH_MAX, no writer but the kernel's semantics. The
@@ -57,6 +58,11 @@ struct mnode {
 	uint8_t sn[11], ntcase;
 	int nlfn;
 	int touched;             /* content changed: verify it */
+	/* the inode: attribute byte, and the modify/access times when a
+	 * touch set them (0: stamped by the writer's clock, not predicted) */
+	uint8_t attr;
+	int times_known;
+	int64_t mtime, atime;
 };
 
 struct model {
@@ -72,6 +78,10 @@ struct model {
 
 void model_init(struct model *m, const struct vfat_opts *o);
 void model_free(struct model *m);
+/* Linux 6.1's stored times for utimensat's (clamp to FAT's range, then
+ * 2 s for the modify time, the UTC day for the access date). */
+int64_t model_mtime(int64_t sec);
+int64_t model_atime(int64_t sec);
 /* Predict the result of op and, when it is 0, apply it to the model. */
 int model_apply(struct model *m, const struct vfat_op *op);
 /* Case-insensitive (ASCII) equality of two UTF-16 names. */

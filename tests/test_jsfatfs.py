@@ -24,7 +24,7 @@ REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abs
 sys.path.insert(0, REPO)
 
 from vfz import listing, model, opscript  # noqa: E402
-from vfz.checker import Checker  # noqa: E402
+from vfz.check.checker import Checker  # noqa: E402
 from vfz.evidence import Evidence  # noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 from vfz.oracles import ReadResult, exception  # noqa: E402

@@ -15,6 +15,9 @@ common ground ends, and the rest of that script is not compared,
     base) in the Python model's dual-mode tree: its digits come from
     jiffies, the Python model keeps "an alias nobody can name", the C
     model learns the one the core wrote.
+Every other seed's script is drawn with `vfat gen --meta`, so that the
+ops of the second grammar (truncate, chattr, touch, label) are compared
+too: each of the four must be compared at least once per mode.
 Space is out of both models' scope here: the Python model runs with a
 root that never fills (Model(root=None)) and model_driver's core volume
 is a 64 MiB FAT32 one. Profiles other than the kernel's (mtools) have no
@@ -60,9 +63,10 @@ def setUpModule():
     print(f"test_models_agree: seeds {SEED0}..{SEED0 + SCRIPTS - 1}, {OPS} ops each", file=sys.stderr)
     for seed in range(SEED0, SEED0 + SCRIPTS):
         p = os.path.join(TMP, f"gen-{seed}.txt")
+        meta = ["--meta"] if seed % 2 else []
         with open(p, "w") as f:
-            subprocess.run([os.path.join(BUILD, "vfat"), "gen", "--seed", str(seed), "--ops", str(OPS)],
-                           stdout=f, check=True)
+            subprocess.run([os.path.join(BUILD, "vfat"), "gen", "--seed", str(seed), "--ops", str(OPS)]
+                           + meta, stdout=f, check=True)
         FILES.append((seed, p))
 
 
@@ -93,10 +97,11 @@ def long_path(op):
 
 
 def compare(mode):
-    """-> (ops compared, ops in all, scripts cut, disagreements)."""
+    """-> (ops compared, ops in all, scripts cut, disagreements, {kind: compared})."""
     opts, names = MODES[mode]
     cres = c_results(opts, [p for _, p in FILES])
     compared = total = cut = 0
+    kinds = collections.Counter()
     bad = []
     for i, (seed, path) in enumerate(FILES):
         with open(path) as f:
@@ -112,6 +117,7 @@ def compare(mode):
                 break
             py = m.apply_one(op)
             compared += 1
+            kinds[op.kind] += 1
             if py != c["result"]:
                 bad.append(f"{mode} seed {seed} line {c['line']} {c['op']}: Python model {py}, "
                            f"C model {c['result']} (core {c['core']})")
@@ -119,16 +125,19 @@ def compare(mode):
             if names == "dual" and has_hex_alias(m.root):
                 cut += 1
                 break
-    return compared, total, cut, bad
+    return compared, total, cut, bad, kinds
 
 
 class ModelsAgree(unittest.TestCase):
     def check_mode(self, mode):
-        compared, total, cut, bad = compare(mode)
+        compared, total, cut, bad, kinds = compare(mode)
         print(f"{mode}: {compared} of {total} ops compared, {cut} scripts cut, "
-              f"{len(bad)} disagreements", file=sys.stderr)
+              f"{len(bad)} disagreements; second grammar: "
+              + ", ".join(f"{k} {kinds[k]}" for k in opscript.META_KINDS), file=sys.stderr)
         self.assertEqual(len(bad), 0, f"{len(bad)} disagreements, the first:\n" + "\n".join(bad[:5]))
         self.assertGreaterEqual(compared, 0.9 * total)
+        for k in opscript.META_KINDS:
+            self.assertGreater(kinds[k], 0, f"no {k} op was compared")
 
     def test_dual(self):
         self.check_mode("dual")

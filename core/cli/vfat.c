@@ -5,8 +5,10 @@
  *   vfat apply IMAGE OPSCRIPT [--names nodual|dual] [--dummy v1|v3] [--unique]
  *              [--shortname mixed|winnt|win95|lower] [--seed N] [--no-sync]
  *   vfat ls IMAGE
+ *   vfat label IMAGE
+ *   vfat fmt OPSCRIPT
  *   vfat check IMAGE
- *   vfat gen --seed N --ops K [--names CLASSES]
+ *   vfat gen --seed N --ops K [--names CLASSES] [--meta]
  *
  * Exit 0 success, 1 findings (check), 2 unusable input with one line on
  * stderr. Images are rewritten atomically (temporary file + rename).
@@ -619,6 +621,9 @@ static int cmd_ls(int argc, char **argv)
 			printf("%02x", e->d.shortname[k]);
 		printf("\", \"nt\": %u, \"attr\": %u, \"cluster\": %u, \"lfn\": %d, \"dummy\": %s",
 		       e->d.ntcase, e->d.attr, e->d.first_cluster, e->d.nlfn, e->d.is_dummy ? "true" : "false");
+		printf(", \"mtime\": %lld, \"atime\": %lld, \"crtime\": %lld, \"crtime_ns\": %u",
+		       (long long)e->d.mtime.sec, (long long)e->d.atime.sec,
+		       (long long)e->d.crtime.sec, e->d.crtime.nsec);
 		if (e->err)
 			printf(", \"error\": \"%s\"", e->err);
 		printf("}\n");
@@ -630,6 +635,97 @@ static int cmd_ls(int argc, char **argv)
 	free(buf);
 	if (L.oom)
 		return die("%s", "ls: out of memory");
+	return 0;
+}
+
+/* ---- label: the volume label, boot sector and root entry -------------- */
+
+static void label_json(const char *key, const uint8_t l[11], int has)
+{
+	char s[12];
+	int n = 11;
+
+	printf("\"%s\": ", key);
+	if (!has) {
+		printf("null");
+		return;
+	}
+	memcpy(s, l, 11);
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	s[n] = 0;
+	/* bytes >= 0x80 are not UTF-8: shown as \u00XX of their value */
+	putchar('"');
+	for (int i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f) printf("\\u%04x", c);
+		else putchar(c);
+	}
+	putchar('"');
+}
+
+static int cmd_label(int argc, char **argv)
+{
+	uint8_t *buf, boot[11], root[11];
+	size_t len;
+	char err[200];
+	vfat_vol *v;
+	int r, hb, hr;
+
+	if (argc != 3 || argv[2][0] == '-')
+		return die("%s", "label: usage: vfat label IMAGE");
+	if (load_image(argv[2], &buf, &len))
+		return 2;
+	r = vfat_open(&v, buf, len, NULL, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[2], err);
+		free(buf);
+		return 2;
+	}
+	r = vfat_get_label(v, boot, &hb, root, &hr);
+	vfat_close(v);
+	free(buf);
+	if (r)
+		return die("label: cannot read the root directory: %s", vfat_errname(r));
+	putchar('{');
+	label_json("boot", boot, hb);
+	printf(", ");
+	label_json("root", root, hr);
+	printf("}\n");
+	return 0;
+}
+
+/* ---- fmt: an op-script as the C parser reads it, one op a line -------- */
+
+static int cmd_fmt(int argc, char **argv)
+{
+	struct vfat_script s;
+	uint8_t *text;
+	size_t tlen;
+	char err[300], *line;
+	int r;
+
+	if (argc != 3)
+		return die("%s", "fmt: usage: vfat fmt OPSCRIPT");
+	r = read_file(argv[2], &text, &tlen);
+	if (r) return die("fmt: cannot read op-script: %s", strerror(-r));
+	r = vfat_script_parse((const char *)text, tlen, &s, err, sizeof(err));
+	free(text);
+	if (r) {
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[2], err);
+		return 2;
+	}
+	line = malloc(1 << 16);
+	if (!line) {
+		vfat_script_free(&s);
+		return die("%s", "fmt: out of memory");
+	}
+	for (size_t i = 0; i < s.n; i++)
+		if (vfat_op_format(&s.ops[i], line, 1 << 16) == 0)
+			printf("%s\n", line);
+	free(line);
+	vfat_script_free(&s);
 	return 0;
 }
 
@@ -716,7 +812,7 @@ static int cmd_gen(int argc, char **argv)
 	uint32_t mask = (1u << NC_COUNT) - 1;
 	struct vfat_script s = { 0 };
 	char err[300], line[4096];
-	int have_seed = 0;
+	int have_seed = 0, meta = 0;
 
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
@@ -730,15 +826,18 @@ static int cmd_gen(int argc, char **argv)
 		} else if (!strcmp(a, "--names")) {
 			if (vfat_name_classes_parse(val, &mask, err, sizeof(err))) return die("gen: %s", err);
 			i++;
+		} else if (!strcmp(a, "--meta")) {
+			meta = 1;
 		} else {
 			return die("gen: unknown argument '%s'", a);
 		}
 	}
 	if (!have_seed)
 		return die("%s", "gen: --seed N is required (every random script must be replayable)");
-	if (vfat_gen_script(seed, (int)nops, mask, &s))
+	if (vfat_gen_script_meta(seed, (int)nops, mask, meta, &s))
 		return die("%s", "gen: out of memory");
-	printf("# vfat gen --seed %llu --ops %llu\n", (unsigned long long)seed, (unsigned long long)nops);
+	printf("# vfat gen --seed %llu --ops %llu%s\n", (unsigned long long)seed, (unsigned long long)nops,
+	       meta ? " --meta" : "");
 	for (size_t i = 0; i < s.n; i++) {
 		if (vfat_op_format(&s.ops[i], line, sizeof(line)) == 0)
 			printf("%s\n", line);
@@ -755,8 +854,10 @@ static int usage(void)
 		"       vfat apply IMAGE OPSCRIPT [--names nodual|dual] [--dummy v1|v3] [--unique] [--no-sync]\n"
 		"                  [--shortname mixed|winnt|win95|lower] [--seed N]\n"
 		"       vfat ls IMAGE\n"
+		"       vfat label IMAGE\n"
+		"       vfat fmt OPSCRIPT\n"
 		"       vfat check IMAGE\n"
-		"       vfat gen --seed N --ops K [--names CLASSES]\n"
+		"       vfat gen --seed N --ops K [--names CLASSES] [--meta]\n"
 		"       vfat gen --from-input FUZZFILE [--image OUT]\n");
 	return 2;
 }
@@ -768,6 +869,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "mkfs")) return cmd_mkfs(argc, argv);
 	if (!strcmp(argv[1], "apply")) return cmd_apply(argc, argv);
 	if (!strcmp(argv[1], "ls")) return cmd_ls(argc, argv);
+	if (!strcmp(argv[1], "label")) return cmd_label(argc, argv);
+	if (!strcmp(argv[1], "fmt")) return cmd_fmt(argc, argv);
 	if (!strcmp(argv[1], "check")) return cmd_check(argc, argv);
 	if (!strcmp(argv[1], "gen")) return cmd_gen(argc, argv);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

@@ -84,6 +84,32 @@ int vfat_truncate(vfat_vol *v, const char *path, uint64_t size);
 int vfat_read(vfat_vol *v, const char *path, uint64_t off, uint8_t *out,
 	      size_t len, size_t *got);
 int vfat_rename(vfat_vol *v, const char *from, const char *to);
+
+/* A time as utimensat(2) takes it: seconds since the epoch, nanoseconds.
+ * The core's local time is UTC (the kernel oracle mounts without tz= or
+ * time_offset=, in a guest whose sys_tz is 0). */
+struct vfat_time {
+	int64_t sec;
+	uint32_t nsec;
+};
+/* FAT_IOCTL_SET_ATTRIBUTES: attrs is a set of ATTR_RO 0x01, ATTR_HIDDEN
+ * 0x02, ATTR_SYS 0x04, ATTR_ARCH 0x20 (others are ignored, as Linux does:
+ * a directory keeps ATTR_DIR). The root takes only the empty set (EINVAL). */
+int vfat_set_attrs(vfat_vol *v, const char *path, uint8_t attrs);
+/* utimensat(path, {atime, mtime}): mtime to 2 s, atime to the day, both
+ * clamped to 1980-01-01 .. 2107-12-31 23:59:58 as Linux 6.1 does. The
+ * root has no entry: ok, nothing changes. */
+int vfat_utimes(vfat_vol *v, const char *path, const struct vfat_time *mtime,
+		const struct vfat_time *atime);
+/* The volume label (boot sector and root-directory entry), as dosfstools'
+ * fatlabel writes it: label is UTF-8, at most 11 CP437 bytes, none of
+ * fatlabel's forbidden characters; "" removes the label. -EINVAL for a bad
+ * label, -ENOSPC when a FAT12/16 root has no free slot for the entry. */
+int vfat_set_label(vfat_vol *v, const char *label);
+/* The label's 11 bytes in the boot sector (NULL when the boot sector has
+ * no extended signature) and in the root entry (NULL when none). */
+int vfat_get_label(vfat_vol *v, uint8_t boot[11], int *has_boot,
+		   uint8_t root[11], int *has_root);
 int vfat_unlink(vfat_vol *v, const char *path);
 int vfat_rmdir(vfat_vol *v, const char *path);
 
@@ -105,6 +131,8 @@ struct vfat_dirent {
 	uint32_t size;
 	int nlfn;               /* LFN slots in front of it (0 = none) */
 	int is_dummy;           /* short entry is a v1 or v3 dummy */
+	/* the three times as Linux 6.1 reads them (fat_time_fat2unix, UTC) */
+	struct vfat_time mtime, atime, crtime;
 };
 
 /* Calls cb for each entry of directory path except "." and "..";

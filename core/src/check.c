@@ -25,7 +25,7 @@
  *   shortname-invalid shortname-dup
  *   dummy-malformed dummy-nolfn dummy-collision
  *   dot-missing dot-misplaced dot-target
- *   attr dir-size dir-too-large volume-label after-end
+ *   attr dir-size dir-too-large volume-label label after-end
  * An unusable image (boot sector rejected) gets one line
  * "unusable: /: reason" and a negative return. Past MAX_LINES findings
  * the rest are only counted, and a last line "truncated: /: N further
@@ -454,6 +454,10 @@ static void walk_label(struct ck *k, struct walk *w, uint8_t attr, size_t i)
 	else if (w->labels++)
 		ck_finding(k, "volume-label", w->dir, NULL,
 			   "second volume label at entry %zu", i);
+	else if (!w->saw_end) {
+		k->has_root_label = 1;   /* the one fsck.fat's find_volume_de finds */
+		memcpy(k->root_label, walk_slot(k, w, i), 11);
+	}
 	if (attr & ATTR_DIR)
 		ck_finding(k, "attr", w->dir, NULL,
 			   "entry %zu is both a volume label and a directory", i);
@@ -722,6 +726,7 @@ int vfat_check_with(vfat_checker *c, const uint8_t *buf, size_t size,
 	k->nobj = k->nnames = k->ndents = k->nunits = 0;
 	k->nstack = k->nkids = 0;
 	k->nfind = 0;
+	k->has_root_label = 0;
 	k->buf = buf;
 	k->size = size;
 	k->report = report;
@@ -775,6 +780,7 @@ int vfat_check_with(vfat_checker *c, const uint8_t *buf, size_t size,
 	}
 
 	ck_fat_after_walk(k);
+	ck_label(k);
 	if (k->nfind > MAX_LINES && report) {
 		snprintf(k->line, sizeof(k->line),
 			 "truncated: /: %ld further findings not listed", k->nfind - MAX_LINES);

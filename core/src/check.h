@@ -101,6 +101,10 @@ struct ck {
 	void *rctx;
 	long nfind;
 
+	/* the root's first live volume label before the end mark */
+	int has_root_label;
+	uint8_t root_label[11];
+
 	uint16_t ubuf[UBUF_UNITS];
 	char path[PATH_LEN];
 	char path2[PATH_LEN];
@@ -150,6 +154,9 @@ void ck_fat_before_walk(struct ck *k);
 void ck_fat_after_walk(struct ck *k);
 int ck_claim_chain(struct ck *k, uint32_t id, int is_root);
 void ck_file_chain(struct ck *k, uint32_t id, uint32_t size);
+
+/* check_label.c: boot sector and root labels, as fsck.fat compares them */
+void ck_label(struct ck *k);
 
 /* check_lfn.c */
 void ck_lfn_interrupt(struct ck *k, uint32_t dir, struct lfn_set *s,

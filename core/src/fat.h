@@ -5,6 +5,8 @@
  *   mkfs.c     formatting
  *   dir.c      directory slots: iterate, parse LFN sets, search, add, remove
  *   namei.c    path walk and the operations (policies: dual, nodual v1/v3)
+ *   file.c     attributes and times of an inode; misc.c FAT time fields
+ *   label.c    the volume label (boot sector and root entry)
  *   names.c    pure name policy (names.h)
  *   check.c    structural checker (independent of dir.c's writer logic);
  *              check_fat.c its FAT checks, check_lfn.c its LFN checks
@@ -230,6 +232,16 @@ void dir_remove(struct fat_dir *d, size_t start, size_t pos);
 /* 1 when the directory holds nothing but '.', '..' (fat_dir_empty). */
 int dir_is_empty(struct fat_dir *d);
 
+/* namei.c: the short entry a path names (inside the image), for the ops
+ * on an inode (setattr, utimes); *de = NULL for the root, which has none.
+ * "name/" must be a directory (ENOTDIR). */
+int namei_resolve(vfat_vol *v, const char *path, uint8_t **de);
+/* misc.c: FAT times <-> seconds since the epoch (UTC), Linux's rules. */
+int64_t fat_clamp_time(int64_t sec);   /* into 1980-01-01 .. 2107-12-31 23:59:58 */
+void fat_time_unix2fat(int64_t sec, uint16_t *time, uint16_t *date);
+int64_t fat_time_fat2unix(uint16_t time, uint16_t date);
+/* Stamp the core's "now" on an entry's modify time. */
+void fat_stamp_mtime(uint8_t *de);
 /* The high word only counts on FAT32 (kernel fat_get_start). */
 /* dirindex.c: accelerator behind dir_find/dir_short_exists/dir_add_slots */
 void dix_free(vfat_vol *v);

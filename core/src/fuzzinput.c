@@ -134,6 +134,53 @@ static void path_spec(struct rd *r, struct belief *b, uint64_t seed,
 
 static const uint32_t sizes[] = { 0, 1, 13, 511, 512, 513, 1024, 2048, 4096, 4097, 6000, 8191 };
 
+/* Times at FAT's edges: before 1980 and the 1980 clamp, odd seconds (2-s
+ * modify time), midnight and a second before it (day-only access date),
+ * 2100 (not a leap year), 2107's clamp and past it, 2^31 and 2^32. */
+static const int64_t times[] = {
+	0, 315532799, 315532800, 315532801, 946684799, 951782400, 1246079973,
+	2147483647, 2147483648, 4107542399, 4107542400, 4294967295, 4354819198,
+	4354819199, 4354819200, 86399,
+};
+static const uint32_t nsecs[] = { 0, 1, 500000000, 999999999 };
+
+/* Labels: valid, lower case, too long, forbidden characters, a leading
+ * space, spaces only, non-ASCII, the default name, and removal. */
+static const char *const labels[] = {
+	"VFATFUZZ", "", "lower", "NO NAME", "A B", "12345678901", "123456789012",
+	" LEAD", "BAD*", "   ", "\xc3\x84", "DOT.", "X",
+};
+
+/* The ops of the second grammar (truncate, chattr, touch, label) come
+ * from kind bytes 0xE0-0xFF, so inputs whose kind bytes are below keep
+ * their old decoding. */
+static void meta_op(struct rd *r, struct belief *b, uint64_t seed, uint8_t k,
+		    struct vfat_op *op, char *a, size_t amax)
+{
+	op->kind = (enum vfat_opkind)(OP_TRUNCATE + (k & 3));
+	switch (op->kind) {
+	case OP_TRUNCATE:
+		path_spec(r, b, seed, 0, a, amax);
+		op->n[0] = sizes[get8(r) % (sizeof(sizes) / sizeof(sizes[0]))];
+		break;
+	case OP_CHATTR:
+		path_spec(r, b, seed, (k >> 2) & 1, a, amax);
+		op->n[0] = get8(r) & 0x27;
+		break;
+	case OP_TOUCH:
+		path_spec(r, b, seed, (k >> 2) & 1, a, amax);
+		for (int i = 0; i < 2; i++) {
+			uint8_t t = get8(r);
+			op->t[i].sec = times[t % (sizeof(times) / sizeof(times[0]))];
+			op->t[i].nsec = nsecs[(t >> 4) & 3];
+		}
+		break;
+	default:
+		snprintf(a, amax, "%s", labels[get8(r) % (sizeof(labels) / sizeof(labels[0]))]);
+		break;
+	}
+}
+
 int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		     struct vfat_fuzz_input *in)
 {
@@ -168,6 +215,8 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		op.kind = kinds[k & 7];
 		op.a = a;
 		op.line = (int)in->script.n + 1;
+		if ((k & 0xE0) == 0xE0)
+			meta_op(&r, b, in->opts.seed, k, &op, a, sizeof(a));
 		switch (op.kind) {
 		case OP_MKDIR:
 			path_spec(&r, b, in->opts.seed, 1, a, sizeof(a));
@@ -192,6 +241,8 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		case OP_RMDIR:
 			path_spec(&r, b, in->opts.seed, op.kind == OP_RMDIR, a, sizeof(a));
 			break;
+		default:
+			break;          /* decoded by meta_op */
 		}
 		rc = vfat_script_add(&in->script, &op);
 		if (rc)

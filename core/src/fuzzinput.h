@@ -13,7 +13,9 @@
  *   byte 1   shortname rule 1 + b % 4 (lower win95 winnt mixed)
  *   bytes 2-5 seed (little endian) of the volume's random generator
  *   then up to VFAT_FUZZ_MAX_OPS ops: one kind byte, then path specs and
- *   numbers (see fuzzinput.c). Names come from every gen.h name class and
+ *   numbers (see fuzzinput.c). Kind bytes 0xE0-0xFF are the second
+ *   grammar (truncate, chattr, touch, label by the low two bits); below,
+ *   the first six ops as before. Names come from every gen.h name class and
  *   from raw input bytes.
  *
  * The decoded ops are bounded (sizes, offsets, count) so that the volume

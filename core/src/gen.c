@@ -400,21 +400,103 @@ static void spell_path(struct vfat_rng *r, char *p, size_t max)
 		memcpy(p, tmp, strlen(tmp) + 1);
 }
 
+static const uint32_t sizes[] = { 0, 1, 13, 511, 512, 513, 2048, 4096, 4097, 10000, 33000 };
+
+/* Times at FAT's edges (before 1980 and its clamp, odd seconds, midnight
+ * and the second before it, 2100, 2107's clamp and past it, 2^31, 2^32)
+ * and the labels of fuzzinput.c's table. */
+static const int64_t gen_times[] = {
+	0, 315532799, 315532800, 315532801, 946684799, 951782400, 1246079973,
+	2147483647, 2147483648, 4107542399, 4107542400, 4294967295, 4354819198,
+	4354819199, 4354819200,
+};
+static const char *const gen_labels[] = {
+	"VFATFUZZ", "", "lower", "NO NAME", "A B", "12345678901", "123456789012",
+	" LEAD", "BAD*", "   ", "\xc3\x84", "DOT.", "X",
+};
+
+/* A path for an op on an inode: an entry of the tree, the root now and
+ * then, or a name that does not exist. */
+static void inode_path(struct vfat_rng *m, struct gtree *t, uint32_t mask, int want_dir,
+		       char *a, size_t max)
+{
+	long i = vfat_rng_below(m, 10) ? gt_pick(m, t, want_dir) : -1;
+
+	if (i >= 0)
+		snprintf(a, max, "%s", t->path[i]);
+	else if (vfat_rng_below(m, 2))
+		snprintf(a, max, "/");
+	else
+		new_path(m, t, mask, a, max);
+}
+
+/* One op of the second grammar from stream m (truncate, chattr, touch,
+ * label); the tree's names do not change. */
+static void gen_meta(struct vfat_rng *m, struct gtree *t, uint32_t mask, struct vfat_op *op,
+		     char *a, size_t max)
+{
+	op->kind = (enum vfat_opkind)(OP_TRUNCATE + vfat_rng_below(m, 4));
+	switch (op->kind) {
+	case OP_TRUNCATE:
+		inode_path(m, t, mask, 0, a, max);
+		op->n[0] = sizes[vfat_rng_below(m, sizeof(sizes) / sizeof(sizes[0]))];
+		break;
+	case OP_CHATTR: {
+		static const uint8_t bits[4] = { 0x01, 0x02, 0x04, 0x20 };
+		uint32_t set = vfat_rng_below(m, 16);
+		inode_path(m, t, mask, -1, a, max);
+		for (int k = 0; k < 4; k++)
+			if (set & (1u << k))
+				op->n[0] |= bits[k];
+		break;
+	}
+	case OP_TOUCH:
+		inode_path(m, t, mask, -1, a, max);
+		for (int k = 0; k < 2; k++) {
+			op->t[k].sec = vfat_rng_below(m, 2) ?
+				gen_times[vfat_rng_below(m, sizeof(gen_times) / sizeof(gen_times[0]))] :
+				(int64_t)vfat_rng32(m) * 2 + vfat_rng_below(m, 2);
+			op->t[k].nsec = vfat_rng_below(m, 4) ? 0 : vfat_rng_below(m, 1000000000);
+		}
+		break;
+	default:
+		snprintf(a, max, "%s", gen_labels[vfat_rng_below(m, sizeof(gen_labels) / sizeof(gen_labels[0]))]);
+		return;
+	}
+	spell_path(m, a, max);
+}
+
 int vfat_gen_script(uint64_t seed, int nops, uint32_t mask, struct vfat_script *s)
 {
-	static const uint32_t sizes[] = { 0, 1, 13, 511, 512, 513, 2048, 4096, 4097, 10000, 33000 };
-	struct vfat_rng r = { seed };
+	return vfat_gen_script_meta(seed, nops, mask, 0, s);
+}
+
+/* With meta, a second stream (seed ^ GEN_META_SALT) decides before each
+ * op whether it is one of the second grammar (1 in 4) and draws it; the
+ * first stream is read exactly as without meta, so the script's other ops
+ * are those of the same seed without meta, in order (the last ones cut
+ * off by the count). */
+#define GEN_META_SALT 0xBB67AE8584CAA73Bull
+int vfat_gen_script_meta(uint64_t seed, int nops, uint32_t mask, int meta, struct vfat_script *s)
+{
+	struct vfat_rng r = { seed }, m = { seed ^ GEN_META_SALT };
 	struct gtree t = { 0 };
 	char a[1400], b[1400];
 	int rc = 0;
 
 	for (int k = 0; k < nops && rc == 0; k++) {
 		struct vfat_op op;
-		uint32_t what = vfat_rng_below(&r, 100);
+		uint32_t what;
 		long i;
 
 		memset(&op, 0, sizeof(op));
 		op.a = a;
+		if (meta && vfat_rng_below(&m, 4) == 0) {
+			gen_meta(&m, &t, mask, &op, a, sizeof(a));
+			rc = vfat_script_add(s, &op);
+			continue;
+		}
+		what = vfat_rng_below(&r, 100);
 		if (what < 20 || t.n == 0) {
 			op.kind = OP_MKDIR;
 			new_path(&r, &t, mask, a, sizeof(a));

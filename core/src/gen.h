@@ -24,6 +24,11 @@ uint32_t vfat_rng_below(struct vfat_rng *r, uint32_t n);
 int vfat_name_classes_parse(const char *list, uint32_t *mask, char *err, size_t errlen);
 /* A random name of class c (UTF-8, NUL-terminated) into out[max]. */
 void vfat_gen_name(struct vfat_rng *r, int c, char *out, size_t max);
-/* Append nops random ops to s. */
+/* Append nops random ops to s: the six ops of the first grammar. */
 int vfat_gen_script(uint64_t seed, int nops, uint32_t class_mask, struct vfat_script *s);
+/* The same, and with meta about one op in four of the second grammar
+ * (truncate, chattr, touch, label) drawn from a stream of its own: the
+ * other ops are those of vfat_gen_script for the seed, in order. */
+int vfat_gen_script_meta(uint64_t seed, int nops, uint32_t class_mask, int meta,
+			 struct vfat_script *s);
 #endif

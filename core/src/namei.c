@@ -417,6 +417,11 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		*got = rbuf ? (size_t)(lim > off ? lim - off : 0) : len;
 	if (wdata && end > size)
 		put32(de + 28, (uint32_t)end);
+	if (wdata) {
+		/* fat_write_end sets ATTR_ARCH; file_update_time the mtime */
+		de[11] |= ATTR_ARCH;
+		fat_stamp_mtime(de);
+	}
 	chain_free(chain, inl);
 	return 0;
 }
@@ -448,37 +453,110 @@ int vfat_read(vfat_vol *v, const char *path, uint64_t off, uint8_t *out,
 	return file_io(v, w.e.de, off, out, NULL, len, got);
 }
 
+/* The kernel's clock stands still in the core: an op that stamps "now"
+ * on an entry's modify time (a write, truncate) writes FIXED_TIME. */
+void fat_stamp_mtime(uint8_t *de)
+{
+	put16(de + 22, FIXED_TIME);
+	put16(de + 24, FIXED_DATE);
+}
+
+/* fat_setattr(ATTR_SIZE) after do_truncate: a larger size is
+ * fat_cont_expand (zero-filled, ATTR_ARCH through fat_write_end); a
+ * smaller or equal one zeroes the rest of the block holding the new end
+ * (fat_block_truncate_page), then fat_free cuts the chain after the
+ * clusters the size needs, sets ATTR_ARCH when the file had clusters, and
+ * frees the rest in chain order. The modify time is "now" either way. */
 int vfat_truncate(vfat_vol *v, const char *path, uint64_t size)
 {
 	struct walk w;
 	uint32_t *chain = NULL, n = 0, keep, cs = v->g.cluster_size;
-	uint32_t old;
+	uint32_t old, bs = v->g.sector_size;
+	uint8_t *de;
 	int r = open_file(v, path, &w);
 
 	if (r)
 		return r;
-	old = get32(w.e.de + 28);
+	de = w.e.de;
+	old = get32(de + 28);
 	if (size > 0xFFFFFFFFull)
 		return -EFBIG;
 	if (size > old) {
 		static const uint8_t zero[1];
 		/* extend by writing one zero byte at the end; the gap is zeroed */
-		return file_io(v, w.e.de, size - 1, NULL, zero, 1, NULL);
+		r = file_io(v, de, size - 1, NULL, zero, 1, NULL);
+		if (r == 0)
+			fat_stamp_mtime(de);
+		return r;
 	}
-	r = fat_chain(v, de_start(v, w.e.de), &chain, &n);
+	r = fat_chain(v, de_start(v, de), &chain, &n);
 	if (r)
 		return r;
 	keep = (uint32_t)((size + cs - 1) / cs);
+	if (size % bs && keep && keep <= n) {
+		uint32_t co = (uint32_t)(size % cs);
+		uint32_t zl = bs - (uint32_t)(size % bs);
+		memset(cluster_ptr(v, chain[keep - 1]) + co, 0, zl);
+	}
+	if (n)
+		de[11] |= ATTR_ARCH;
 	if (keep < n) {
-		fat_free_chain(v, chain[keep]);
 		if (keep)
 			fat_set(v, chain[keep - 1], v->ops->eoc);
 		else
-			de_set_start(w.e.de, 0);
+			de_set_start(de, 0);
+		fat_free_chain(v, chain[keep]);
 	}
-	put32(w.e.de + 28, (uint32_t)size);
+	put32(de + 28, (uint32_t)size);
+	fat_stamp_mtime(de);
 	free(chain);
 	return 0;
+}
+
+/* The entry of the directory that stack[i] of w names, found in its
+ * parent stack[i - 1] by its first cluster (a path ending in '.' or '..'
+ * names a directory the walk went through, not an entry it looked up). */
+static int dir_entry_of(vfat_vol *v, const struct walk *w, int i, uint8_t **out)
+{
+	struct fat_dir d;
+	struct fat_entry e;
+	size_t cur = 0;
+	int r = dir_open(v, w->stack[i - 1], &d);
+
+	if (r)
+		return r;
+	r = -EIO;
+	while (dir_next(&d, &cur, &e, 0) == 1) {
+		if (is_dir_entry(e.de) && de_start(v, e.de) == w->stack[i]) {
+			*out = e.de;
+			r = 0;
+			break;
+		}
+	}
+	dir_close(&d);
+	return r;
+}
+
+int namei_resolve(vfat_vol *v, const char *path, uint8_t **de)
+{
+	struct walk w;
+	int r = walk_path(v, path, &w), i;
+
+	*de = NULL;
+	if (r)
+		return r;
+	if (w.last_kind == 0) {
+		if (!w.found)
+			return -ENOENT;
+		if (w.trailing && !is_dir_entry(w.e.de))
+			return -ENOTDIR;
+		*de = w.e.de;
+		return 0;
+	}
+	i = w.last_kind == 2 ? w.depth - 1 : w.depth;
+	if (w.last_kind == 3 || i <= 0)
+		return 0;                       /* the root: no entry */
+	return dir_entry_of(v, &w, i, de);
 }
 
 /* Remove an entry and release its clusters (vfat_unlink/vfat_rmdir). */
@@ -731,6 +809,13 @@ int vfat_readdir(vfat_vol *v, const char *path, vfat_readdir_cb cb, void *ctx)
 		de.nlfn = e.nlfn;
 		de.is_dummy = vfat_is_dummy_v1(e.de) ||
 			      vfat_is_dummy_v3(e.de, e.de[12], e.de[11] & ATTR_DIR);
+		de.mtime.sec = fat_time_fat2unix(get16(e.de + 22), get16(e.de + 24));
+		de.mtime.nsec = 0;
+		de.atime.sec = fat_time_fat2unix(0, get16(e.de + 18));
+		de.atime.nsec = 0;
+		/* byte 13: hundredths of a second past the 2-s creation time */
+		de.crtime.sec = fat_time_fat2unix(get16(e.de + 14), get16(e.de + 16)) + e.de[13] / 100;
+		de.crtime.nsec = (uint32_t)(e.de[13] % 100) * 10000000u;
 		r = cb(ctx, &de);
 		if (r)
 			break;

@@ -47,6 +47,10 @@ int vfat_op_apply(vfat_vol *v, const struct vfat_op *op)
 	case OP_RENAME: return vfat_rename(v, op->a, op->b);
 	case OP_UNLINK: return vfat_unlink(v, op->a);
 	case OP_RMDIR: return vfat_rmdir(v, op->a);
+	case OP_TRUNCATE: return vfat_truncate(v, op->a, op->n[0]);
+	case OP_CHATTR: return vfat_set_attrs(v, op->a, (uint8_t)op->n[0]);
+	case OP_TOUCH: return vfat_utimes(v, op->a, &op->t[0], &op->t[1]);
+	case OP_LABEL: return vfat_set_label(v, op->a);
 	}
 	return -EINVAL;
 }

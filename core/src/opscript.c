@@ -82,7 +82,7 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
-static int parse_string(struct pctx *c, char **out)
+static int parse_string(struct pctx *c, char **out, int is_path)
 {
 	size_t cap = (size_t)(c->end - c->p) * 2 + 8, n = 0;
 	char *s;
@@ -125,7 +125,11 @@ static int parse_string(struct pctx *c, char **out)
 				free(s);
 				return perr(c, "path has an unpaired surrogate");
 			}
-			if (cp == 0) { free(s); return perr(c, "path contains a NUL character"); }
+			if (cp == 0) {
+				free(s);
+				return perr(c, is_path ? "path contains a NUL character"
+						       : "label contains a NUL character");
+			}
 			n += put_utf8(s + n, cp);
 			continue;
 		}
@@ -138,7 +142,7 @@ static int parse_string(struct pctx *c, char **out)
 	if (c->p >= c->end) { free(s); return perr(c, "unterminated JSON string"); }
 	c->p++;
 	s[n] = 0;
-	if (s[0] != '/') { free(s); return perr(c, "path is not absolute"); }
+	if (is_path && s[0] != '/') { free(s); return perr(c, "path is not absolute"); }
 	*out = s;
 	return 0;
 }
@@ -160,10 +164,82 @@ static int parse_number(struct pctx *c, uint32_t *out)
 	return 0;
 }
 
+/* End of a bare word (attributes, a time): a blank or '#'. */
+static const char *word_end(struct pctx *c)
+{
+	const char *e = c->p;
+
+	while (e < c->end && *e != ' ' && *e != '\t' && *e != '\r' && *e != '#')
+		e++;
+	return e;
+}
+
+/* A chattr set: '-' (none) or distinct letters of "rhsa" in any order. */
+static int parse_attrs(struct pctx *c, uint32_t *out)
+{
+	static const char letters[] = "rhsa";
+	static const uint8_t bits[] = { 0x01, 0x02, 0x04, 0x20 };
+	const char *e = word_end(c);
+	uint32_t v = 0;
+
+	if (e - c->p == 1 && *c->p == '-') {
+		c->p = e;
+		*out = 0;
+		return 0;
+	}
+	if (e == c->p)
+		goto bad;
+	for (const char *q = c->p; q < e; q++) {
+		const char *l = memchr(letters, *q, 4);
+		if (!l || (v & bits[l - letters]))
+			goto bad;
+		v |= bits[l - letters];
+	}
+	c->p = e;
+	*out = v;
+	return 0;
+bad:
+	return perr(c, "expected attributes: distinct letters of 'rhsa', or '-' for none");
+}
+
+/* A touch time: decimal seconds, then optionally '.' and 1-9 digits. */
+static int parse_time(struct pctx *c, struct vfat_time *t)
+{
+	const char *e = word_end(c), *q = c->p;
+	uint64_t sec = 0;
+	uint32_t ns = 0;
+	int nd = 0;
+
+	if (q == e || *q < '0' || *q > '9')
+		return perr(c, "expected a time (seconds[.fraction])");
+	for (; q < e && *q >= '0' && *q <= '9'; q++) {
+		if (sec > (VFAT_OP_MAX_SEC - (uint64_t)(*q - '0')) / 10)
+			return perr(c, "time out of range");
+		sec = sec * 10 + (uint64_t)(*q - '0');
+	}
+	if (q < e && *q == '.') {
+		for (q++; q < e && *q >= '0' && *q <= '9' && nd < 9; q++, nd++)
+			ns = ns * 10 + (uint32_t)(*q - '0');
+		if (!nd)
+			return perr(c, "expected a time (seconds[.fraction])");
+		for (int i = nd; i < 9; i++)
+			ns *= 10;
+	}
+	if (q != e)
+		return perr(c, "expected a time (seconds[.fraction])");
+	c->p = e;
+	t->sec = (int64_t)sec;
+	t->nsec = ns;
+	return 0;
+}
+
+/* Argument kinds: s path, n number, a attributes, t time, l label text. */
 static const struct { const char *name; enum vfat_opkind kind; const char *args; } optab[] = {
 	{ "mkdir", OP_MKDIR, "s" }, { "create", OP_CREATE, "snn" },
 	{ "write", OP_WRITE, "snnn" }, { "rename", OP_RENAME, "ss" },
 	{ "unlink", OP_UNLINK, "s" }, { "rmdir", OP_RMDIR, "s" },
+	{ "truncate", OP_TRUNCATE, "sn" }, { "chattr", OP_CHATTR, "sa" },
+	{ "touch", OP_TOUCH, "stt" }, { "label", OP_LABEL, "l" },
 };
 
 const char *vfat_op_name(enum vfat_opkind k) { return optab[k].name; }
@@ -172,7 +248,7 @@ static int parse_line(struct pctx *c, struct vfat_op *op)
 {
 	const char *w = c->p;
 	size_t wl, i;
-	int r, ns = 0, nn = 0;
+	int r, ns = 0, nn = 0, nt = 0;
 
 	while (c->p < c->end && *c->p != ' ' && *c->p != '\t' && *c->p != '\r')
 		c->p++;
@@ -189,8 +265,12 @@ static int parse_line(struct pctx *c, struct vfat_op *op)
 		skip_ws(c);
 		if (c->p >= c->end || *c->p == '#')
 			return perr(c, "missing argument");
-		if (*a == 's')
-			r = parse_string(c, ns++ ? &op->b : &op->a);
+		if (*a == 's' || *a == 'l')
+			r = parse_string(c, ns++ ? &op->b : &op->a, *a == 's');
+		else if (*a == 'a')
+			r = parse_attrs(c, &op->n[nn++]);
+		else if (*a == 't')
+			r = parse_time(c, &op->t[nt++]);
 		else
 			r = parse_number(c, &op->n[nn++]);
 		if (r)
@@ -201,6 +281,8 @@ static int parse_line(struct pctx *c, struct vfat_op *op)
 		return perr(c, "unexpected text after the arguments");
 	if (op->kind == OP_CREATE && op->n[0] > VFAT_OP_MAX_SIZE)
 		return perr(c, "create size too large");
+	if (op->kind == OP_TRUNCATE && op->n[0] > VFAT_OP_MAX_SIZE)
+		return perr(c, "truncate size too large");
 	if (op->kind == OP_WRITE &&
 	    (op->n[1] > VFAT_OP_MAX_SIZE || (uint64_t)op->n[0] + op->n[1] > 0xFFFFFFFFull))
 		return perr(c, "write range too large");
@@ -318,6 +400,35 @@ static size_t json_str(const char *s, char *out, size_t max)
 	return n;
 }
 
+/* A touch time as parse_time reads it: the fraction without trailing
+ * zeros, none when 0. */
+static size_t fmt_time(const struct vfat_time *t, char *out, size_t max)
+{
+	char frac[16];
+	int l;
+
+	if (!t->nsec)
+		return (size_t)snprintf(out, max, " %lld", (long long)t->sec);
+	l = snprintf(frac, sizeof(frac), "%09u", t->nsec);
+	while (l > 1 && frac[l - 1] == '0')
+		frac[--l] = 0;
+	return (size_t)snprintf(out, max, " %lld.%s", (long long)t->sec, frac);
+}
+
+static size_t fmt_attrs(uint32_t a, char *out, size_t max)
+{
+	char s[8];
+	int n = 0;
+
+	if (a & 0x01) s[n++] = 'r';
+	if (a & 0x02) s[n++] = 'h';
+	if (a & 0x04) s[n++] = 's';
+	if (a & 0x20) s[n++] = 'a';
+	if (!n) s[n++] = '-';
+	s[n] = 0;
+	return (size_t)snprintf(out, max, " %s", s);
+}
+
 int vfat_op_format(const struct vfat_op *op, char *out, size_t max)
 {
 	size_t n = (size_t)snprintf(out, max, "%s ", vfat_op_name(op->kind));
@@ -325,7 +436,20 @@ int vfat_op_format(const struct vfat_op *op, char *out, size_t max)
 	if (n >= max)
 		return -ENAMETOOLONG;
 	n += json_str(op->a, out + n, max - n);
+	if (n >= max)
+		return -ENAMETOOLONG;
 	switch (op->kind) {
+	case OP_TRUNCATE:
+		n += (size_t)snprintf(out + n, max - n, " %u", op->n[0]);
+		break;
+	case OP_CHATTR:
+		n += fmt_attrs(op->n[0], out + n, max - n);
+		break;
+	case OP_TOUCH:
+		n += fmt_time(&op->t[0], out + n, max - n);
+		if (n < max)
+			n += fmt_time(&op->t[1], out + n, max - n);
+		break;
 	case OP_RENAME:
 		if (n + 2 < max) { out[n++] = ' '; n += json_str(op->b, out + n, max - n); }
 		break;

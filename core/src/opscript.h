@@ -7,14 +7,21 @@
 #include <stdint.h>
 #include "vfat.h"
 
-enum vfat_opkind { OP_MKDIR, OP_CREATE, OP_WRITE, OP_RENAME, OP_UNLINK, OP_RMDIR };
+/* New kinds go at the end: fuzz inputs and generated scripts name kinds
+ * by number (fuzzinput.c, gen.c). */
+enum vfat_opkind { OP_MKDIR, OP_CREATE, OP_WRITE, OP_RENAME, OP_UNLINK, OP_RMDIR,
+		   OP_TRUNCATE, OP_CHATTR, OP_TOUCH, OP_LABEL };
+#define VFAT_OP_KINDS (OP_LABEL + 1)
 
-#define VFAT_OP_MAX_SIZE (1u << 26)   /* 64 MiB per create/write */
+#define VFAT_OP_MAX_SIZE (1u << 26)   /* 64 MiB per create/write/truncate */
+#define VFAT_OP_MAX_SEC 0x7FFFFFFFFFFFFFFFull   /* a touch time fits a time_t */
 
 struct vfat_op {
 	enum vfat_opkind kind;
-	char *a, *b;          /* paths (UTF-8, NUL-free) */
-	uint32_t n[3];        /* create: size seed; write: offset size seed */
+	char *a, *b;          /* paths (UTF-8, NUL-free); label: a = the text */
+	uint32_t n[3];        /* create: size seed; write: offset size seed;
+			       * truncate: size; chattr: the attribute byte */
+	struct vfat_time t[2];  /* touch: mtime, atime */
 	int line;
 };
 

@@ -21,6 +21,7 @@ from collections import Counter
 from vfz import findings, lifeline, model, oracles, proc
 from vfz.check import diff
 from vfz.check import verdict
+from vfz import opscript
 from vfz.errors import UsageError
 from vfz.oracles.evidence import Evidence
 from vfz.check import twins
@@ -48,9 +49,9 @@ def op_for_path(ops, path):
     leaf = findings.leaf_of(path).upper()
     best = "-"
     for op in ops:
-        for a in op.args:
-            if isinstance(a, str) and (a == path or fold_path(a) == fold_path(path) or
-                                       findings.leaf_of(a).upper() == leaf):
+        for k, a in zip(opscript.OPS[op.kind], op.args):
+            if k == "s" and (a == path or fold_path(a) == fold_path(path) or
+                             findings.leaf_of(a).upper() == leaf):
                 best = op.kind
     return best
 

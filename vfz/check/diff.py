@@ -339,6 +339,10 @@ def shortname_rule(wn):
 def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     used = Counter()
     t = {"target": wn, "writer": wn, "readers": {}}
+    # the second grammar goes only to writers that claim it (Entry.supports);
+    # each op keeps its line number
+    sup = oracles.entry(wn).supports
+    ops = [o for o in ops if o.kind not in oracles.META_OPS or o.kind in sup]
     profile, names = model_for_writer(wn)
     img = os.path.join(tmp, f"{wn}.img")
     mkfs(img, *fs)

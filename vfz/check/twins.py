@@ -11,12 +11,14 @@ def check_twins(ck, res, ops):
     core's listing of both images. Masked only where the kernel draws
     randomness: its hex-tail aliases (jiffies) and dummies of another
     seed. One divergence per differing field."""
-    from vfz.check.checker import Divergence, family, name_class, op_for_path   # (checker imports this module)
+    from vfz.check.checker import Divergence, family, name_class, op_for_path, ops_for   # (checker imports this module)
     ws = dict(ck.writers)
     for wn, w in ck.writers:
         tn = oracles.entry(wn).twin
         if not tn or tn not in ws or wn not in res.images or tn not in res.images:
             continue
+        if ops_for(wn, ops) != ops_for(tn, ops):
+            continue                       # sent different scripts (supports): no twins here
         if res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"):
             continue                       # results differ already: a finding of its own
         same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)

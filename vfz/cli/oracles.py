@@ -23,7 +23,7 @@ def row(e):
         "profile": profile if writer else "-",
         "names": f"{e.names}/{e.shorts}" + (f", {e.shortname}" if e.shortname != "win95" else "")
                  if writer else "-",
-        "no": (",".join(sorted((oracles.OPS | {"write-offset"}) - e.supports)) or "-") if writer else "-",
+        "no": (",".join(sorted((oracles.OPS | oracles.META_OPS | {"write-offset"}) - e.supports)) or "-") if writer else "-",
         "cost": e.cost,
         "default": ",".join(e.default) or "-",
     }

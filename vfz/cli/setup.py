@@ -21,7 +21,7 @@ from vfz import REPO# noqa: E402
 BUILD_PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "make", "python3-matplotlib",
                   "python3-yaml", "xz-utils", "afl++",
                   # tests/test_report.py renders the report page in headless Chromium
-                  "chromium"]
+                  "chromium", "xxd"]
 
 
 def oracle_packages():

@@ -76,11 +76,12 @@ import json
 from dataclasses import dataclass, field
 
 from vfz import listing
-from vfz.opscript import content
+from vfz.opscript import OPS, content
 from vfz.model.names import (HexAlias, PATH_MAX, _alias_has_del, _form, alias_has_del, check_new_name,
                              fold, needs_lfn, short_only, shortname_parts, strip_dots, trailing_slash,
                              utf16_len)
 from vfz.model.profiles import profile_knobs
+from vfz.model.inode import InodeOps, label_slot
 
 
 @dataclass
@@ -96,6 +97,13 @@ class Node:
                            # lower-case flags (base, ext) of the short entry the
                            # entry was made with; a rename keeps them
     slots: tuple = None    # (first, count) in a FixedRoot, for its entries
+    attr: int = None       # the FAT attribute byte (vfz.model.inode)
+    mtime: int = None      # seconds; None: stamped by the writer's clock
+    atime: int = None
+
+    def __post_init__(self):
+        if self.attr is None:
+            self.attr = 0x10 if self.is_dir else 0x20   # vfat_build_slots
 
 
 def slots_needed(name, rule="win95"):
@@ -110,8 +118,9 @@ class FixedRoot:
     """The slots of a FAT12/16 root: a fixed array (BPB root entry count),
     some taken before the script runs (the volume label)."""
 
-    def __init__(self, count, taken=()):
+    def __init__(self, count, taken=(), label_slot=None):
         self.used = [False] * count
+        self.label_slot = label_slot      # the volume label's entry, if any
         for i in taken:
             if 0 <= i < count:
                 self.used[i] = True
@@ -155,10 +164,11 @@ def fixed_root_of(image):
         f.seek((reserved + boot[16] * fat_secs) * bps)
         raw = f.read(count * 32)
     taken = [i for i in range(len(raw) // 32) if raw[i * 32] not in (0, 0xE5)]
-    return FixedRoot(count, taken)
+    label = label_slot(raw)
+    return FixedRoot(count, taken, label)
 
 
-class Model:
+class Model(InodeOps):
     """Apply ops one by one; results[i] is "ok" or an errno name."""
 
     def __init__(self, profile="kernel", names="nodual", root=None, rule="win95"):
@@ -178,6 +188,7 @@ class Model:
         self.fixed = root
         self.rule = rule
         self.results = []
+        self.label = None       # the label a label op set (vfz.model.inode)
 
     # ------------------------------------------------------------ lookup
     def _walk(self, comps):
@@ -274,7 +285,7 @@ class Model:
         return self.results
 
     def apply_one(self, op):
-        paths = [a for k, a in zip(_KINDS[op.kind], op.args) if k == "s"]
+        paths = [a for k, a in zip(OPS[op.kind], op.args) if k == "s"]
         if any(len(p.encode("utf-8")) >= PATH_MAX for p in paths):
             return "ENAMETOOLONG"
         if "path_err" in self.p:
@@ -320,6 +331,7 @@ class Model:
         if not ok:
             return "ENOSPC"
         par.kids[fold(n.name)] = n
+        self._dir_changed(par)
         return "ok"
 
     def _take_slots(self, d, name):
@@ -347,6 +359,8 @@ class Model:
             return "ENOTDIR"
         if size == 0:              # pwrite of 0 bytes does not extend the file
             return "ok"
+        node.attr |= 0x20          # fat_write_end
+        node.mtime = None          # file_update_time: the writer's clock
         d = node.data
         if len(d) < off:
             d.extend(b"\0" * (off - len(d)))
@@ -364,6 +378,7 @@ class Model:
             return "ENOTDIR"
         del node.parent.kids[fold(node.name)]
         self._drop_slots(node)
+        self._dir_changed(node.parent, removed=True)
         return "ok"
 
     def _op_rmdir(self, path):
@@ -384,6 +399,7 @@ class Model:
             return "ENOTEMPTY"
         del node.parent.kids[fold(node.name)]
         self._drop_slots(node)
+        self._dir_changed(node.parent, removed=True)
         return "ok"
 
     def _op_rename(self, src_path, dst_path):
@@ -466,6 +482,9 @@ class Model:
         src.alias = newalias
         src.parent = dpar
         dpar.kids[fold(newname)] = src
+        self._dir_changed(spar, removed=True)
+        if dst is None:
+            self._dir_changed(dpar)
         return "ok"
 
     def _moved(self, src, new):
@@ -539,8 +558,6 @@ class Model:
         return n
 
 
-_KINDS = {"mkdir": "s", "create": "snn", "write": "snnn", "rename": "ss",
-          "unlink": "s", "rmdir": "s"}
 
 
 

@@ -309,6 +309,9 @@ MODULES = (
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})
+# The second grammar (docs/op-script.md): no writer claims these unless its
+# Entry says so (the default supports below leaves them out).
+META_OPS = frozenset({"truncate", "chattr", "touch", "label"})
 
 
 @dataclass(frozen=True)

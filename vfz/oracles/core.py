@@ -10,7 +10,7 @@ import json
 import os
 import tempfile
 
-from vfz.oracles import Entry, Formatter, Reader, Writer
+from vfz.oracles import META_OPS, OPS, Entry, Formatter, Reader, Writer
 from vfz import listing, opscript
 from vfz.proc import run
 
@@ -137,16 +137,18 @@ class VfatFormatter(Formatter):
             r.error = f"vfat mkfs failed: {(p.errtext or p.text or p.error or '').strip()[-200:]}"
 
 
+_ALL = OPS | META_OPS | {"write-offset"}   # the core's writers do both grammars
+
 ENTRIES = [
     Entry("core", "core", reader="vfz.oracles.core:CoreReader", cost="process", independent=False,
           under_test=True),
     Entry("vfat", "core", formatter="vfz.oracles.core:VfatFormatter", label="vfat mkfs", independent=False,
           under_test=True),
     Entry("core-dual", "core", writer=_W, names="dual", shorts="alias", default=("writer",),
-          twin="kernel", under_test=True),
+          twin="kernel", under_test=True, supports=_ALL),
     Entry("core-v1", "core", writer=_W, shorts="v1", seeded=True, default=("writer",),
-          twin="kernel-nodual", under_test=True),
+          twin="kernel-nodual", under_test=True, supports=_ALL),
     Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,
-          default=("writer",), twin="kernel-nodual-v3", under_test=True),
-    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True, under_test=True),
+          default=("writer",), twin="kernel-nodual-v3", under_test=True, supports=_ALL),
+    Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True, under_test=True, supports=_ALL),
 ]
