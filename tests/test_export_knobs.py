@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The reproducer knobs of the fusefat, FatFs and mtools exporters tell a
-bug from its absence (vfz/export_fusefat.py, export_fatfs.py,
-export_mtools.py; the cases of corpus/peer-bugs use them).
+bug from its absence (vfz/oracles/fusefat/export.py, export_fatfs.py,
+vfz/oracles/mtools/export.py; the cases of corpus/peer-bugs use them).
 
 Each knob is exported and run on this machine twice, with the real tools:
 once on ops (or a volume) that show the bug -- run.sh must say REPRODUCED

@@ -25,7 +25,7 @@ command from that build) and is skipped where that build is missing
 (scripts/build-asan-peers.sh). A nondeterministic case (extra "repeat")
 replays its ops REPEAT=3 times here.
 
-The U-Boot op-script cases share one U-Boot (vfz/export_uboot_board.py:
+The U-Boot op-script cases share one U-Boot (vfz/oracles/uboot/export_board.py:
 each committed run.sh runs with UBOOT_BOARD, copies its image over the
 running board's disk and skips its boot); they must need one boot per
 image size. The U-Boot hostile cases (a hang ends the board) boot their own.
@@ -163,7 +163,7 @@ class PeerBugTests(unittest.TestCase):
                     env["MDIR"] = SAN_MDIR
                     env["MTOOLS_SAN"] = SAN_MTOOLS
                 if s["impl"] == "uboot" and s["side"] != "hostile":
-                    from vfz import export_uboot_board
+                    from vfz.oracles.uboot import export_board as export_uboot_board
                     cls = type(self)
                     cls.board = cls.board or export_uboot_board.Board()
                     sizes.add(export_uboot_board.image_size(os.path.join(REPORTS, n)))

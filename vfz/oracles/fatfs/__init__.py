@@ -134,7 +134,7 @@ from vfz.oracles.fatfs.server import (NODE_DIR, SERVER, START_TIMEOUT, WASM, Ser
                                       ServerError, available)
 from vfz.oracles.fatfs.writer import FatfsWriter, known_failure, spells_alias  # noqa: F401
 
-EXPORTS = {"fatfs": "vfz.export_fatfs"}   # its reproducer template (vfz/oracles/repro.py)
+EXPORTS = {"fatfs": "vfz.oracles.fatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("fatfs", "fatfs", iotrace="own", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
           profile=PROFILE, names="dual", shortname="winnt", shorts="own", label="FatFs R0.15",

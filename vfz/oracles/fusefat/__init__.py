@@ -67,7 +67,7 @@ from vfz.oracles.fusefat.names import PROFILE, fusefat_fold, fusefat_name_err, r
 from vfz.oracles.fusefat.reader import FusefatReader, root_label  # noqa: F401
 from vfz.oracles.fusefat.writer import FusefatWriter, check_kind, fat1  # noqa: F401
 
-EXPORTS = {"fusefat": "vfz.export_fusefat"}   # its reproducer template (vfz/oracles/repro.py)
+EXPORTS = {"fusefat": "vfz.oracles.fusefat.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("fusefat", "fusefat", iotrace="preload", reader="vfz.oracles.fusefat:FusefatReader",
           writer="vfz.oracles.fusefat:FusefatWriter", profile=PROFILE, names="nodual",

@@ -21,7 +21,7 @@ from vfz.oracles.mtools.tool import list_paths, mpath, mtarget, mtools_env  # no
 from vfz.oracles.mtools.writer import MtoolsWriter, short_names  # noqa: F401
 
 # ---------------------------------------------------------------- registry
-EXPORTS = {"mtools": "vfz.export_mtools"}   # its reproducer template (vfz/oracles/repro.py)
+EXPORTS = {"mtools": "vfz.oracles.mtools.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("mtools", "mtools", iotrace="preload", reader="vfz.oracles.mtools:MtoolsReader",
           writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",

@@ -38,7 +38,7 @@ from vfz.oracles.uboot.writer import (
     CUT_PARENT, MESSAGES, PBSIZE, WALK_ERR, UbootWriter, cut_walk, errno_of, uboot_parent)
 
 # ---------------------------------------------------------------- registry
-EXPORTS = {"uboot": "vfz.export_uboot"}   # its reproducer template (vfz/oracles/repro.py)
+EXPORTS = {"uboot": "vfz.oracles.uboot.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("uboot", "uboot", iotrace="own", reader="vfz.oracles.uboot:UbootReader",
           writer="vfz.oracles.uboot:UbootWriter", profile=PROFILE, names="dual", shorts="own",

@@ -1,4 +1,4 @@
-"""Replay exported U-Boot reproducers (vfz/export_uboot.py's run.sh) on one
+"""Replay exported U-Boot reproducers (vfz/oracles/uboot/export.py's run.sh) on one
 running U-Boot instead of booting one each (tests/test_peer_bugs.py).
 
 A reproducer boots its own qemu-system-i386 with Debian's qemu-x86 U-Boot;
@@ -37,7 +37,8 @@ import subprocess
 import tempfile
 import time
 
-from vfz import export_uboot, lifeline, proc
+from vfz import lifeline, proc
+from vfz.oracles.uboot import export as export_uboot
 
 QEMU = "qemu-system-i386"
 XFER_BYTES = 1 << 20          # run.sh's transfer disk

@@ -100,7 +100,7 @@ trap 'kill $QPID 2>/dev/null' EXIT
 uboot_done() { kill $QPID 2>/dev/null; wait $QPID 2>/dev/null; trap - EXIT; }
 """
 
-# UBOOT_BOARD=DIR: a U-Boot already at its prompt (vfz/export_uboot_board.py,
+# UBOOT_BOARD=DIR: a U-Boot already at its prompt (vfz/oracles/uboot/export_board.py,
 # which tests/test_peer_bugs.py uses to replay every U-Boot reproducer on one
 # board): DIR holds qemu.pid, its console FIFO console.in (QEMU's stdin) and
 # log console.log (QEMU appends to it), its disk 0 slot.img and its transfer
