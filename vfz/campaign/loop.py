@@ -47,7 +47,6 @@ from collections import Counter
 
 from vfz import findings, opscript, oracles
 from vfz.check import diff
-from vfz.campaign import minimize
 from vfz.campaign import minworker
 from vfz.campaign import pace
 from vfz.campaign import steer
@@ -56,17 +55,18 @@ from vfz.errors import UsageError
 from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
                         fuzz_ops_fast_binary)
 from vfz.campaign.scriptgen import enrich, gen_script, iter_params
-from vfz.campaign.targets import minimize_crash
 from vfz.campaign import summary as campaign_summary
 from vfz.campaign import lanes
+from vfz.campaign import newfindings
+from vfz.campaign import progress
+from vfz.campaign.newfindings import MIN_LATE  # noqa: F401
 from vfz.campaign.state import load_state, save_state  # noqa: F401
 from vfz.campaign.lanes import Job, Lane
-from vfz.campaign.filing import MIN_BUDGET, divergence_test, finding_summary, write_full
+from vfz.campaign.filing import MIN_BUDGET
 from vfz.campaign.shards import parse_shard, shard_iteration, shard_seed  # noqa: F401
 
 DEFAULT_FS = ["fat12", "fat16", "fat32"]
 PROGRESS_EVERY = 5.0
-MIN_LATE = 5.0                         # ... when the time budget is already spent
 
 
 class Stop(BaseException):
@@ -117,30 +117,7 @@ class Campaign:
         return out
 
     def progress_line(self):
-        el = time.monotonic() - self.t0
-        ck = self.checker
-        imgs = self.total("images_checked")
-        per = " ".join(f"{n}={imgs[n]}" for n in ck.reader_names) if ck else ""
-        execs = self.fuzzer.execs_per_s() if self.fuzzer else 0.0
-        if not execs:
-            execs = sum(self.total("applies").values()) / el if ck and el > 0 else 0.0
-        corpus = ""
-        if self.fuzzer:
-            try:
-                corpus = f"corpus {len(os.listdir(self.fuzzer.corpus))} "
-                if self.fuzzer.judge != self.fuzzer.binary:
-                    corpus += f"asan-replayed {len(self.fuzzer.replayed)} "
-            except OSError:
-                pass
-        mn = self.minimiser
-        mstate = "idle"
-        if mn and mn.current:
-            mstate = f"minimising {mn.current}"
-        if mn and mn.queued():
-            mstate += f", {mn.queued()} queued"
-        return (f"[campaign] {el:6.0f}s execs/s {execs:.1f} {corpus}scripts {self.scripts} "
-                f"images[{per}] findings {len(self.new)} new/{len(self.known)} total "
-                f"({self.phase}; minimiser {mstate})")
+        return progress.line(self)
 
     def _progress_loop(self):
         while not self._stop_progress.wait(PROGRESS_EVERY):
@@ -452,83 +429,10 @@ class Campaign:
 
     # ......................................................... the minimiser
     def minimise_job(self, worker, job):
+        """The minimiser's work on one job (vfz.campaign.newfindings)."""
         if job[0] == "crash":
-            return self.crash_finding(worker, job[1])
-        _, d, ops, fs, src = job
-        worker.current = d.sig
-        t0 = time.monotonic()
-        # minimisation may overrun the budget a little, never by much:
-        # past the deadline a finding gets MIN_LATE seconds; stopped: none
-        left = self.deadline - time.monotonic()
-        budget = 0.0 if worker.hurry.is_set() else min(self.args.min_budget, max(MIN_LATE, left))
-        test = divergence_test(worker.checker, d, fs)
-
-        def hurried_test(cand):
-            if worker.hurry.is_set():        # stopped by a signal: keep the best so far
-                raise minimize.BudgetSpent()
-            return test(cand)
-        mops, stats = minimize.minimize(ops, hurried_test, budget=budget)
-        extra = dict(src, seed=self.seed, minimise_s=round(time.monotonic() - t0, 1), minimise=stats)
-        # shown once, not on the next run of the same script: filed all the
-        # same (a nondeterministic peer is a finding), labelled for triage
-        flaky = stats.get("reproduced") is False
-        if flaky:
-            extra["flaky"] = True
-        write_full(self.workdir, worker.checker, d, ops, mops, fs, extra)
-        minworker.journal_done(self.workdir, d.sig)
-        line = finding_summary(d, mops, fs, flaky)
-        with self.lock:
-            self.new.append((d.sig, line))
-        self.say(f"finding {d.sig}: {line}")
-
-    def crash_finding(self, worker, path):
-        msg = self.fuzzer.crash_message(path)
-        if msg is None:
-            self.say(f"note: {os.path.basename(path)} no longer fails in fuzz_ops; ignored")
-            return
-        fields = {"role": "fuzz", "oracle": "fuzz_ops", "verdict": "failed",
-                  "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"}
-        h = findings.sig_hash(fields)
-        with self.lock:
-            if h in self.known:
-                return
-            self.known.add(h)
-        worker.current = h
-        try:
-            ops, opts, text = convert_input(self.vfat, path)
-        except opscript.OpScriptError as e:
-            ops, opts, text = [], "", f"# {e}\n"
-        # shrink the input bytes (libFuzzer -minimize_crash); keep the result
-        # only if it still fails with the same kind of violation
-        mtext, mops = text, ops
-        left = self.deadline - time.monotonic()
-        mpath = os.path.join(self.fuzzer.logs, f"min-{os.path.basename(path)}")
-        if not worker.hurry.is_set():
-            ok, _ = minimize_crash(path, mpath, min(15.0, self.args.min_budget, max(MIN_LATE, left)),
-                                   self.fuzzer.judge)
-            if ok:
-                m2 = self.fuzzer.crash_message(mpath)
-                if m2 is not None and findings.normalise(m2, 80) == fields["kind"]:
-                    try:
-                        mops, _, mtext = convert_input(self.vfat, mpath)
-                    except opscript.OpScriptError:
-                        mtext, mops = text, ops
-        summary = f"fuzz_ops violation: {msg[:200]} ({len(mops)} ops)"
-        info = {"signature": h, "fields": fields, "summary": summary, "message": msg,
-                "crash_file": os.path.basename(path), "apply_options": opts, "seed": self.seed,
-                "ops_orig": len(ops), "ops_min": len(mops), "fuzz_bin": self.fuzzer.judge,
-                "found_after_s": round(time.monotonic() - self.t0, 1)}
-        files = {"ops.txt": mtext, "ops.orig.txt": text}
-        with open(path, "rb") as f:
-            files_bin = {"crash.bin": f.read()}
-        if os.path.isfile(mpath):
-            with open(mpath, "rb") as f:
-                files_bin["crash.min.bin"] = f.read()
-            os.unlink(mpath)
-        findings.write_finding(self.workdir, h, info, files, {}, {}, binary=files_bin)
-        with self.lock:
-            self.new.append((h, summary))
-        self.say(f"finding {h}: {summary}")
+            return newfindings.crash_finding(self, worker, job[1])
+        return newfindings.divergence_finding(self, worker, job)
 
     # ......................................................... the summary
 

@@ -21,43 +21,18 @@ from collections import Counter
 from vfz import findings, lifeline, model, oracles, proc
 from vfz.check import diff
 from vfz.check import verdict
-from vfz import opscript
 from vfz.errors import UsageError
 from vfz.oracles.evidence import Evidence
+from vfz.check import transform
 from vfz.check import twins
+from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, fold_path, ops_for,  # noqa: F401
+                                  name_class, op_for_path)
 from vfz.check.twins import twin_listing
 
 DEFAULT_READERS = oracles.names("reader", default=True)
 DEFAULT_WRITERS = [n for n in oracles.names("writer", default=True) if oracles.entry(n).cost != "vm"]
 OPTIONAL_WRITERS = [n for n in oracles.names("writer", default=True) if n not in DEFAULT_WRITERS]
 FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:512"}
-
-
-def family(writer):
-    return oracles.entry(writer).family
-
-
-def fold_path(p):
-    return p.upper()
-
-
-def op_for_path(ops, path):
-    """Kind of the last op that touched path (by exact or case-folded path,
-    or by leaf name), '-' when none did."""
-    if not path:
-        return "-"
-    leaf = findings.leaf_of(path).upper()
-    best = "-"
-    for op in ops:
-        for k, a in zip(opscript.OPS[op.kind], op.args):
-            if k == "s" and (a == path or fold_path(a) == fold_path(path) or
-                             findings.leaf_of(a).upper() == leaf):
-                best = op.kind
-    return best
-
-
-def name_class(path):
-    return findings.name_class(findings.leaf_of(path)) if path else "-"
 
 
 class HarnessError:
@@ -78,15 +53,6 @@ def model_of(wn, base, ops):
     m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname)
     m.apply(ops)
     return m
-
-
-def ops_for(wn, ops):
-    """The ops writer wn is sent: those its traits say it supports (no
-    renames for a writer without rename; no write at an offset for one
-    without "write-offset"). The model predicts the same cut script."""
-    sup = oracles.entry(wn).supports
-    return [op for op in ops if op.kind in sup and
-            not (op.kind == "write" and op.args[1] and "write-offset" not in sup)]
 
 
 def write_copy(w, wn, base, img, ops):
@@ -143,35 +109,6 @@ def no_sync_supported(vfat=None):
         return False
     p = proc.run([b, "apply", "--no-sync"], timeout=20)
     return "unknown option" not in p.errtext
-
-
-def _own_exception(fields):
-    """The divergence is a reader's named exception of its own family."""
-    fam = oracles.entry(fields["oracle"]).family if fields.get("role") == "reader" else None
-    return fam is not None and any(x.oracle == fam for x in oracles.exception(fields["kind"]))
-
-
-class Divergence:
-    def __init__(self, fields, writer, detail):
-        self.fields = fields
-        self.sig = findings.sig_hash(fields)
-        self.writer = writer
-        self.detail = detail
-
-    def __repr__(self):
-        return f"<{self.sig} {findings.sig_text(self.fields)} via {self.writer}>"
-
-
-class CheckResult:
-    def __init__(self):
-        self.divs = {}            # sig -> Divergence (first writer wins)
-        self.images = {}          # writer -> image after
-        self.raws = {}            # "writer" / "writer.oracle" -> raw text
-        self.verdicts = {}        # writer -> {oracle: verdict}
-        self.details = {}         # writer -> {oracle: detail}
-
-    def add(self, d):
-        self.divs.setdefault(d.sig, d)
 
 
 def _first_bad(ops, m, wr, wcls):
@@ -487,72 +424,9 @@ class Checker:
             for div in (relabel(ev, divs) if relabel else divs):
                 res.add(div)
 
-    # ------------------------------------------------------------ transformers
     def _transform_image(self, res, ops, fs, wn, m, img, readers):
-        """Each transformer rewrites a copy of writer wn's image (fatsort,
-        fsck.fat -a); every reader that read the writer's image right must
-        then see the same tree. A divergence is the transformer's: its own
-        named exception when its hook explains it, else the reader's kind
-        prefixed with the reader ('kernel:missing'); a failed transform is
-        one finding of its own."""
-        used = Counter()
-        exp_entries = m.entries()
-        wentry = oracles.entry(wn)
-        for tn, t in self.transformers:
-            key = f"{wn}>{tn}"
-            timg = os.path.join(os.path.dirname(img), f"{wn}-{tn}.img")
-            findings.sparse_copy(img, timg)
-            t0 = time.monotonic()
-            try:
-                tr = t.transform(timg, self.timeout)
-            except Exception as e:
-                tr = oracles.WriteResult(tn, error=f"{type(e).__name__}: {e}")
-            self.timed(f"transform {tn}", time.monotonic() - t0, tr.seconds)
-            fam = oracles.entry(tn).family
-            res.images[key] = timg
-            res.raws[key] = tr.raw
-            res.verdicts[key] = {}
-            res.details[key] = {}
-            if tr.error:
-                res.verdicts[key]["(transformer)"] = "failed"
-                res.details[key]["(transformer)"] = tr.error
-                named = type(t).failure_exception(tr)
-                res.add(Divergence({"role": "transformer", "oracle": fam, "verdict": "failed",
-                                    "kind": named or findings.normalise(tr.error, 60), "op": "-",
-                                    "cls": "-"}, wn, tr.error))
-                continue
-            tcls = type(t)
-
-            def relabel(ev, divs, tr=tr, tcls=tcls, fam=fam):
-                d = ev.diff
-                named = tcls.explain({"raw": tr.raw, "wr": tr, "verdict": ev.verdict, "reader": ev.reader,
-                                      "before": img,
-                                      "missing": [e["path"] for e in d.missing] if d else [],
-                                      "extra": [e["path"] for e in d.extra] if d else []})
-                if named:
-                    yield Divergence({"role": "transformer", "oracle": fam, "verdict": ev.verdict,
-                                      "kind": named, "op": "-", "cls": "-"}, ev.writer, ev.detail)
-                    return
-                for div in divs:
-                    if _own_exception(div.fields):
-                        # a named exception of the reader, recognised from
-                        # this image: the reader's known bug (e.g. fatcat's
-                        # nondeterministic -o hang that the writer's image
-                        # happened not to show), not the transformer's doing
-                        yield div
-                        continue
-                    f = dict(div.fields, role="transformer", oracle=fam,
-                             kind=f"{ev.reader}:{div.fields['kind']}")
-                    yield Divergence(f, div.writer, div.detail)
-            for rn, r in self.readers:
-                if (readers is not None and rn not in readers) or res.verdicts[wn].get(rn) != "ok":
-                    continue            # a reader that already differs: not the transformer's doing
-                try:
-                    rr = r.read(timg, self.timeout)
-                except Exception as ex:
-                    rr = oracles.ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
-                self._judge(res, ops, fs, wn, m, timg, rn, r, type(r), rr, used, exp_entries, wentry,
-                            key=key, relabel=relabel)
+        """The transformers' pass on writer wn's image (vfz.check.transform)."""
+        transform.transform_image(self, res, ops, fs, wn, m, img, readers)
 
     def _reader_divs(self, ev, rcls, wcls):
         """The divergences of one reader verdict: a named exception of the

@@ -1,5 +1,6 @@
 """Twins: a core writer and the kernel writer it reimplements must write the same bytes under the same script."""
 from vfz import oracles
+from vfz.check.divergence import Divergence, family, name_class, op_for_path, ops_for
 from vfz.oracles.evidence import core_listing
 
 
@@ -11,7 +12,6 @@ def check_twins(ck, res, ops):
     core's listing of both images. Masked only where the kernel draws
     randomness: its hex-tail aliases (jiffies) and dummies of another
     seed. One divergence per differing field."""
-    from vfz.check.checker import Divergence, family, name_class, op_for_path, ops_for   # (checker imports this module)
     ws = dict(ck.writers)
     for wn, w in ck.writers:
         tn = oracles.entry(wn).twin
