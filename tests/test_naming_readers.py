@@ -7,7 +7,14 @@ classes of issue 26 (cp437, lowbyte, marks), against the real tools.
     components; the entry and everything under it are explained from the
     image, and nothing else is;
   * `vfatfuzz diff` names what the checker names (sleuthkit-invalid-83 on
-    a nodual image), so a user's own script shows its exceptions.
+    a nodual image), so a user's own script shows its exceptions;
+  * mtools as the writer: its 8.3 decision for CP437 characters without
+    case ('┬▓aô' is stored bare, C2 B2 41 4F with NT 0x08), for letters
+    whose capital cp437 lacks ('µa' keeps a long name, NT 0x00) and for a
+    name iconv empties ('\ufeff' keeps its long name, alias ~1) is the
+    model's; 7-Zip and GRUB show bare names' raw bytes, and where two of
+    them show alike ('ç' 0x80, '▄' 0xDC: U+FFFD both) the whole listing is
+    told from the image (7z-nonascii-short, grub-raw-oem-bytes).
 """
 import json
 import os
@@ -20,10 +27,10 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import opscript  # noqa: E402
+from vfz import model, opscript  # noqa: E402
 from vfz.check import checker  # noqa: E402
 from vfz.check.verdict import ListingDiff  # noqa: E402
-from vfz.oracles import fatcat, sleuthkit  # noqa: E402
+from vfz.oracles import fatcat, grub, sevenzip, sleuthkit  # noqa: E402
 from vfz.oracles.evidence import Evidence  # noqa: E402
 
 
@@ -78,6 +85,59 @@ class DiffNames(unittest.TestCase):
             self.assertEqual(v["named"], [sleuthkit.INVALID_83])
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class ShortAble(unittest.TestCase):
+    def test_caseless_cp437_characters_fit_either_case(self):
+        """Measured on mtools 4.0.32 (codepage 437): bare with NT 0x08
+        '┬▓ao', '▀╒i', '²a'; bare with 0x00 '▓A', '²A', '∞A'; a long name for
+        'ªA', 'ⁿA' (lower-case letters beside a capital), 'µa' (capital Μ
+        not in cp437, no transliteration: _A~ with LFN slots)."""
+        for name in ("┬▓ao", "▀╒i", "²a", "▓A", "²A", "∞A"):
+            self.assertTrue(model._short_able(name), name)
+        for name in ("ªA", "ⁿA"):
+            self.assertFalse(model._short_able(name), name)
+        from vfz.model.profiles import _mtools_bare, _mtools_case_of, mtools_store
+        self.assertFalse(_mtools_bare("µa"))
+        self.assertEqual(_mtools_case_of("µa"), (False, False))
+        self.assertEqual(_mtools_case_of("┬▓ao"), (True, False))
+        self.assertEqual(mtools_store("\ufeff"), "\ufeff")
+        self.assertEqual(mtools_store("a\ufeffb"), "ab")
+
+
+@unittest.skipUnless(shutil.which("mcopy") and shutil.which("7z") and shutil.which("grub-fstest"),
+                     "needs mtools, p7zip-full and grub-common")
+class MtoolsWriterRawShortNames(unittest.TestCase):
+    SCRIPT = ('mkdir "/┬▓aô"\nmkdir "/ç"\ncreate "/▄" 4096 33\nmkdir "/d"\nmkdir "/d/\\ufeff"\n'
+              'rename "/d/\\ufeff" "/µa"\ncreate "/▓A" 1 1\n')
+
+    def test_only_the_named_exceptions(self):
+        ck = checker.Checker(["7z", "grub"], ["mtools"])
+        try:
+            res = ck.check(opscript.parse(self.SCRIPT), "fat16")
+            self.assertEqual(kinds(res), [("7z", sevenzip.NONASCII_SHORT), ("grub", grub.RAW_OEM)],
+                             res.details)
+            img = res.images["mtools"]
+            from vfz.oracles.evidence import core_listing
+            shorts = {e["path"]: (e["short"][:8], e["nt"], e.get("lfn")) for e in core_listing(img)}
+            self.assertEqual(shorts["/┬▓ao"], ("c2b2414f", 8, 0))
+            self.assertEqual(shorts["/µa"][1:], (0, 1))
+            # the whole-listing recogniser needs the image to be the listing
+            rr = sevenzip.SevenZipReader().read(img)
+            exp = model.Model("mtools", "dual")
+            ev = Evidence(opscript.parse(self.SCRIPT), writer="mtools", reader="7z", rr=rr,
+                          verdict="differs", diff=ListingDiff(missing=[{"path": "/x", "type": "dir"}]),
+                          image=img, entries=None)
+            exp.apply(opscript.parse(self.SCRIPT))
+            ev.entries = exp.entries()
+            self.assertEqual(sevenzip.SevenZipReader.explain(ev), sevenzip.NONASCII_SHORT)
+            ev.entries = ev.entries[1:]
+            self.assertIsNone(sevenzip.SevenZipReader.explain(ev))
+            rr.listing = [e for e in rr.listing if e["path"] != "/d"]
+            ev.entries = exp.entries()
+            self.assertIsNone(sevenzip.SevenZipReader.explain(ev))
+        finally:
+            ck.close()
 
 
 if __name__ == "__main__":
