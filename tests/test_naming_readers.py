@@ -14,7 +14,8 @@ classes of issue 26 (cp437, lowbyte, marks), against the real tools.
     name iconv empties ('\ufeff' keeps its long name, alias ~1) is the
     model's; 7-Zip and GRUB show bare names' raw bytes, and where two of
     them show alike ('ç' 0x80, '▄' 0xDC: U+FFFD both) the whole listing is
-    told from the image (7z-nonascii-short, grub-raw-oem-bytes).
+    told from the image (7z-nonascii-short, grub-raw-oem-bytes,
+    sleuthkit-short-ascii; TSK also drops the 0xFF of a NBSP).
 """
 import json
 import os
@@ -109,19 +110,24 @@ class ShortAble(unittest.TestCase):
                      "needs mtools, p7zip-full and grub-common")
 class MtoolsWriterRawShortNames(unittest.TestCase):
     SCRIPT = ('mkdir "/┬▓aô"\nmkdir "/ç"\ncreate "/▄" 4096 33\nmkdir "/d"\nmkdir "/d/\\ufeff"\n'
-              'rename "/d/\\ufeff" "/µa"\ncreate "/▓A" 1 1\n')
+              'rename "/d/\\ufeff" "/µa"\ncreate "/▓A" 1 1\nmkdir "/σ\\u00a0ée"\n')
 
+    @unittest.skipUnless(shutil.which("fls"), "sleuthkit not installed")
     def test_only_the_named_exceptions(self):
-        ck = checker.Checker(["7z", "grub"], ["mtools"])
+        ck = checker.Checker(["7z", "grub", "sleuthkit"], ["mtools"])
         try:
             res = ck.check(opscript.parse(self.SCRIPT), "fat16")
-            self.assertEqual(kinds(res), [("7z", sevenzip.NONASCII_SHORT), ("grub", grub.RAW_OEM)],
-                             res.details)
+            self.assertEqual(kinds(res), [("7z", sevenzip.NONASCII_SHORT), ("grub", grub.RAW_OEM),
+                                          ("sleuthkit", sleuthkit.SHORT_ASCII)], res.details)
             img = res.images["mtools"]
             from vfz.oracles.evidence import core_listing
             shorts = {e["path"]: (e["short"][:8], e["nt"], e.get("lfn")) for e in core_listing(img)}
             self.assertEqual(shorts["/┬▓ao"], ("c2b2414f", 8, 0))
             self.assertEqual(shorts["/µa"][1:], (0, 1))
+            self.assertEqual(shorts["/σ\u00a0ée"], ("e4ff9045", 8, 0))
+            self.assertEqual(sleuthkit.SleuthkitReader.name_exception("σ\u00a0ée", "^^e"),
+                             sleuthkit.SHORT_ASCII)
+            self.assertIsNone(sleuthkit.SleuthkitReader.name_exception("σ\u00a0ée", "^^^e"))
             # the whole-listing recogniser needs the image to be the listing
             rr = sevenzip.SevenZipReader().read(img)
             exp = model.Model("mtools", "dual")
