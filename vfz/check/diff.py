@@ -12,8 +12,11 @@ IMAGE alone, the core's own listing (`vfat ls`). Each reader's verdict:
   complains  reads the same tree but complains (fsck.fat, mcopy errors) or,
              for fsck.fat, the complaint count differs from the write mode's
   failed     raised, timed out or could not read at all
-Writers are compared on per-op results too. Exit 0 all ok, 1 any
-divergence (differs/complains/failed), 2 could not run (bad input).
+A verdict other than ok shows "(named: EXC, ...)" when the reader's or the
+writer's explain hook names the whole divergence from its evidence, as the
+checker files it (report: "named"). Writers are compared on per-op results
+too. Exit 0 all ok, 1 any divergence (differs/complains/failed, named or
+not), 2 could not run (bad input).
 """
 import json
 import os
@@ -276,7 +279,26 @@ def progress(msg):
         sys.stderr.flush()
 
 
-def _read_all(image, readers, expected_entries, expect, timeout, used, writer=None):
+def named(ops, writer, reader, r, vd, exp_c, image, entries):
+    """The named exceptions that explain a reader's whole divergence, as
+    the checker files it (the reader's, else the writer's explain hook on
+    its Evidence), or []."""
+    from vfz.oracles.evidence import Evidence
+    ev = Evidence(list(ops or ()), writer=writer, reader=reader, rr=r, verdict=vd.verdict,
+                  diff=vd.diff, lines=vd.lines, detail=vd.text(), exp_complaints=exp_c,
+                  image=image, entries=entries, fat_bits=fat_bits_of(image))
+    hooks = [oracles.oracle_class(reader, "reader")] + \
+        ([oracles.oracle_class(writer, "writer")] if writer else [])
+    for h in hooks:
+        kinds = h.explain(ev)
+        if isinstance(kinds, tuple):
+            kinds = kinds[0]
+        if kinds:
+            return [kinds] if isinstance(kinds, str) else list(kinds)
+    return []
+
+
+def _read_all(image, readers, expected_entries, expect, timeout, used, writer=None, ops=None):
     """expect(reader name) -> what that reader must report."""
     out = {}
     for n, o in readers:
@@ -285,10 +307,13 @@ def _read_all(image, readers, expected_entries, expect, timeout, used, writer=No
             r = o.read(image, timeout)
         except Exception as e:  # the contract says never raise; belt and braces
             r = oracles.ReadResult(n, error=f"{type(e).__name__}: {e}")
-        vd = verdict.verdict_for(r, expected_entries, n, expect(n), used, writer)
+        exp_c = expect(n)
+        vd = verdict.verdict_for(r, expected_entries, n, exp_c, used, writer)
         out[n] = {"verdict": vd.verdict, "detail": vd.text(), "seconds": round(r.seconds, 3),
                   "complaints": r.complaints, "raw": r.raw[-20000:],
                   "extra": {k: v for k, v in r.extra.items() if k != "complaints"}}
+        if vd.verdict != "ok":
+            out[n]["named"] = named(ops, writer, n, r, vd, exp_c, image, expected_entries)
     return out
 
 
@@ -320,7 +345,7 @@ def _diff_image(args, ops, readers, notes):
         return (expectations(rn, core_listing=core_listing, fat_bits=bits, image=args.image)
                 if core_listing is not None else {})
     t["expected"] = expected_entries
-    t["readers"] = _read_all(args.image, readers, expected_entries, expect, args.timeout, used)
+    t["readers"] = _read_all(args.image, readers, expected_entries, expect, args.timeout, used, ops=ops)
     t["exceptions"] = dict(used)
     return t
 
@@ -367,7 +392,7 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
 
     def expect(rn):
         return expectations(rn, wn, m, fat_bits=fs[0], image=img)
-    t["readers"] = _read_all(img, readers, exp_entries, expect, args.timeout, used, wn)
+    t["readers"] = _read_all(img, readers, exp_entries, expect, args.timeout, used, wn, ops)
     t["exceptions"] = dict(used)
     return t
 
@@ -383,7 +408,8 @@ def print_report(rep):
         else:
             print(f"== image {t['target']} (expected tree from {t['expected_from']})")
         for n, v in t["readers"].items():
-            print(f"   {n:<14} {v['verdict']}")
+            why = f" (named: {', '.join(v['named'])})" if v.get("named") else ""
+            print(f"   {n:<14} {v['verdict']}{why}")
             if v["detail"]:
                 print(_indent(v["detail"], 6))
         if t.get("exceptions"):
