@@ -106,7 +106,7 @@ class Node:
             self.attr = 0x10 if self.is_dir else 0x20   # vfat_build_slots
 
 
-class Model:
+class Model(InodeOps):
     """Apply ops one by one; results[i] is "ok" or an errno name."""
 
     def __init__(self, profile="kernel", names="nodual", root=None, rule="win95"):
