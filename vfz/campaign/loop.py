@@ -49,8 +49,9 @@ from vfz import findings, opscript, oracles
 from vfz.check import diff
 from vfz.campaign import minworker
 from vfz.campaign import pace
+from vfz.campaign import geometry
 from vfz.campaign import steer
-from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS
+from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS, fat_bits
 from vfz.errors import UsageError
 from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
                         fuzz_ops_fast_binary)
@@ -180,6 +181,13 @@ class Campaign:
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
+        fmts = getattr(a, "formatters", None)
+        fmts = [] if a.fs or fmts == "none" else (fmts.split(",") if fmts else oracles.names("formatter"))
+        bad = [f for f in fmts if f not in oracles.names("formatter")]
+        if bad:
+            raise UsageError(f"unknown formatter(s) {', '.join(bad)} (known: {', '.join(oracles.names('formatter'))})")
+        self.geo = geometry.Pool(self.seed, fmts, log=self.say)   # the geometry dimension
+        self.geo_stats = {}            # geometry class -> {"scripts": n, "findings": n}
         self.kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
         self.transformers = a.transformers.split(",") if getattr(a, "transformers", None) else []
         self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes,
@@ -303,10 +311,12 @@ class Campaign:
                     job.note = str(e)
                     return
                 fs = fs_from_options(opts) or self.fs_list[job.slot % len(self.fs_list)]
+                fs = self.geo.script_volume(fs, f"corpus:{os.path.basename(job.path)}", job.slot) or fs
                 src = {"source": "fuzz_ops corpus", "input": os.path.basename(job.path)}
             else:
                 gseed, nops, fsb = iter_params(self.seed, shard_iteration(job.iteration, self.shard))
                 fs = self.fs_list[fsb % len(self.fs_list)]
+                fs = self.geo.script_volume(fs, f"gen:{job.iteration}", job.iteration) or fs
                 ops = gen_script(self.vfat, gseed, nops, self.args.names)
                 if fsb & 0x80:                   # half the scripts: tricky additions
                     ops = enrich(ops, random.Random(gseed))
@@ -323,6 +333,7 @@ class Campaign:
         job.ops, job.fs, job.src = ops, fs, src
         if ops:
             job.res = checker.check(ops, fs)
+            job.geo_class = self.geo.class_of(checker, fs)
             t0 = time.monotonic()
             try:
                 job.census = steer.result_census(checker, job.res, ops, fs)
@@ -409,7 +420,9 @@ class Campaign:
             self.notes.append(job.note)
         if job.res is not None:
             self.scripts += 1
-            self.census.add(job.fs, job.src.get("source"), getattr(job, "census", None))
+            self.census.add(f"fat{fat_bits(job.fs)}", job.src.get("source"), getattr(job, "census", None))
+            g = self.geo_stats.setdefault(getattr(job, "geo_class", "?"), {"scripts": 0, "findings": 0})
+            g["scripts"] += 1
             for sig, d in job.res.divs.items():
                 # a writer's own (results, failures) by writer name: family
                 # names ("kernel") would mix with the reader of that name
@@ -418,6 +431,7 @@ class Campaign:
                 if sig in self.known:
                     continue
                 src = dict(job.src, found_after_s=round(time.monotonic() - self.t0, 1))
+                g["findings"] += 1
                 minworker.journal_add(self.workdir, d, job.ops, job.fs, src)
                 self.known.add(sig)
                 self.say(f"new divergence {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, "
@@ -456,7 +470,11 @@ def add_arguments(p):
     p.add_argument("--shard", help="I/N: run shard I of N (disjoint generated scripts and fuzzer "
                                    "seeds; give each shard its own workdir; merge with vfatfuzz merge)")
     p.add_argument("--workdir", default="campaign", help="findings, corpus and state (default ./campaign)")
-    p.add_argument("--fs", help=f"volumes, comma-separated (default {','.join(DEFAULT_FS)})")
+    p.add_argument("--fs", help=f"volumes, comma-separated (default {','.join(DEFAULT_FS)}, and half the scripts "
+                                "on volumes drawn by geometry: vfz/campaign/geometry.py; a --fs list turns "
+                                "the drawing off)")
+    p.add_argument("--formatters", help="formatters the geometry draws from, comma-separated (default: every "
+                                        "registered one; 'none' keeps the classic volumes only)")
     p.add_argument("--names", help="name classes for vfat gen (default all)")
     p.add_argument("--vfat", help="the vfat binary the core writers run (default build/vfat)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per oracle call")

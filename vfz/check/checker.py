@@ -22,12 +22,14 @@ from vfz import findings, lifeline, model, oracles, proc
 from vfz.check import diff
 from vfz.check import verdict
 from vfz.errors import UsageError
-from vfz.oracles.evidence import Evidence
+from vfz.oracles.evidence import Evidence, fat_type_exception
 from vfz.check import transform
 from vfz.check import twins
 from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, fold_path, ops_for,  # noqa: F401
                                   name_class, op_for_path)
 from vfz.check.twins import twin_listing
+from vfz.check.formatted import check_formatted
+from vfz import geometry
 
 DEFAULT_READERS = oracles.names("reader", default=True)
 DEFAULT_WRITERS = [n for n in oracles.names("writer", default=True) if oracles.entry(n).cost != "vm"]
@@ -96,8 +98,14 @@ class ImageTemplate:
             g.truncate(self.size)
 
 
+def is_geometry(spec):
+    """A --fs spec of the geometry dimension (vfz.geometry: key=N fields or @FORMATTER)."""
+    return "@" in spec or "=" in spec
+
+
 def fat_bits(fs):
-    return diff.parse_fs(FS_SPECS.get(fs, fs))[0]
+    spec = FS_SPECS.get(fs, fs)
+    return geometry.parse(spec).fat if is_geometry(spec) else diff.parse_fs(spec)[0]
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +133,7 @@ def _first_bad(ops, m, wr, wcls):
     return None
 
 
-FORMATTERS = ("mkfs.fat", "vfat")
+FORMATTERS = ("mkfs.fat", "vfat")      # the checker's default formatters (--formatter)
 
 
 def vfat_mkfs(image, fat, size, cluster, vfat=None):
@@ -153,6 +161,8 @@ class Checker:
         self.unread = frozenset(unread)
         self.timeout = timeout
         self.vfat = vfat
+        self.formatted = set()          # geometry specs whose fresh volume the readers checked
+        self.format_argv = {}           # spec -> the formatter's exact command
         if formatter not in FORMATTERS:
             raise UsageError(f"unknown formatter {formatter!r} (known: {', '.join(FORMATTERS)})")
         self.formatter = formatter      # who makes the pristine volumes
@@ -224,12 +234,16 @@ class Checker:
     def pristine_image(self, fs):
         with self._lock:             # lanes of the campaign share a checker
             if fs not in self.pristine:
-                fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
-                p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
-                if oracles.entry(self.formatter).under_test:     # the build under test's own mkfs
-                    vfat_mkfs(p, fat, size, cl, self.vfat)
+                spec = FS_SPECS.get(fs, fs)
+                p = os.path.join(self.tmp, f"pristine-{len(self.pristine)}.img")
+                if is_geometry(spec):
+                    self._format(spec, p)
                 else:
-                    diff.mkfs(p, fat, size, cl)
+                    fat, size, cl = diff.parse_fs(spec)
+                    if oracles.entry(self.formatter).under_test:     # the build under test's own mkfs
+                        vfat_mkfs(p, fat, size, cl, self.vfat)
+                    else:
+                        diff.mkfs(p, fat, size, cl)
                 self.templates[p] = ImageTemplate(p)
                 self.pristine[fs] = p
             return self.pristine[fs]
@@ -264,13 +278,32 @@ class Checker:
             self.applies[wn] += 1
         return wr
 
+    def _format(self, spec, path):
+        """The fresh volume of a geometry spec, made by its formatter (else the checker's)."""
+        g = geometry.parse(spec)
+        name = g.formatter or self.formatter
+        cfg = {"vfat": self.vfat} if oracles.entry(name).under_test and self.vfat else {}
+        r = oracles.get_formatter(name, **cfg).format(path, g, self.timeout)
+        if r.error:
+            raise UsageError(f"{spec}: {r.error}")
+        self.format_argv[spec] = r.argv
+
     def check(self, ops, fs, writers=None, readers=None, workdir=None):
         """Apply ops with each writer to a fresh image of fs, read with each
-        reader. writers/readers: subsets by name (None = all)."""
+        reader. writers/readers: subsets by name (None = all). The first check
+        of a geometry spec first has every reader read its fresh volume
+        (vfz.check.formatted)."""
         res = CheckResult()
         wdir = workdir or self.tmp
         models = {}
         base = self.pristine_image(fs)
+        spec = FS_SPECS.get(fs, fs)
+        if is_geometry(spec) and spec not in self.formatted:
+            self.formatted.add(spec)
+            g = geometry.parse(spec)
+            check_formatted(res, [(rn, r) for rn, r in self.readers if readers is None or rn in readers],
+                            g, g.formatter or self.formatter, self.format_argv.get(spec, []), base,
+                            g.fat, self.timeout)
         for wn, w in self.writers:
             if writers is not None and wn not in writers:
                 continue
@@ -433,7 +466,7 @@ class Checker:
         reader or of the writer that explains it all (one finding each), else
         one per kind of difference."""
         base = {"role": "reader", "oracle": ev.reader, "verdict": ev.verdict}
-        for hook in (rcls.explain, wcls.explain):
+        for hook in (fat_type_exception, rcls.explain, wcls.explain):
             kinds = hook(ev)
             if not kinds:
                 continue

@@ -68,6 +68,12 @@ def parse_size(s):
 
 
 def parse_fs(spec):
+    """A --fs spec -> (FAT bits, size, cluster bytes); a geometry spec (key=N fields,
+    @FORMATTER: vfz.geometry) too, its other fields read by the checker's formatter."""
+    if "@" in spec or "=" in spec:
+        from vfz import geometry
+        g = geometry.parse(spec)
+        return g.fat, g.size, g.cluster
     parts = spec.split(":")
     if parts[0] not in FS_DEFAULTS or len(parts) > 3:
         raise UsageError(f"--fs: expected fat12|fat16|fat32[:SIZE[:CLUSTER]], got {spec!r}")
@@ -287,10 +293,11 @@ def named(ops, writer, reader, r, vd, exp_c, image, entries):
     ev = Evidence(list(ops or ()), writer=writer, reader=reader, rr=r, verdict=vd.verdict,
                   diff=vd.diff, lines=vd.lines, detail=vd.text(), exp_complaints=exp_c,
                   image=image, entries=entries, fat_bits=fat_bits_of(image))
-    hooks = [oracles.oracle_class(reader, "reader")] + \
-        ([oracles.oracle_class(writer, "writer")] if writer else [])
+    from vfz.oracles.evidence import fat_type_exception
+    hooks = [fat_type_exception, oracles.oracle_class(reader, "reader").explain] + \
+        ([oracles.oracle_class(writer, "writer").explain] if writer else [])
     for h in hooks:
-        kinds = h.explain(ev)
+        kinds = h(ev)
         if isinstance(kinds, tuple):
             kinds = kinds[0]
         if kinds:

@@ -110,3 +110,40 @@ def raw_short_explains(ev, lower_ascii_always):
         path = "".join("/" + own.get("/".join([""] + comps[:i + 1]), c) for i, c in enumerate(comps))
         predicted.append(dict(e, path=path))
     return raw_high and Counter(map(key, predicted)) == Counter(map(key, r.listing))
+
+
+def fat32_few_clusters(image):
+    """True when image's boot sector is a FAT32 one (16-bit FAT size 0, as Linux decides)
+    over fewer than 65 525 clusters, which Microsoft's rule -- the type follows the count --
+    calls FAT12 or FAT16 (what BusyBox's mkdosfs and mkfs.fat -F 32 make on small volumes)."""
+    from vfz.fatimg import Fat
+    try:
+        with open(image, "rb") as f:
+            head = f.read(4096)
+        if len(head) < 512 or int.from_bytes(head[22:24], "little") != 0:
+            return False
+        return Fat(head).clusters < 65525
+    except (OSError, ValueError, ZeroDivisionError):
+        return False
+
+
+def few_clusters_exception(family):
+    """The named exception of a reader that decides the FAT type by the cluster count."""
+    return oracles.NamedException(
+        f"{family}-fat32-few-clusters", family, "reader",
+        "decides the FAT type by the cluster count (Microsoft's rule), so a FAT32 boot sector "
+        "over fewer than 65 525 clusters reads as FAT12/16 and the tree is lost or refused; "
+        "Linux, 7-Zip, GRUB and fatcat follow the boot sector (design difference, measured on "
+        "BusyBox's 1 MiB FAT32: 1 984 clusters)",
+        "the image's boot sector is FAT32 (16-bit FAT size 0) over < 65 525 clusters "
+        "(vfz.oracles.evidence.fat32_few_clusters; Entry.fat_type == 'count')")
+
+
+def fat_type_exception(ev):
+    """A reader that decides the FAT type by the cluster count (Entry.fat_type "count"), on a
+    FAT32 boot sector over fewer than 65 525 clusters: its family's exception
+    (few_clusters_exception), which explains the whole divergence; else None."""
+    e = oracles.entry(ev.reader)
+    if e.fat_type == "count" and ev.image and fat32_few_clusters(ev.image):
+        return f"{e.family}-fat32-few-clusters"
+    return None

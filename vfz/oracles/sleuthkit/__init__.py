@@ -30,6 +30,7 @@ from collections import Counter
 
 from vfz import listing
 from vfz.fatimg import open_ro
+from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
 from vfz.proc import run
 
@@ -331,12 +332,13 @@ def slot_cut_explains(expected, shown):
 
 
 EXPORTS = {"sleuthkit": "vfz.oracles.sleuthkit.export"}   # its reproducer template (vfz/oracles/repro.py)
-ENTRIES = [Entry("sleuthkit", "sleuthkit", iotrace="preload", label="The Sleuth Kit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
+ENTRIES = [Entry("sleuthkit", "sleuthkit", fat_type="count", iotrace="preload", label="The Sleuth Kit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
                  needs=("sleuthkit",), cost="process")]
 
 FOOTER_PROBE = "sleuthkit-footer-probe"
 IMAGE_CACHE = "sleuthkit-image-cache-64k"
 EXCEPTIONS = [
+    few_clusters_exception("sleuthkit"),   # Entry.fat_type: the checker applies it
     NamedException(FOOTER_PROBE, "sleuthkit", "reader",
                    "fls and tsk_recover (libtsk 4.11, image type autodetected) read 8 bytes at 512 "
                    "bytes before the image's end (an image-format footer probe: VHD keeps its "
