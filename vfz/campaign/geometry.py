@@ -150,7 +150,6 @@ def draw(r, formatters, tries=12, fat=None):
         name = r.choice(formatters)
         cls = oracles.oracle_class(name, "formatter")
         fat_ = fat or r.choice(sorted(cls.fats_types))
-        fat = fat_ if fat is None else fat
         size_class = r.choices(CLASSES[fat_], weights=[8, 4] + [2] * (len(CLASSES[fat_]) - 2))[0]
         lay = _layout(r, name, fat_, size_class)
         if size_class == "plain":

@@ -87,6 +87,19 @@ def parse_fs(spec):
     return int(parts[0][3:]), size, cl
 
 
+def make_volume(image, spec, timeout=60.0):
+    """The fresh volume of a --fs spec: a geometry spec's by its formatter (vfz.geometry,
+    the registry's formatters), else mkfs.fat's."""
+    if "@" in spec or "=" in spec:
+        from vfz import geometry
+        g = geometry.parse(spec)
+        r = oracles.get_formatter(g.formatter or "mkfs.fat").format(image, g, timeout)
+        if r.error:
+            raise UsageError(f"{spec}: {r.error}")
+        return
+    mkfs(image, *parse_fs(spec), timeout=timeout)
+
+
 def mkfs(image, fat, size, cluster, timeout=60.0):
     """A fresh, deterministic volume made by mkfs.fat (the same start for every writer)."""
     with open(image, "wb") as f:
@@ -377,7 +390,7 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     ops = [o for o in ops if o.kind not in oracles.META_OPS or o.kind in sup]
     profile, names = model_for_writer(wn)
     img = os.path.join(tmp, f"{wn}.img")
-    mkfs(img, *fs)
+    make_volume(img, args.fs)
     m = model.Model(profile, names, root=model.root_for(profile, img), rule=shortname_rule(wn))
     m.apply(ops)
     exp_entries = m.entries()
