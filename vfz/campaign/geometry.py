@@ -136,6 +136,11 @@ def _layout(r, formatter, fat, size_class):
     if fat == 32 and reserved and reserved < 8:
         reserved = 0                      # FAT32 needs room for FSInfo and the backup boot sector
     root = r.choice([16, 64, 112, 224, 512, 1024]) if fat != 32 and "root" in acc and r.random() < 0.3 else 0
+    # whole sectors of root entries: mkfs.fat 4.2 writes -r 224 with 4 KiB sectors as is,
+    # which Linux refuses to mount (reports/bugs.md, mkfs-fat-root-partial-sector); drawn
+    # volumes stay mountable so that scripts test writers, not that one bug again
+    per = bps // 32
+    root = (root + per - 1) // per * per if root else 0
     return geometry.Geometry(fat, 0, cluster, sector, fats, reserved, root, formatter)
 
 

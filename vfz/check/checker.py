@@ -23,6 +23,7 @@ from vfz.check import diff
 from vfz.check import verdict
 from vfz.errors import UsageError
 from vfz.oracles.evidence import Evidence, fat_type_exception
+from vfz.model.space import space_for
 from vfz.check import transform
 from vfz.check import twins
 from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, fold_path, ops_for,  # noqa: F401
@@ -52,7 +53,8 @@ def model_of(wn, base, ops):
     """The model that predicts writer wn on a copy of image base, after ops
     (its root's slots come from base; the writer's shortname rule)."""
     e = oracles.entry(wn)
-    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname)
+    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname,
+                    space=space_for(e.profile, base))
     m.apply(ops)
     return m
 

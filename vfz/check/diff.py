@@ -391,7 +391,8 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     profile, names = model_for_writer(wn)
     img = os.path.join(tmp, f"{wn}.img")
     make_volume(img, args.fs)
-    m = model.Model(profile, names, root=model.root_for(profile, img), rule=shortname_rule(wn))
+    from vfz.model.space import space_for
+    m = model.Model(profile, names, root=model.root_for(profile, img), space=space_for(profile, img), rule=shortname_rule(wn))
     m.apply(ops)
     exp_entries = m.entries()
     t["expected_results"] = m.results

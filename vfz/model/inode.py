@@ -99,14 +99,22 @@ class InodeOps:
         if trailing_slash(path):
             return "ENOTDIR"
         d = node.data
+        space, s, want = getattr(self, "space", None), len(d), size
+        if space is not None and size > s:
+            size = space.kept(s, size, size, False)     # fat_cont_expand: whole pages
         if size > len(d) or len(d):
             node.attr |= ATTR_ARCH
+        if space is not None:
+            if size > s:
+                space.grow(s, size)
+            else:
+                space.free += space.clusters(s) - space.clusters(size)
         if size > len(d):
             d.extend(b"\0" * (size - len(d)))
         else:
             del d[size:]
         node.mtime = None
-        return "ok"
+        return "ok" if size == want else "ENOSPC"
 
     def _op_chattr(self, path, letters):
         node, err = self._resolve(path)

@@ -109,7 +109,7 @@ class Node:
 class Model(InodeOps):
     """Apply ops one by one; results[i] is "ok" or an errno name."""
 
-    def __init__(self, profile="kernel", names="nodual", root=None, rule="win95"):
+    def __init__(self, profile="kernel", names="nodual", root=None, rule="win95", space=None):
         """names: "dual" (stock Linux, core-dual: long names get an 8.3
         alias, and a plain alias is a name lookups match) or "nodual" (the
         patch: dummies, which lookups never match). root: the FixedRoot of
@@ -125,6 +125,7 @@ class Model(InodeOps):
         self.root = Node("", True)
         self.fixed = root
         self.rule = rule
+        self.space = space      # data clusters (vfz.model.space), None: unbounded
         self.results = []
         self.label = None       # the label a label op set (vfz.model.inode)
 
@@ -236,7 +237,36 @@ class Model(InodeOps):
         return self._new(path, True, b"")
 
     def _op_create(self, path, size, seed):
-        return self._new(path, False, content(seed, size))
+        if self.space is None or size == 0:
+            return self._new(path, False, content(seed, size))
+        r = self._new(path, False, b"")        # creat(), then the write (vfz.model.space)
+        if r != "ok":
+            return r
+        node, _ = self._walk(self._split(path))
+        return self._fill(node, 0, size, seed)
+
+    def _fill(self, node, off, size, seed):
+        """Write size bytes of seed at off into node under the Space: ok, or ENOSPC with
+        what Linux keeps (vfz.model.space)."""
+        d, s, end = node.data, len(node.data), off + size
+        k = self.space.kept(s, off, end, True)
+        node.mtime = None          # file_update_time: the writer's clock
+        if k >= end:               # it all fits
+            node.attr |= 0x20      # fat_write_end
+            if len(d) < off:
+                d.extend(b"\0" * (off - len(d)))
+            d[off:end] = content(seed, size)
+            self.space.grow(s, max(s, end))
+            return "ok"
+        if k > s:
+            node.attr |= 0x20      # fat_write_end
+            if len(d) < min(off, k):
+                d.extend(b"\0" * (min(off, k) - len(d)))
+            if k > off:
+                d[off:k] = content(seed, size)[:k - off]
+            self.space.grow(s, max(s, k))
+        node.mtime = None          # file_update_time: the writer's clock
+        return "ok" if k >= end else "ENOSPC"
 
     def _new(self, path, is_dir, data):
         par, leaf, err = self._parent(path)
@@ -256,6 +286,8 @@ class Model(InodeOps):
                 return err
         if self._find(par, self._stored(leaf)) is not None:
             return "EEXIST"
+        if is_dir and self.space is not None and self.space.free < 1:
+            return "ENOSPC"             # fat_alloc_new_dir comes before the name's checks
         err = self._name_err(leaf)
         if err:
             return err
@@ -269,6 +301,8 @@ class Model(InodeOps):
         if not ok:
             return "ENOSPC"
         par.kids[fold(n.name)] = n
+        if is_dir and self.space is not None:
+            self.space.free -= 1
         self._dir_changed(par)
         return "ok"
 
@@ -297,6 +331,8 @@ class Model(InodeOps):
             return "ENOTDIR"
         if size == 0:              # pwrite of 0 bytes does not extend the file
             return "ok"
+        if self.space is not None:
+            return self._fill(node, off, size, seed)
         node.attr |= 0x20          # fat_write_end
         node.mtime = None          # file_update_time: the writer's clock
         d = node.data
@@ -316,6 +352,8 @@ class Model(InodeOps):
             return "ENOTDIR"
         del node.parent.kids[fold(node.name)]
         self._drop_slots(node)
+        if self.space is not None:
+            self.space.release(len(node.data))
         self._dir_changed(node.parent, removed=True)
         return "ok"
 
@@ -337,6 +375,8 @@ class Model(InodeOps):
             return "ENOTEMPTY"
         del node.parent.kids[fold(node.name)]
         self._drop_slots(node)
+        if self.space is not None:
+            self.space.free += 1
         self._dir_changed(node.parent, removed=True)
         return "ok"
 
@@ -396,6 +436,8 @@ class Model(InodeOps):
             newname, newalias = dst.name, dst.alias     # the target's entry is reused
             newslots = dst.slots
             del dpar.kids[fold(dst.name)]
+            if self.space is not None:      # the replaced entry's clusters are freed
+                self.space.free += 1 if dst.is_dir else self.space.clusters(len(dst.data))
             if self.p.get("replace") == "respell":
                 newname = self._moved(src, self._stored(leaf))
                 newalias, err = self._make_alias(dpar, newname)

@@ -147,3 +147,15 @@ def fat_type_exception(ev):
     if e.fat_type == "count" and ev.image and fat32_few_clusters(ev.image):
         return f"{e.family}-fat32-few-clusters"
     return None
+
+
+def label_nul_padded(image):
+    """True when the boot sector's volume label field (offset 43, FAT32 71) holds a NUL
+    after its text: BusyBox's mkdosfs pads labels with NULs (busybox-label-nul)."""
+    try:
+        with open(image, "rb") as f:
+            b = f.read(90)
+        off = 71 if int.from_bytes(b[22:24], "little") == 0 else 43
+        return b"\0" in b[off:off + 11]
+    except OSError:
+        return False

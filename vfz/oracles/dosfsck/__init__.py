@@ -40,16 +40,26 @@ class DosfsckReader(Reader):
     def explain(ev):
         """fsck.fat's warning on a FAT32 boot sector over few clusters, when it is all it said
         beyond what the image should make it say."""
-        from vfz.oracles.evidence import fat32_few_clusters
+        from vfz.oracles.evidence import fat32_few_clusters, label_nul_padded
         rr = ev.rr
-        if ev.verdict != "complains" or not ev.image or not fat32_few_clusters(ev.image):
+        if ev.verdict != "complains" or not ev.image:
             return None
-        rest = [c for c in rr.complaints or () if not any(w in c for w in FEW_WORDS)]
-        if len(rest) == len(rr.complaints or ()):
+        names, rest = [], list(rr.complaints or ())
+        if fat32_few_clusters(ev.image):
+            few = [c for c in rest if any(w in c for w in FEW_WORDS)]
+            if few:
+                names.append(FEW_CLUSTERS)
+                rest = [c for c in rest if c not in few]
+        if label_nul_padded(ev.image):
+            lab = [c for c in rest if "abel" in c and "is not valid" in c]
+            if lab:
+                names.append("busybox-label-nul")    # a formatter's (vfz/oracles/busybox.py)
+                rest = [c for c in rest if c not in lab]
+        if not names:
             return None
         trimmed = type(rr)(rr.oracle, listing=rr.listing, complaints=rest, raw=rr.raw, error=rr.error)
         complains, _ = DosfsckReader.judge(trimmed, ev.exp_complaints, {})
-        return None if complains else FEW_CLUSTERS
+        return None if complains else names
 
 
     def _read(self, image, timeout, r):

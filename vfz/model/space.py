@@ -1,0 +1,103 @@
+"""Data clusters: how many are free, what a file's bytes take, and what Linux keeps when they run out.
+
+A model given a Space (Model(space=space_of(image))) predicts ENOSPC part-way through a
+write, a create or a truncate growth as Linux 6.1 answers it (and as the core does since it
+follows Linux, core/src/namei.c short_write_end): the write goes page by page (4 KiB), the
+zero-filled gap before a write past the end first, and when a page cannot get its clusters
+the file is cut back to the size reached -- the largest page boundary the file's clusters
+plus every free one can hold, or the write's offset when the gap got that far, never less
+than before -- the clusters past it are freed, and the op answers ENOSPC. A new directory
+takes one cluster (ENOSPC, no entry, when none is free); unlink and rmdir free theirs.
+
+What is not counted: a directory growing by a cluster when its slots run out (a FAT32 root or
+a subdirectory of many entries). Near a full volume that makes the model's count one
+cluster optimistic per such growth; the classic volumes never get there, the small ones
+(vfz/campaign/geometry.py) may, and such a divergence shows as ok->ENOSPC on a directory op.
+Without a Space (studies, tests) capacity is unbounded, as before.
+"""
+import functools
+import os
+import struct
+
+PAGE = 4096
+
+
+class Space:
+    def __init__(self, free, cluster):
+        self.free = free          # free data clusters
+        self.cs = cluster         # bytes per cluster
+
+    def clusters(self, nbytes):
+        return (nbytes + self.cs - 1) // self.cs
+
+    def kept(self, size, off, end, data_at_off):
+        """What a file of size bytes keeps when a write (or, data_at_off False, a truncate
+        growth) to end runs out of clusters (short_write_end's rule)."""
+        room = (self.clusters(size) + self.free) * self.cs
+        if end <= room:
+            return end
+        k = max(size, room // PAGE * PAGE)
+        if data_at_off and size < off <= room and off > k:
+            k = off
+        return k
+
+    def grow(self, old, new):
+        """Take the clusters a file growing from old to new bytes needs (all fit)."""
+        self.free -= max(0, self.clusters(new) - self.clusters(old))
+
+    def release(self, nbytes):
+        self.free += self.clusters(nbytes)
+
+
+@functools.lru_cache(maxsize=64)
+def _free_count(path, size, mtime):
+    with open(path, "rb") as f:
+        boot = f.read(512)
+        bps, spc, res, nfats, rootent = struct.unpack_from("<HBHBH", boot, 11)
+        tot = struct.unpack_from("<H", boot, 19)[0] or struct.unpack_from("<I", boot, 32)[0]
+        spf16 = struct.unpack_from("<H", boot, 22)[0]
+        spf = spf16 or struct.unpack_from("<I", boot, 36)[0]
+        if not bps or not spc or not spf:
+            return None
+        data = res + nfats * spf + (rootent * 32 + bps - 1) // bps
+        count = (tot - data) // spc
+        bits = 32 if spf16 == 0 else 12 if count < 4085 else 16
+        f.seek(res * bps)
+        fat = f.read(spf * bps)
+    free = 0
+    for n in range(2, count + 2):
+        if bits == 12:
+            o = n * 3 // 2
+            if o + 2 > len(fat):
+                break
+            v = struct.unpack_from("<H", fat, o)[0]
+            v = v >> 4 if n & 1 else v & 0xFFF
+        elif bits == 16:
+            if 2 * n + 2 > len(fat):
+                break
+            v = struct.unpack_from("<H", fat, 2 * n)[0]
+        else:
+            if 4 * n + 4 > len(fat):
+                break
+            v = struct.unpack_from("<I", fat, 4 * n)[0] & 0x0FFFFFFF
+        free += v == 0
+    return free, bps * spc
+
+
+def space_of(image):
+    """The Space of an image file (its free clusters as its FAT says), or None."""
+    try:
+        st = os.stat(image)
+        r = _free_count(os.path.abspath(image), st.st_size, st.st_mtime_ns)
+    except (OSError, struct.error):
+        return None
+    return Space(*r) if r else None
+
+
+def space_for(profile, image):
+    """The Space a model of profile starts from on image: Linux's rules (the kernel profile,
+    whose writers are Linux and the core; a profile may claim them with the knob
+    "linux_capacity"), else None (a peer's own behaviour on a full volume is not modelled)."""
+    from vfz.model.profiles import profile_knobs
+    knobs = profile_knobs(profile)
+    return space_of(image) if knobs.get("linux_capacity", not knobs) else None
