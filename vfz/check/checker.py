@@ -76,6 +76,7 @@ def model_of(wn, base, ops):
     (its root's slots come from base; the writer's shortname rule)."""
     e = oracles.entry(wn)
     m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname)
+    m.label_from(base)
     m.apply(ops)
     return m
 
@@ -468,7 +469,8 @@ class Checker:
                 # say follows from the image as it now is (the core's listing)
                 exp_c = rcls.expectations(None, None, img, fat_bits(fs),
                                           core_listing=(twin_listing(img) or {}).values())
-            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn,
+                                     label=m.expected_label() if m is not None else None)
         except Exception as e:
             msg = f"verdict for {rn}: {type(e).__name__}: {e}"
             res.add(Divergence({"role": "harness", "oracle": rn, "verdict": "failed",

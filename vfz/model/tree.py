@@ -359,8 +359,7 @@ class Model(InodeOps):
             return "ENOTDIR"
         if size == 0:              # pwrite of 0 bytes does not extend the file
             return "ok"
-        node.attr |= 0x20          # fat_write_end
-        node.mtime = None          # file_update_time: the writer's clock
+        self._stamp_write(node)    # fat_write_end, file_update_time: the writer's clock
         d = node.data
         if len(d) < off:
             d.extend(b"\0" * (off - len(d)))
@@ -499,11 +498,15 @@ class Model(InodeOps):
         def rec(node, prefix):
             for k in node.kids.values():
                 p = prefix + "/" + k.name
+                # the meta keys (listing.META_KEYS): the attributes always,
+                # a time only where the model knows it (not the writer's clock)
+                meta = {"attrs": listing.attr_letters(k.attr)}
+                meta.update((t, getattr(k, t)) for t in ("mtime", "atime") if getattr(k, t) is not None)
                 if k.is_dir:
-                    out.append(listing.entry(p, "dir"))
+                    out.append(listing.entry(p, "dir", **meta))
                     rec(k, p)
                 else:
-                    out.append(listing.entry(p, "file", bytes(k.data)))
+                    out.append(listing.entry(p, "file", bytes(k.data), **meta))
         rec(self.root, "")
         return sorted(out, key=lambda e: e["path"])
 

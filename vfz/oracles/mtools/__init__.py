@@ -12,7 +12,7 @@ exceptions.py (the named exceptions, their evidence and the catalogue),
 aliases.py (mtools' 8.3 aliases, for mtools-nul-alias). This module holds
 the registry entry and the public names.
 """
-from vfz.oracles import Entry
+from vfz.oracles import META_OPS, OPS, Entry
 from vfz.oracles.mtools.aliases import nul_alias_in_image, nul_alias_leaf, nul_alias_op  # noqa: F401
 from vfz.oracles.mtools.exceptions import (ALIAS_NOTE, EXCEPTIONS, alias_lookup_op, check_kind,  # noqa: F401
                                            known_failure, trailing_dot_explains)
@@ -25,5 +25,6 @@ EXPORTS = {"mtools": "vfz.oracles.mtools.export"}   # its reproducer template (v
 ENTRIES = [
     Entry("mtools", "mtools", iotrace="preload", reader="vfz.oracles.mtools:MtoolsReader",
           writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",
-          needs=("mtools",), default=("reader", "diff-writer")),
+          needs=("mtools",), default=("reader", "diff-writer"),
+          supports=OPS | META_OPS | {"write-offset"}),
 ]
