@@ -81,10 +81,11 @@ class ListingDiff:
         return out
 
 
-def listing_diff(expected, actual):
-    """ListingDiff of two listings on the canonical keys."""
-    exp = {e["path"]: listing.core(e) for e in expected}
-    act = {e["path"]: listing.core(e) for e in actual}
+def listing_diff(expected, actual, keys=listing.KEYS):
+    """ListingDiff of two listings on the canonical keys (and the meta keys
+    given in keys)."""
+    exp = {e["path"]: {k: e[k] for k in keys if k in e} for e in expected}
+    act = {e["path"]: {k: e[k] for k in keys if k in e} for e in actual}
     d = ListingDiff()
     for p in sorted(set(exp) | set(act)):
         a, b = exp.get(p), act.get(p)
@@ -165,24 +166,27 @@ def compare_listing(expected, actual, reader_cls, writer_cls, used):
     act = [{k: v for k, v in e.items() if k in keys} for e in fixed]
     if actual:
         _meta(expected, fixed, exp, act, shown & set(listing.META_KEYS), reader_cls)
-    d = listing_diff(exp, act)
+    d = listing_diff(exp, act, listing.KEYS + listing.META_KEYS)
     if amb:
         d.ambiguous, d.ambiguous_counts = amb
     return d
 
 
 def _meta(expected, fixed, exp, act, keys, reader_cls):
-    """Add the meta keys (listing.META_KEYS) the reader shows to the
-    compared entries exp and act (parallel to expected and fixed), each only
-    where the expected entry of that path has it, both sides through the
-    reader's mask (what it can show of the value: mdir's minutes)."""
+    """Add the meta keys (listing.META_KEYS) to the compared entries exp
+    and act (parallel to expected and fixed), each only where the expected
+    entry of that path has it and the shown entry of that path shows it (a
+    reader may show them for files only: the npm fatfs package's fs.stat
+    of a directory fails), both sides through the reader's mask (what it
+    can show of the value: mdir's minutes)."""
     if not keys:
         return
     mask = reader_cls.meta_mask if reader_cls is not None else (lambda k, v: v)
+    shown = {e["path"]: e for e in fixed}
     want = {e["path"]: e for e in expected}
     for e, c in zip(expected, exp):
         for k in keys:
-            if k in e:
+            if k in e and k in shown.get(e["path"], ()):
                 c[k] = mask(k, e[k])
     for e, c in zip(fixed, act):
         w = want.get(e["path"])

@@ -128,6 +128,12 @@ class InodeOps:
             if removed:
                 d.atime = None
 
+    def _ro_refused(self, node, kind):
+        """Knob ro_refuses (a set of op kinds): the writer refuses them on a
+        read-only entry with EACCES, as Linux does for a caller without
+        CAP_DAC_OVERRIDE (FatFs, the npm fatfs package)."""
+        return "EACCES" if node.attr & ATTR_RO and kind in self.p.get("ro_refuses", ()) else None
+
     def _stamp_write(self, node):
         """A write or truncate changed node's data: the archive bit, the
         writer's clock on the modify time (and, knob write_atime "clock",
@@ -145,7 +151,12 @@ class InodeOps:
             return "EISDIR"
         if trailing_slash(path):
             return "ENOTDIR"
+        err = self._ro_refused(node, "truncate")
+        if err:
+            return err
         d = node.data
+        if size == len(d) and self.p.get("truncate_same") == "noop":
+            return "ok"         # the writer changes nothing (no archive bit, no time)
         if size > len(d) or len(d):
             self._stamp_write(node)
         else:
@@ -163,6 +174,9 @@ class InodeOps:
         bits = sum(LETTER_BITS[c] for c in letters)
         if node is self.root:
             return "EINVAL" if bits else "ok"
+        err = self._ro_refused(node, "chattr")
+        if err:
+            return err
         node.attr = bits | (ATTR_DIR if node.is_dir else 0)
         return "ok"
 
@@ -174,6 +188,9 @@ class InodeOps:
             return "ok"
         if node.is_dir and "touch_dir" in self.p:
             return self.p["touch_dir"]          # a writer that cannot date a directory
+        err = self._ro_refused(node, "touch")
+        if err:
+            return err
         node.mtime = stored_mtime(mtime.sec)
         # knob touch_atime "mtime": the writer stores one time, the access
         # date follows the modify time (mtools' mcopy -m)

@@ -234,6 +234,11 @@ def _mtools_lookup(d, leaf):
 #                       date is its date (mtools' mcopy -m)
 #   touch_dir        -> errno of a touch of a directory other than the root
 #                       (a writer that cannot date one)
+#   ro_refuses       -> op kinds ("write", "truncate", "chattr", "touch") the
+#                       writer refuses on a read-only entry: EACCES
+#   truncate_same    -> "noop": a truncate to the current size changes nothing
+#                       (Linux: the archive bit and the clock when not empty)
+#   dir_attr         -> the attribute byte of a new directory (Linux: 0x10)
 #   label_err(text)  -> errno for a label (default: fatlabel's rules, label_err)
 #   label_root(text) -> the label's root entry as the writer spells it (default:
 #                       as given; mtools and FatFs upper-case it)

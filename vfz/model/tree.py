@@ -322,6 +322,7 @@ class Model(InodeOps):
         if err:
             return err
         n = Node(self._stored(leaf), is_dir, bytearray(data), parent=par)
+        n.attr = self.p.get("dir_attr", n.attr) if is_dir else n.attr
         if "case_of" in self.p:
             n.case = self.p["case_of"](n.name)
         n.alias, err = self._make_alias(par, n.name)
@@ -359,6 +360,8 @@ class Model(InodeOps):
             return "ENOTDIR"
         if size == 0:              # pwrite of 0 bytes does not extend the file
             return "ok"
+        if self._ro_refused(node, "write"):
+            return "EACCES"
         self._stamp_write(node)    # fat_write_end, file_update_time: the writer's clock
         d = node.data
         if len(d) < off:

@@ -54,3 +54,49 @@ def lost_behind_dummy_05(ev):
         return False
     d05 = {e["path"] for e in listing if e.get("dummy") and str(e.get("short", "")).startswith("05")}
     return bool(d05) and all(any(p == q or p.startswith(q + "/") for q in d05) for p in lost)
+
+
+FAT_MIN_SEC, FAT_MAX_SEC = 315532800, 4354819198      # Linux's s_time_min, s_time_max
+JS_MAX_SEC = 8640000000000                             # the last second a JavaScript Date holds
+
+
+def year_wrapped(sec):
+    """The time a writer that does not clamp stores for sec: the year goes
+    into FAT's 7-bit field modulo 128 from 1980 (1970 -> 2098, 2108 ->
+    1980), the seconds truncated to 2, UTC; None where no such date exists
+    (29 February of a year that is not a leap year)."""
+    import calendar
+    import time
+    t = time.gmtime(min(sec, 253402300799))
+    try:
+        return calendar.timegm((1980 + (t.tm_year - 1980) % 128, t.tm_mon, t.tm_mday,
+                                t.tm_hour, t.tm_min, t.tm_sec & ~1))
+    except ValueError:
+        return None
+
+
+def time_wrap_holds(ev, invalid=None):
+    """Every difference of a reader's listing is a modify time or access
+    date shown as year_wrapped() of a time of a touch of the script that
+    FAT cannot hold (either of its two times); invalid: what the writer
+    stores for a time past JS_MAX_SEC (the npm fatfs package: an invalid
+    Date, stored as date 0, read as FAT_MIN_SEC)."""
+    d = ev.diff if ev.verdict == "differs" else None
+    if not d or not d.changed or d.missing or d.extra or d.ambiguous or d.label:
+        return False
+    mask = oracles.oracle_class(ev.reader, "reader").meta_mask
+    times = set()
+    for o in ev.ops:
+        if o.kind == "touch":
+            for t in (o.args[1].sec, o.args[2].sec):
+                if not FAT_MIN_SEC <= t <= FAT_MAX_SEC + 1:
+                    w = invalid if invalid is not None and t > JS_MAX_SEC else year_wrapped(t)
+                    if w is not None:
+                        times.add(w)
+    shown = {("mtime", mask("mtime", t)) for t in times} | \
+        {("atime", mask("atime", t - t % 86400)) for t in times}
+    for a, b in d.changed:
+        keys = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
+        if not keys or keys - {"mtime", "atime"} or any((k, b.get(k)) not in shown for k in keys):
+            return False
+    return True

@@ -27,7 +27,9 @@ Measured on mtools 4.0.32 (TZ=UTC0, so FAT's local time is UTC):
 """
 import os
 
-from vfz.model.inode import FAT_MAX_SEC, label_err
+from vfz.model.inode import label_err
+from vfz.oracles import NamedException
+from vfz.oracles.evidence import time_wrap_holds
 from vfz.oracles.mtools.tool import mpath, mtarget
 
 LETTERS = {"R": "r", "H": "h", "S": "s", "A": "a"}
@@ -140,19 +142,22 @@ def meta_op(wr, image, op, tree, tmp, to, w):
     return "EINVAL"
 
 
-def wrapped(sec):
-    """The time mtools stores for a touch to sec: its year modulo 128 from
-    1980, the rest as FAT keeps it (2 s), UTC (mtools-time-wrap)."""
-    import calendar
-    import time
-    t = time.gmtime(min(sec, HOST_MAX_SEC))
-    y = 1980 + (t.tm_year - 1980) % 128
-    try:
-        return calendar.timegm((y, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec & ~1))
-    except ValueError:
-        return None
+TIME_WRAP = "mtools-time-wrap"
+EXCEPTIONS = [
+    NamedException(TIME_WRAP, "mtools", "writer",
+                   "mtools 4.0.32 does not clamp a time to FAT's range (1980-2107) when it stores "
+                   "a host file's modify time (mcopy -m): the year goes into the 7-bit field modulo "
+                   "128, so a file of 1970-01-01 is stored as 2098-01-01 and one of 2108-01-01 as "
+                   "1980-01-01 (measured: mcopy -m of host files dated 0, 4354819200, 6600359489, "
+                   "7664162256 gave 2098, 1980, 2051, 2084); Linux clamps to 1980-01-01 and "
+                   "2107-12-31 23:59:58",
+                   "every difference of the listing is a modify time or access date of an entry, "
+                   "shown as the wrapped form (evidence.year_wrapped) of an out-of-range touch of the "
+                   "script", bug="mtools-time-wrap"),
+]
 
 
-def out_of_range(sec):
-    return not (315532800 <= sec <= FAT_MAX_SEC + 1)
-
+def time_wrap(ev):
+    """TIME_WRAP from a reader's divergence on the mtools writer's image
+    (vfz.oracles.evidence.time_wrap_holds)."""
+    return TIME_WRAP if time_wrap_holds(ev) else None
