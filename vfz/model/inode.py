@@ -125,7 +125,7 @@ class InodeOps:
         removal, its access time) is the writer's clock (the root has none)."""
         if d is not None and d is not self.root:
             d.mtime = None
-            if removed:
+            if removed or self.p.get("dir_atime") == "clock":
                 d.atime = None
 
     def _ro_refused(self, node, kind):
@@ -155,6 +155,8 @@ class InodeOps:
         if err:
             return err
         d = node.data
+        if size >= len(d) and "truncate_grow" in self.p:
+            return self.p["truncate_grow"]      # a writer that only shrinks (fusefat)
         if size == len(d) and self.p.get("truncate_same") == "noop":
             return "ok"         # the writer changes nothing (no archive bit, no time)
         if size > len(d) or len(d):

@@ -232,10 +232,14 @@ def _mtools_lookup(d, leaf):
 #                       (a writer that rewrites the whole entry: mtools' mcopy -D o)
 #   touch_atime      -> "mtime": touch stores the modify time only, the access
 #                       date is its date (mtools' mcopy -m)
+#   dir_atime        -> "clock": a new entry stamps its directory's access date
+#                       too (Linux: the modify time only; fusefat both)
 #   touch_dir        -> errno of a touch of a directory other than the root
 #                       (a writer that cannot date one)
 #   ro_refuses       -> op kinds ("write", "truncate", "chattr", "touch") the
 #                       writer refuses on a read-only entry: EACCES
+#   truncate_grow    -> errno of a truncate to the current size or larger (a
+#                       writer that only shrinks: fusefat's EPERM)
 #   truncate_same    -> "noop": a truncate to the current size changes nothing
 #                       (Linux: the archive bit and the clock when not empty)
 #   dir_attr         -> the attribute byte of a new directory (Linux: 0x10)
