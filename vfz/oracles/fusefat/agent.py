@@ -17,7 +17,8 @@ Protocol: one JSON object a line on stdin, one JSON answer a line on stdout.
     {"op": "truncate", "args": ["/f", SIZE]}       (truncate(2))
     {"op": "touch", "args": ["/f", [S, NS], [S, NS]]}  (utimensat: modify, access time)
     {"op": "chattr", "args": ["/f", LETTERS]}      (FAT_IOCTL_SET_ATTRIBUTES)
-    {"op": "walk"}  -> {"entries": [[path, "file"|"dir", size, sha256 | null, error | null]]}
+    {"op": "walk"}  -> {"entries": [[path, "file"|"dir", size, sha256 | null, error | null,
+                                     [mtime, atime] | null]]}
 Paths travel as JSON strings; names the host cannot decode as UTF-8 are
 sent with surrogateescape code points, which json encodes as lone
 surrogates (the parent maps them to U+FFFD per byte).
@@ -102,7 +103,7 @@ def walk():
     for root, dirs, files in os.walk("/"):
         dirs.sort()
         for d in dirs:
-            out.append([os.path.join(root, d), "dir", None, None, None])
+            out.append([os.path.join(root, d), "dir", None, None, None, times(os.path.join(root, d))])
         for f in sorted(files):
             p = os.path.join(root, f)
             try:
@@ -115,10 +116,19 @@ def walk():
                             break
                         h.update(b)
                         n += len(b)
-                out.append([p, "file", n, h.hexdigest(), None])
+                out.append([p, "file", n, h.hexdigest(), None, times(p)])
             except OSError as e:
-                out.append([p, "file", None, None, ename(e)])
+                out.append([p, "file", None, None, ename(e), times(p)])
     return out
+
+
+def times(p):
+    """[modify, access] seconds of lstat(p), or None."""
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return None
+    return [int(st.st_mtime), int(st.st_atime)]
 
 
 def main():

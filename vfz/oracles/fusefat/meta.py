@@ -13,6 +13,7 @@ from vfz.oracles import NamedException
 from vfz.oracles.evidence import time_rule_holds
 
 MONTH = "fusefat-month-minus-one"
+MONTH_READ = "fusefat-month-plus-one-read"
 ROOT_TOUCH = "fusefat-root-utime-segv"
 
 
@@ -29,6 +30,23 @@ def fusefat_time(sec):
     # as 1; a day past the month's end runs into the next (fat_time_fat2unix)
     return calendar.timegm((1980 + (t.tm_year - 1980) % 128, max(1, t.tm_mon - 1), t.tm_mday,
                             t.tm_hour, t.tm_min, t.tm_sec & ~1))
+
+
+def read_time(sec):
+    """What fusefat's stat shows for a modify time Linux reads as sec: the
+    month field taken as tm_mon, one month late (December runs into the
+    next January)."""
+    import calendar
+    import time
+    t = time.gmtime(sec)
+    y, mon = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
+    return calendar.timegm((y, mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec))
+
+
+def explain_read(ev):
+    """MONTH_READ: every difference is a modify time shown as read_time."""
+    from vfz.oracles.evidence import shown_rule_holds
+    return MONTH_READ if shown_rule_holds(ev, read_time) else None
 
 
 def explain(ev):
@@ -60,6 +78,13 @@ def root_touch_crash(ops, results, error):
 
 
 EXCEPTIONS = [
+    NamedException(MONTH_READ, "fusefat", "reader",
+                   "fusefat 0.1a reads FAT's month field (1-12) as struct tm's tm_mon (0-11): "
+                   "every modify time it shows is a month late (a file Linux dated 2009-06-27 "
+                   "05:19:32 stats as 2009-07-27; December as January of the next year); its "
+                   "st_atime is the modify time, so the access date is not shown at all",
+                   "every difference is a modify time shown as read_time(expected)",
+                   bug="fusefat-month-minus-one"),
     NamedException(ROOT_TOUCH, "fusefat", "writer",
                    "utimensat of the mount's root makes fusefat 0.1a die of SIGSEGV (the root has "
                    "no directory entry to date): the agent's call answers ECONNABORTED, every later "
