@@ -26,6 +26,7 @@ Measured on mtools 4.0.32 (TZ=UTC0, so FAT's local time is UTC):
     never hands such a label to mlabel.
 """
 import os
+import re
 
 from vfz.model.inode import label_err
 from vfz.oracles import NamedException
@@ -143,7 +144,35 @@ def meta_op(wr, image, op, tree, tmp, to, w):
 
 
 TIME_WRAP = "mtools-time-wrap"
+LABEL_CASE = "mtools-label-case"
+# the checkers' words for a boot-sector label other than the root entry's:
+# fsck.fat 4.2, then `vfat check` (core/src/check_label.c)
+_LABELS = (re.compile(r"Volume label '(.*)' stored in root directory and label '(.*)' stored in boot sector"),
+           re.compile(r"volume label '(.*)' in the root, '(.*)' in the boot sector"))
+
+
+def label_case(ev):
+    """LABEL_CASE: every complaint of a checker is that the root entry's
+    label is the boot sector's upper-cased (and not the same)."""
+    if ev.verdict != "complains" or ev.rr is None or not ev.rr.complaints:
+        return None
+    for c in ev.rr.complaints:
+        m = next((m for rx in _LABELS for m in [rx.search(str(c))] if m), None)
+        if m is None or m.group(1) != m.group(2).upper() or m.group(1) == m.group(2):
+            return None
+    return LABEL_CASE
+
+
 EXCEPTIONS = [
+    NamedException(LABEL_CASE, "mtools", "writer",
+                   "mlabel (mtools 4.0.32) writes a label as given into the boot sector but "
+                   "upper-cased into the root's volume label entry (mlabel ::lower: boot 'lower', "
+                   "root 'LOWER'); fsck.fat then reports the two as different and copies the root's "
+                   "over the boot sector's. A design of mtools (DOS labels are upper case; the model "
+                   "profile predicts the root's spelling: knob label_root), which the checkers "
+                   "rightly flag",
+                   "every checker complaint is the two labels differing, the root's the boot "
+                   "sector's upper-cased (meta.label_case)"),
     NamedException(TIME_WRAP, "mtools", "writer",
                    "mtools 4.0.32 does not clamp a time to FAT's range (1980-2107) when it stores "
                    "a host file's modify time (mcopy -m): the year goes into the 7-bit field modulo "

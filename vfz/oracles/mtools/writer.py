@@ -21,7 +21,7 @@ from vfz.opscript import META_KINDS, content
 from vfz.oracles import Writer
 from vfz.oracles.mtools import exceptions as mx
 from vfz.oracles.mtools.exceptions import ALIAS_NOTE
-from vfz.oracles.mtools.meta import meta_op, rewrite, time_wrap
+from vfz.oracles.mtools.meta import label_case, meta_op, rewrite, time_wrap
 from vfz.oracles.mtools.tool import list_paths, mpath, mtarget, mtools_env
 from vfz.proc import run
 
@@ -156,7 +156,7 @@ class MtoolsWriter(Writer):
     name_exception = staticmethod(mx.writer_name_exception)
     result_exception = staticmethod(mx.result_exception)
     known_failure = staticmethod(mx.known_failure)
-    explain = staticmethod(lambda ev: time_wrap(ev) or mx.writer_explain(ev))
+    explain = staticmethod(lambda ev: time_wrap(ev) or label_case(ev) or mx.writer_explain(ev))
 
     def __init__(self, name="mtools", **cfg):
         self.name = name
