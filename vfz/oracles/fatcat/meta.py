@@ -61,5 +61,5 @@ EXCEPTIONS = [
                    "FatEntry::isCorrect takes it for garbage; measured with chattr r, h, s, rh on "
                    "a core-written FAT16 volume ('ra', 'hsa', 'a', '-' are listed)",
                    "every difference is a missing file whose expected attributes have r, h or s "
-                   "and no a (meta.skips_attr)", bug="fatcat"),
+                   "and no a (meta.skips_attr)", bug=SKIPS_ATTR),
 ]

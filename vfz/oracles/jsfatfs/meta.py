@@ -120,18 +120,18 @@ EXCEPTIONS = [
                    "20000 bytes, truncate to 10); a shrink within the same cluster count is clean",
                    "a truncate of the script that needs fewer clusters than the file had (the "
                    "package keeps one for size 0), and FAT entries in the image holding the "
-                   "freed-cluster value", bug=BUG),
+                   "freed-cluster value", bug=SHRINK),
     NamedException(DIR_VOLUME, "jsfatfs", "writer",
                    "fs.chmod of a directory sets ATTR_VOLUME on its entry (dir.js _updateEntry: "
                    "volume_id is 'mode has no S_IFREG'): chattr \"/D\" h stores 0x1a, and the "
                    "directory with its subtree vanishes from every reader",
                    "a chattr of a directory in the script, and an entry marked directory and "
-                   "label (attr & 0x18 == 0x18) in the image", bug=BUG),
+                   "label (attr & 0x18 == 0x18) in the image", bug=DIR_VOLUME),
     NamedException(TIME_WRAP, "jsfatfs", "writer",
                    "fs.utimes stores the year - 1980 in FAT's 7-bit field without clamping "
                    "(1970 -> 2098, 2108 -> 1980) and a time past JavaScript's Date range as date "
                    "0 (1980-01-01); Linux clamps to 1980-01-01 .. 2107-12-31 23:59:58; measured "
                    "with touch to 0, 7664162256 and 9223372036854775807",
                    "every difference of the listing is a modify time or access date shown as the "
-                   "wrapped form of an out-of-range touch time of the script", bug=BUG),
+                   "wrapped form of an out-of-range touch time of the script", bug=TIME_WRAP),
 ]

@@ -371,7 +371,7 @@ EXCEPTIONS = [
                    "0; measured on core-written FAT16 volumes with TZ=UTC0), though FAT holds dates "
                    "to 2107",
                    "every difference is a modify time or access date expected from 2038-01-01 on "
-                   "and shown as 0 (y2038_explains)", bug="sleuthkit"),
+                   "and shown as 0 (y2038_explains)", bug=Y2038),
     NamedException(FOOTER_PROBE, "sleuthkit", "reader",
                    "fls and tsk_recover (libtsk 4.11, image type autodetected) read 8 bytes at 512 "
                    "bytes before the image's end (an image-format footer probe: VHD keeps its "
