@@ -86,7 +86,7 @@ def mtarget(path):
 
 COMMON = r"""
 printf '%s' {rc} > "$OUT/mtoolsrc"
-export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1
+export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1 TZ=UTC0
 if [ -n "${{MTOOLS_SAN:-}}" ]; then
     [ -x "$MTOOLS_SAN" ] || cannot "MTOOLS_SAN=$MTOOLS_SAN is not an executable"
     mkdir -p "$OUT/san"
@@ -233,7 +233,30 @@ def _ops(case, data):
                 rm = "mrd" if t["type"] == "dir" else "mdel"
                 lines.append(f'step {n}a ok {rm} -i "$IMG" {mpath(t["path"])}\n')
             lines.append(f'step {n} ok mmove -i "$IMG" -D s {mpath(src)} {mtarget(dst)}\n')
+        else:
+            lines += _meta_lines(n, op)
     return "".join(lines)
+
+
+def _meta_lines(n, op):
+    """The second grammar as the mtools writer does it (meta.py): mattrib,
+    mcopy -D o of the cut or zero-filled bytes, mcopy -m of a file dated
+    MTIME, mlabel (the r/h/s bits a rewrite loses are given back)."""
+    k = op.kind
+    if k == "chattr":
+        flags = " ".join(("+" if c in op.args[1] else "-") + c for c in "rhsa")
+        return [f'step {n} ok mattrib -i "$IMG" {flags} {mpath(op.path)}\n']
+    if k == "label":
+        arg = "-c ::" if op.args[0] == "" else q("::" + op.args[0])
+        return [f'step {n} ok mlabel -i "$IMG" {arg}\n']
+    get = f'rm -f "$OUT/w.bin"; mcopy -i "$IMG" -n {mpath(op.path)} "$OUT/w.bin"\n'
+    if k == "truncate":
+        return [get, f'truncate -s {op.args[1]} "$OUT/w.bin"\n',
+                f'step {n} ok mcopy -i "$IMG" -D o "$OUT/w.bin" {mpath(op.path)}\n']
+    if k == "touch":
+        return [get, f'touch -d @{op.args[1].sec} "$OUT/w.bin"\n',
+                f'step {n} ok mcopy -i "$IMG" -D o -m "$OUT/w.bin" {mpath(op.path)}\n']
+    return [f"echo {q(f'op {n}: {op}: not an mtools command')}\n"]
 
 
 def hostile_body(info, img, data, regions):
