@@ -48,6 +48,9 @@ MTOOLSRC = "mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n"
 #                and count the runs whose image fsck.fat -n calls bad (a
 #                short name holding NUL bytes, a wrong LFN checksum); the
 #                script says how often it showed
+#   "check": "dates"  after the ops, mdir shows each touched file's modify
+#                date, held against the date Linux stores (clamped to
+#                1980..2107: mtools-time-wrap)
 #   "check": "fsck"  after the ops, fsck.fat -n reads the image mtools left
 #                (damage mdir's listing hides or shows only as another name:
 #                an LFN set whose checksum does not match its 8.3 entry, an
@@ -172,12 +175,32 @@ def _root_offset(image):
         return fatimg.Fat(f.read()).dir_slots(None)[0]
 
 
+def _dates(case):
+    """The "dates" check: mdir's date of each touched file against Linux's
+    (vfz.model.inode.stored_mtime, UTC)."""
+    import time
+    from vfz.model.inode import stored_mtime
+    out = ['echo "== the modify date mdir shows for each touched file, and Linux\'s"\n']
+    for op in case.ops:
+        if op.kind != "touch":
+            continue
+        want = time.strftime("%Y-%m-%d", time.gmtime(stored_mtime(op.args[1].sec)))
+        out.append(f"d=$(mdir -i \"$IMG\" {mpath(op.path)} 2>&1 | grep -o '[0-9]\\{{4\\}}-[0-9][0-9]-[0-9][0-9]' "
+                   "| head -n 1)\n")
+        out.append(f'echo "    {op.path}: $d (Linux: {want})"\n')
+        out.append(f'[ "$d" = {want} ] || bug {q(op.path)}" dated $d where Linux stores {want} '
+                   f'(touch to {op.args[1]})"\n')
+    return "".join(out)
+
+
 def body(case, data):
     out = [COMMON.format(rc=q(MTOOLSRC))]
     if case.side == "writer":
         ops = _ops(case, data)
         out.append(ops)
         out.append('cp "$IMG" "$OUT/after.img"\n')
+        if (case.extra or {}).get("check") == "dates":
+            out.append(_dates(case))
         if (case.extra or {}).get("check") == "fsck":
             out.append(fsck_check("mtools", show=ROOT_OD.format(n=8, off=_root_offset(case.image),
                                                                 size=8 * 32)))
