@@ -172,7 +172,8 @@ class ModelTests(unittest.TestCase):
         m = model.Model()
         m.apply(opscript.parse('create "/f" 10 1\nwrite "/f" 20 5 2\n'))
         data = opscript.content(1, 10) + b"\0" * 10 + opscript.content(2, 5)
-        self.assertEqual(m.entries(), [listing.entry("/f", "file", data)])
+        # a write sets the archive bit (fat_write_end): the meta key attrs
+        self.assertEqual(m.entries(), [listing.entry("/f", "file", data, attrs="a")])
 
     def test_dir_stats(self):
         m = model.Model()

@@ -3,13 +3,26 @@
     {"path": "/Dir A/file.txt", "type": "file", "size": 5, "sha256": "..."}
     {"path": "/Dir A", "type": "dir"}
 
-Only path, type, size and sha256 take part in comparisons; readers may add
-fields (short-entry bytes, clusters) that are kept for reports.
+Only path, type, size and sha256 take part in comparisons, and the meta
+keys (META_KEYS: attrs, mtime, atime) where the expected entry has them
+and the reader shows them; readers may add fields (short-entry bytes,
+clusters) that are kept for reports.
 """
 import hashlib
 import json
 
 KEYS = ("path", "type", "size", "sha256")
+# Compared only where the expected entry has them (the model knows a time
+# only after a touch that no later op stamped over) and the reader shows
+# them: "attrs" the letters of r h s a in that order ("-": none), "mtime"
+# and "atime" seconds since the epoch as Linux 6.1 reads the fields (UTC).
+META_KEYS = ("attrs", "mtime", "atime")
+ATTR_LETTERS = (("r", 0x01), ("h", 0x02), ("s", 0x04), ("a", 0x20))
+
+
+def attr_letters(byte):
+    """The attribute byte's r h s a bits as the op-script spells them."""
+    return "".join(c for c, b in ATTR_LETTERS if byte & b) or "-"
 
 
 def entry(path, type_, data=None, size=None, **extra):

@@ -55,6 +55,7 @@ def model_of(wn, base, ops):
     e = oracles.entry(wn)
     m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname,
                     space=space_for(e.profile, base))
+    m.label_from(base)
     m.apply(ops)
     return m
 
@@ -440,7 +441,8 @@ class Checker:
                 # say follows from the image as it now is (the core's listing)
                 exp_c = rcls.expectations(None, None, img, fat_bits(fs),
                                           core_listing=(twin_listing(img) or {}).values())
-            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn,
+                                     label=m.expected_label() if m is not None else None)
         except Exception as e:
             msg = f"verdict for {rn}: {type(e).__name__}: {e}"
             res.add(Divergence({"role": "harness", "oracle": rn, "verdict": "failed",

@@ -24,9 +24,11 @@ class ListingDiff:
     ambiguous: list = field(default_factory=list)   # (sign, path, type) among names the reader
                                                     # cannot tell apart ('-' expected, '+' shown)
     ambiguous_counts: bool = False                  # such names, in other numbers than expected
+    label: list = field(default_factory=list)       # (where: "boot" | "root", expected, shown)
 
     def __bool__(self):
-        return bool(self.missing or self.extra or self.changed or self.ambiguous or self.ambiguous_counts)
+        return bool(self.missing or self.extra or self.changed or self.ambiguous or self.ambiguous_counts
+                    or self.label)
 
     def expected_side(self):
         """path -> expected entry, of every difference ('-' side)."""
@@ -56,6 +58,8 @@ class ListingDiff:
             return "missing", miss[0]
         if extra:
             return "extra", extra[0]
+        if self.label:
+            return "label:" + ",".join(w for w, _, _ in self.label), None
         return "other", None
 
     def lines(self):
@@ -72,13 +76,16 @@ class ListingDiff:
                        f"(ambiguous for mtools)")
         if self.ambiguous_counts and not self.ambiguous:
             out.append("ambiguous names: counts differ")
+        for where, e, a in self.label:
+            out.append(f"label ({where}): expected {json.dumps(e)}, shown {json.dumps(a)}")
         return out
 
 
-def listing_diff(expected, actual):
-    """ListingDiff of two listings on the canonical keys."""
-    exp = {e["path"]: listing.core(e) for e in expected}
-    act = {e["path"]: listing.core(e) for e in actual}
+def listing_diff(expected, actual, keys=listing.KEYS):
+    """ListingDiff of two listings on the canonical keys (and the meta keys
+    given in keys)."""
+    exp = {e["path"]: {k: e[k] for k in keys if k in e} for e in expected}
+    act = {e["path"]: {k: e[k] for k in keys if k in e} for e in actual}
     d = ListingDiff()
     for p in sorted(set(exp) | set(act)):
         a, b = exp.get(p), act.get(p)
@@ -153,13 +160,49 @@ def compare_listing(expected, actual, reader_cls, writer_cls, used):
     fixed = _components_map(expected, actual, hooks, used)
     # the fields this reader reports (an empty listing shows none: then
     # the expected entries' fields, so that they show up as missing)
-    keys = {k for e in (actual or expected) for k in e} & set(listing.KEYS)
+    shown = {k for e in (actual or expected) for k in e}
+    keys = shown & set(listing.KEYS)
     exp = [{k: v for k, v in e.items() if k in keys} for e in expected]
     act = [{k: v for k, v in e.items() if k in keys} for e in fixed]
-    d = listing_diff(exp, act)
+    if actual:
+        _meta(expected, fixed, exp, act, shown & set(listing.META_KEYS), reader_cls)
+    d = listing_diff(exp, act, listing.KEYS + listing.META_KEYS)
     if amb:
         d.ambiguous, d.ambiguous_counts = amb
     return d
+
+
+def _meta(expected, fixed, exp, act, keys, reader_cls):
+    """Add the meta keys (listing.META_KEYS) to the compared entries exp
+    and act (parallel to expected and fixed), each only where the expected
+    entry of that path has it and the shown entry of that path shows it (a
+    reader may show them for files only: the npm fatfs package's fs.stat
+    of a directory fails), both sides through the reader's mask (what it
+    can show of the value: mdir's minutes)."""
+    if not keys:
+        return
+    mask = reader_cls.meta_mask if reader_cls is not None else (lambda k, v: v)
+    shown = {e["path"]: e for e in fixed}
+    want = {e["path"]: e for e in expected}
+    for e, c in zip(expected, exp):
+        for k in keys:
+            if k in e and k in shown.get(e["path"], ()):
+                c[k] = mask(k, e[k])
+    for e, c in zip(fixed, act):
+        w = want.get(e["path"])
+        for k in keys:
+            if w is not None and k in w and k in e:
+                c[k] = mask(k, e[k])
+
+
+def compare_label(expected, shown):
+    """[(where, expected, shown)] of the label fields ("boot", "root") a
+    reader shows (shown: its ReadResult.extra["label"]) that differ from
+    the expected ones (None: no label there)."""
+    if expected is None or shown is None:
+        return []
+    return [(k, expected.get(k), shown[k]) for k in ("boot", "root")
+            if k in shown and k in expected and shown[k] != expected[k]]
 
 
 def compare_results(ops, expected, actual, writer_cls, used):
@@ -183,10 +226,12 @@ def results_text(rows):
     return "\n".join(f"line {op.line}: {op}: expected {e}, got {a}" for op, e, a in rows)
 
 
-def verdict_for(r, expected_entries, reader, exp_complaints, used, writer=None):
+def verdict_for(r, expected_entries, reader, exp_complaints, used, writer=None, label=None):
     """A ReadResult r of reader (a name) against the expected entries and
     complaints -> Verdict. writer: the name of the writer whose image it is
-    (its named exceptions may explain names)."""
+    (its named exceptions may explain names); label: the expected volume
+    label ({"boot", "root"}: vfz.model.inode), compared where the reader
+    shows it (r.extra["label"])."""
     if r.error:
         return Verdict("failed", error=r.error)
     rcls = oracles.oracle_class(reader, "reader")
@@ -194,6 +239,7 @@ def verdict_for(r, expected_entries, reader, exp_complaints, used, writer=None):
     v = Verdict("ok")
     if r.listing is not None and expected_entries is not None:
         d = compare_listing(expected_entries, r.listing, rcls, wcls, used)
+        d.label = compare_label(label, r.extra.get("label"))
         if d:
             v.verdict = "differs"
             v.diff = d

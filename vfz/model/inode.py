@@ -70,8 +70,46 @@ def label_err(text):
     return None
 
 
+def volume_label(image):
+    """{"boot": the boot sector's label (None without the 0x29 signature),
+    "root": the root's first live label entry (None without one)} of an
+    image file, trailing spaces dropped, bytes >= 0x80 as their code point
+    (as `vfat label` prints them)."""
+    from vfz.fatimg import Fat
+    with open(image, "rb") as f:
+        fat = Fat(f.read(), copy=False)
+    b = fat.b
+    sig, at = (66, 71) if fat.bits == 32 else (38, 43)
+    text = lambda raw: bytes(raw).rstrip(b" ").decode("latin-1")   # noqa: E731
+    out = {"boot": text(b[at:at + 11]) if b[sig] == 0x29 else None, "root": None}
+    for _, e in fat.entries(None):
+        if e[0] != 0xE5 and e[11] != 0x0F and e[11] & 0x08:
+            out["root"] = text(e[:11])
+            break
+    return out
+
+
 class InodeOps:
     """Mixin of Model: the ops of the second grammar."""
+
+    label_set = False           # a label op succeeded: self.label is the volume's label
+    label_before = None         # the image's label before the script (volume_label)
+
+    def label_from(self, image):
+        """Read the label the script starts from (for expected_label)."""
+        self.label_before = volume_label(image)
+
+    def expected_label(self):
+        """The volume label after the script ({"boot", "root"}, as
+        volume_label), or None when unknown (no label op succeeded and
+        label_from was not called). A label the profile stores otherwise
+        (knob "label_root": mtools upper-cases the root entry's) follows it."""
+        if not self.label_set:
+            return self.label_before
+        root = self.label
+        if root is not None and "label_root" in self.p:
+            root = self.p["label_root"](root)
+        return {"boot": self.label if self.label is not None else "NO NAME", "root": root}
 
     def _resolve(self, path):
         """The node open(path) finds -> (node, errno)."""
@@ -87,8 +125,23 @@ class InodeOps:
         removal, its access time) is the writer's clock (the root has none)."""
         if d is not None and d is not self.root:
             d.mtime = None
-            if removed:
+            if removed or self.p.get("dir_atime") == "clock":
                 d.atime = None
+
+    def _ro_refused(self, node, kind):
+        """Knob ro_refuses (a set of op kinds): the writer refuses them on a
+        read-only entry with EACCES, as Linux does for a caller without
+        CAP_DAC_OVERRIDE (FatFs, the npm fatfs package)."""
+        return "EACCES" if node.attr & ATTR_RO and kind in self.p.get("ro_refuses", ()) else None
+
+    def _stamp_write(self, node):
+        """A write or truncate changed node's data: the archive bit, the
+        writer's clock on the modify time (and, knob write_atime "clock",
+        on the access date: a writer that rewrites the entry, mtools)."""
+        node.attr |= ATTR_ARCH
+        node.mtime = None
+        if self.p.get("write_atime") == "clock":
+            node.atime = None
 
     def _op_truncate(self, path, size):
         node, err = self._walk(self._split(path))
@@ -98,12 +151,21 @@ class InodeOps:
             return "EISDIR"
         if trailing_slash(path):
             return "ENOTDIR"
+        err = self._ro_refused(node, "truncate")
+        if err:
+            return err
         d = node.data
+        if size >= len(d) and "truncate_grow" in self.p:
+            return self.p["truncate_grow"]      # a writer that only shrinks (fusefat)
+        if size == len(d) and self.p.get("truncate_same") == "noop":
+            return "ok"         # the writer changes nothing (no archive bit, no time)
         space, s, want = getattr(self, "space", None), len(d), size
         if space is not None and size > s:
             size = space.kept(s, size, size, False)     # fat_cont_expand: whole pages
         if size > len(d) or len(d):
-            node.attr |= ATTR_ARCH
+            self._stamp_write(node)
+        else:
+            node.mtime = None
         if space is not None:
             if size > s:
                 space.grow(s, size)
@@ -113,7 +175,6 @@ class InodeOps:
             d.extend(b"\0" * (size - len(d)))
         else:
             del d[size:]
-        node.mtime = None
         return "ok" if size == want else "ENOSPC"
 
     def _op_chattr(self, path, letters):
@@ -123,6 +184,9 @@ class InodeOps:
         bits = sum(LETTER_BITS[c] for c in letters)
         if node is self.root:
             return "EINVAL" if bits else "ok"
+        err = self._ro_refused(node, "chattr")
+        if err:
+            return err
         node.attr = bits | (ATTR_DIR if node.is_dir else 0)
         return "ok"
 
@@ -130,13 +194,21 @@ class InodeOps:
         node, err = self._resolve(path)
         if err:
             return err
-        if node is not self.root:
-            node.mtime = stored_mtime(mtime.sec)
-            node.atime = stored_atime(atime.sec)
+        if node is self.root:
+            return "ok"
+        if node.is_dir and "touch_dir" in self.p:
+            return self.p["touch_dir"]          # a writer that cannot date a directory
+        err = self._ro_refused(node, "touch")
+        if err:
+            return err
+        node.mtime = stored_mtime(mtime.sec)
+        # knob touch_atime "mtime": the writer stores one time, the access
+        # date follows the modify time (mtools' mcopy -m)
+        node.atime = stored_atime(mtime.sec if self.p.get("touch_atime") == "mtime" else atime.sec)
         return "ok"
 
     def _op_label(self, text):
-        err = label_err(text)
+        err = self.p.get("label_err", label_err)(text)
         if err:
             return err
         fixed = self.fixed
@@ -145,6 +217,7 @@ class InodeOps:
                 fixed.free((fixed.label_slot, 1))
                 fixed.label_slot = None
             self.label = None
+            self.label_set = True
             return "ok"
         if fixed is not None and fixed.label_slot is None:
             first = fixed.alloc(1)
@@ -152,6 +225,7 @@ class InodeOps:
                 return "ENOSPC"
             fixed.label_slot = first
         self.label = text
+        self.label_set = True
         return "ok"
 
     def inodes(self):

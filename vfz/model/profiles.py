@@ -249,6 +249,25 @@ def _mtools_lookup(d, leaf):
 #                       nothing (FatFs: create_name refuses over 255 units)
 #   leaf_name_first  -> True: mkdir/create check the new leaf (name_err) before
 #                       they look it up (EEXIST) (FatFs: create_name, then dir_find)
+# The second grammar's knobs (vfz/model/inode.py):
+#   write_atime      -> "clock": a write or truncate also stamps the access date
+#                       (a writer that rewrites the whole entry: mtools' mcopy -D o)
+#   touch_atime      -> "mtime": touch stores the modify time only, the access
+#                       date is its date (mtools' mcopy -m)
+#   dir_atime        -> "clock": a new entry stamps its directory's access date
+#                       too (Linux: the modify time only; fusefat both)
+#   touch_dir        -> errno of a touch of a directory other than the root
+#                       (a writer that cannot date one)
+#   ro_refuses       -> op kinds ("write", "truncate", "chattr", "touch") the
+#                       writer refuses on a read-only entry: EACCES
+#   truncate_grow    -> errno of a truncate to the current size or larger (a
+#                       writer that only shrinks: fusefat's EPERM)
+#   truncate_same    -> "noop": a truncate to the current size changes nothing
+#                       (Linux: the archive bit and the clock when not empty)
+#   dir_attr         -> the attribute byte of a new directory (Linux: 0x10)
+#   label_err(text)  -> errno for a label (default: fatlabel's rules, label_err)
+#   label_root(text) -> the label's root entry as the writer spells it (default:
+#                       as given; mtools and FatFs upper-case it)
 PROFILES = {
     "kernel": {},
     "mtools": {
@@ -259,6 +278,14 @@ PROFILES = {
         "moved": _mtools_moved,
         "case_of": _mtools_case_of,
         "unbounded_root": True,
+        # the second grammar, measured on mtools 4.0.32 (vfz/oracles/mtools/writer.py):
+        # a write or truncate is an mcopy -D o of the whole file (a new entry:
+        # access date and creation time now), a touch an mcopy -m (one time),
+        # no tool dates a directory, mlabel upper-cases the root entry
+        "write_atime": "clock",
+        "touch_atime": "mtime",
+        "touch_dir": "ENOSYS",
+        "label_root": str.upper,
     },
 }
 

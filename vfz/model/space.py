@@ -19,6 +19,8 @@ import functools
 import os
 import struct
 
+from vfz.opscript import content
+
 PAGE = 4096
 
 
@@ -47,6 +49,33 @@ class Space:
 
     def release(self, nbytes):
         self.free += self.clusters(nbytes)
+
+
+class SpaceOps:
+    """The model's writes under a Space (mixed into vfz.model.tree.Model)."""
+
+    def _fill(self, node, off, size, seed):
+        """Write size bytes of seed at off into node under the Space: ok, or ENOSPC with
+        what Linux keeps (vfz.model.space)."""
+        d, s, end = node.data, len(node.data), off + size
+        k = self.space.kept(s, off, end, True)
+        node.mtime = None          # file_update_time: the writer's clock
+        if k >= end:               # it all fits
+            node.attr |= 0x20      # fat_write_end
+            if len(d) < off:
+                d.extend(b"\0" * (off - len(d)))
+            d[off:end] = content(seed, size)
+            self.space.grow(s, max(s, end))
+            return "ok"
+        if k > s:
+            node.attr |= 0x20      # fat_write_end
+            if len(d) < min(off, k):
+                d.extend(b"\0" * (min(off, k) - len(d)))
+            if k > off:
+                d[off:k] = content(seed, size)[:k - off]
+            self.space.grow(s, max(s, k))
+        node.mtime = None          # file_update_time: the writer's clock
+        return "ok" if k >= end else "ENOSPC"
 
 
 @functools.lru_cache(maxsize=64)

@@ -81,6 +81,8 @@ from vfz.model.names import (HexAlias, PATH_MAX, _alias_has_del, _form, alias_ha
                              fold, needs_lfn, short_only, shortname_parts, strip_dots, trailing_slash)
 from vfz.model.profiles import profile_knobs
 from vfz.model.inode import InodeOps, label_slot
+from vfz.model.space import SpaceOps
+from vfz.model.readout import ReadoutOps
 from vfz.model.root import FixedRoot, fixed_root_of, root_for, slots_needed  # noqa: F401
 
 
@@ -106,7 +108,7 @@ class Node:
             self.attr = 0x10 if self.is_dir else 0x20   # vfat_build_slots
 
 
-class Model(InodeOps):
+class Model(InodeOps, SpaceOps, ReadoutOps):
     """Apply ops one by one; results[i] is "ok" or an errno name."""
 
     def __init__(self, profile="kernel", names="nodual", root=None, rule="win95", space=None):
@@ -245,29 +247,6 @@ class Model(InodeOps):
         node, _ = self._walk(self._split(path))
         return self._fill(node, 0, size, seed)
 
-    def _fill(self, node, off, size, seed):
-        """Write size bytes of seed at off into node under the Space: ok, or ENOSPC with
-        what Linux keeps (vfz.model.space)."""
-        d, s, end = node.data, len(node.data), off + size
-        k = self.space.kept(s, off, end, True)
-        node.mtime = None          # file_update_time: the writer's clock
-        if k >= end:               # it all fits
-            node.attr |= 0x20      # fat_write_end
-            if len(d) < off:
-                d.extend(b"\0" * (off - len(d)))
-            d[off:end] = content(seed, size)
-            self.space.grow(s, max(s, end))
-            return "ok"
-        if k > s:
-            node.attr |= 0x20      # fat_write_end
-            if len(d) < min(off, k):
-                d.extend(b"\0" * (min(off, k) - len(d)))
-            if k > off:
-                d[off:k] = content(seed, size)[:k - off]
-            self.space.grow(s, max(s, k))
-        node.mtime = None          # file_update_time: the writer's clock
-        return "ok" if k >= end else "ENOSPC"
-
     def _new(self, path, is_dir, data):
         par, leaf, err = self._parent(path)
         if err:
@@ -292,6 +271,7 @@ class Model(InodeOps):
         if err:
             return err
         n = Node(self._stored(leaf), is_dir, bytearray(data), parent=par)
+        n.attr = self.p.get("dir_attr", n.attr) if is_dir else n.attr
         if "case_of" in self.p:
             n.case = self.p["case_of"](n.name)
         n.alias, err = self._make_alias(par, n.name)
@@ -331,10 +311,11 @@ class Model(InodeOps):
             return "ENOTDIR"
         if size == 0:              # pwrite of 0 bytes does not extend the file
             return "ok"
+        if self._ro_refused(node, "write"):
+            return "EACCES"
         if self.space is not None:
             return self._fill(node, off, size, seed)
-        node.attr |= 0x20          # fat_write_end
-        node.mtime = None          # file_update_time: the writer's clock
+        self._stamp_write(node)    # fat_write_end, file_update_time: the writer's clock
         d = node.data
         if len(d) < off:
             d.extend(b"\0" * (off - len(d)))
@@ -473,73 +454,6 @@ class Model(InodeOps):
         return f(src.name, new, src.case) if f else new
 
     # ------------------------------------------------------------ output
-    def entries(self):
-        out = []
-
-        def rec(node, prefix):
-            for k in node.kids.values():
-                p = prefix + "/" + k.name
-                if k.is_dir:
-                    out.append(listing.entry(p, "dir"))
-                    rec(k, p)
-                else:
-                    out.append(listing.entry(p, "file", bytes(k.data)))
-        rec(self.root, "")
-        return sorted(out, key=lambda e: e["path"])
-
-    def aliases(self):
-        """{path: alias} of every entry: the 8.3 alias as Linux shows it, a
-        HexAlias, or None (a bare 8.3 entry; every entry in nodual mode)."""
-        out = {}
-        stack = [(self.root, "")]
-        while stack:
-            d, path = stack.pop()
-            for k in d.kids.values():
-                out[path + "/" + k.name] = k.alias
-                if k.is_dir:
-                    stack.append((k, path + "/" + k.name))
-        return out
-
-    def dir_stats(self, rule="win95"):
-        """[(path, entries with LFN slots, bare 8.3 entries, is_root)]."""
-        out = []
-
-        def rec(node, path):
-            lfn = sum(needs_lfn(k.name, rule) for k in node.kids.values())
-            out.append((path or "/", lfn, len(node.kids) - lfn, node is self.root))
-            for k in node.kids.values():
-                if k.is_dir:
-                    rec(k, path + "/" + k.name)
-        rec(self.root, "")
-        return out
-
-    def del_alias_count(self):
-        """Entries whose dual alias holds 0x7F (fsck.fat calls it a bad name)."""
-        n = 0
-        stack = [self.root]
-        while stack:
-            d = stack.pop()
-            for k in d.kids.values():
-                n += _alias_has_del(k.alias) if self.names == "dual" else alias_has_del(k.name)
-                if k.is_dir:
-                    stack.append(k)
-        return n
-
-    def lfn_count(self, rule="win95"):
-        """Entries that get LFN slots (and so a dummy in nodual modes)."""
-        n = 0
-        stack = [self.root]
-        while stack:
-            d = stack.pop()
-            for k in d.kids.values():
-                n += needs_lfn(k.name, rule)
-                if k.is_dir:
-                    stack.append(k)
-        return n
-
-
-
-
 
 
 def expected(ops, profile="kernel", names="nodual"):

@@ -125,6 +125,13 @@ class Reader(Hooks):
         pass
 
     @staticmethod
+    def meta_mask(key, value):
+        """A meta key's value (vfz.listing.META_KEYS) as far as this reader
+        can show it; both sides of a comparison pass through it (mdir
+        shows times to the minute). Default: all of it."""
+        return value
+
+    @staticmethod
     def split_ambiguous(expected, actual, used):
         """Entries this reader cannot tell apart, compared apart: ->
         (expected rest, actual rest, None or ([(sign, path, type)], counts_differ))."""

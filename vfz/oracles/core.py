@@ -61,6 +61,12 @@ class CoreReader(Reader):
                 r.error = p.error or f"vfat ls exit {p.rc}: {p.errtext.strip()[:200]}"
             else:
                 r.listing = sorted(listing.loads(p.text), key=lambda e: e["path"])
+                for e in r.listing:         # the meta keys (docs/listing.md)
+                    if "attr" in e:
+                        e["attrs"] = listing.attr_letters(e["attr"])
+                lab = run([b, "label", image], timeout=timeout)
+                if lab.rc == 0 and not lab.error:
+                    r.extra["label"] = json.loads(lab.text)
 
 
 def is_v1_dummy(short_hex):

@@ -78,7 +78,10 @@ def op_data(data, i, op):
 def posix_ops(case, data):
     """kstep lines for the ops, on the volume mounted at $M: mkdir, a
     create that refuses an existing name, dd, `ren` (rename(2)), rm, rmdir;
-    the template defines kstep (N EXPECTED COMMAND...) and ren."""
+    the second grammar as truncate(1), touch -m/-a, and a python3 one-liner
+    for FAT_IOCTL_SET_ATTRIBUTES (where the volume is mounted: python3
+    needed); no label (Linux writes none). The template defines kstep (N
+    EXPECTED COMMAND...) and ren."""
     lines = ['echo "== the operations"\n']
     for i, op in enumerate(case.ops):
         n = i + 1
@@ -105,8 +108,21 @@ def posix_ops(case, data):
             cmd = f"rmdir {p}"
         elif k == "rename":
             cmd = f'ren {p} "$M"{q(op.args[1])}'
+        elif k == "truncate":
+            cmd = f"truncate -s {op.args[1]} {p}"
+        elif k == "touch":
+            # utimensat with both times: `touch -d` sets both in one call (fusefat
+            # dies of that on its root), then -a the access time when it differs
+            # (GNU touch takes @SECONDS.FRACTION)
+            cmd = f"touch -d @{op.args[1]} {p}" if op.args[1] == op.args[2] else \
+                f"sh -c 'touch -d @{op.args[1]} \"$1\" && touch -a -d @{op.args[2]} \"$1\"' touch {p}"
+        elif k == "chattr":
+            # FAT_IOCTL_SET_ATTRIBUTES on open(O_RDONLY), as the kernel oracle's agent
+            bits = sum({"r": 1, "h": 2, "s": 4, "a": 32}[c] for c in op.args[1] if c != "-")
+            cmd = (f"python3 -c 'import fcntl,os,struct,sys; fd=os.open(sys.argv[1], os.O_RDONLY); "
+                   f"fcntl.ioctl(fd, 0x40047211, struct.pack(\"I\", {bits}))' {p}")
         else:
-            continue
+            continue            # label: Linux writes none
         lines.append(f"kstep {n} {want} {cmd}\n")
     return "".join(lines)
 

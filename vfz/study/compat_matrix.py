@@ -33,7 +33,10 @@ from vfz.check import verdict
 from vfz.study.tools import vfat_path
 
 CLASSES = ["upper83", "lower83", "long", "slot13", "n255", "latin", "cjk", "astral", "dots",
-           "spaces", "traildots", "longchars", "invalid", "reserved", "case", "e5"]
+           "spaces", "traildots", "longchars", "invalid", "reserved", "case", "e5", "meta"]
+# "meta": attributes and times (the second grammar: `vfat gen --meta`, over a
+# few name classes); each reader's meta keys are compared where it shows them
+META_GEN = ["--meta", "--names", "upper83,lower83,long,latin"]
 # the core's write styles: its writers, by the kind of short entries they write
 STYLES = {("dual" if e.shorts == "alias" else "unique" if e.unique else e.shorts): n
           for n, e in oracles.entries().items() if e.writer and e.under_test}
@@ -50,7 +53,8 @@ TIMEOUT = 120.0
 
 
 def _gen(seed, nops, cls):
-    p = subprocess.run([vfat_path(), "gen", "--seed", str(seed), "--ops", str(nops), "--names", cls],
+    names = META_GEN if cls == "meta" else ["--names", cls]
+    p = subprocess.run([vfat_path(), "gen", "--seed", str(seed), "--ops", str(nops), *names],
                        capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         raise RuntimeError(f"vfat gen --names {cls}: {p.stderr.strip()}")
@@ -211,7 +215,9 @@ def run_matrix(out, seed, size, readers, progress):
     for case in used_cases:
         text, verdicts, s, details = written[case]
         with open(os.path.join(cases, case), "w") as f:
-            f.write(f"# compat case: vfat gen --seed {s} --names {case.rsplit('-', 1)[0]}\n")
+            cls = case.rsplit('-', 1)[0]
+            f.write(f"# compat case: vfat gen --seed {s} "
+                    f"{' '.join(META_GEN) if cls == 'meta' else '--names ' + cls}\n")
             f.write("# replay: mkfs.fat -F 16 -i 12345678 -n VFATFUZZ -C IMG 16384, then\n")
             for style, wname in STYLES.items():
                 from vfz.oracles.core import MODES

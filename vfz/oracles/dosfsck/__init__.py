@@ -216,6 +216,10 @@ ENTRIES = [
     Entry("dosfsck", "dosfsck", iotrace="preload", reader="vfz.oracles.dosfsck:DosfsckReader", needs=("dosfstools", "mtools"),
           label="fsck.fat", lists=False, default=("reader",)),
     Entry("mkfs.fat", "dosfsck", formatter="vfz.oracles.dosfsck.format:MkfsFatFormatter", needs=("dosfstools",)),
+    # the volume label alone (the second grammar's label op): fatlabel, whose
+    # rules the core follows; a writer of no names, so nothing else to send it
+    Entry("fatlabel", "dosfsck", writer="vfz.oracles.dosfsck.label:FatlabelWriter", needs=("dosfstools",),
+          supports=frozenset({"label"}), label="fatlabel"),
 ]
 
 FEW_CLUSTERS = "fsck-fat32-few-clusters"

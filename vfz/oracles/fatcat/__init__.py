@@ -47,6 +47,7 @@ from vfz import listing
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
 from vfz import iobounds
 from vfz.proc import run
+from vfz.oracles.fatcat import meta as fmeta
 
 LFN_BYTES = "fatcat-lfn-bytes"
 RAW_83 = "fatcat-raw-83"
@@ -59,7 +60,7 @@ OUTSIDE = "! Trying to read outside the disk"
 # and pile up ~3.7 MB of stderr a second in memory
 O_LIMIT = 10.0
 
-_ITEM = re.compile(r'\{"EntryType":"(File|Directory)","EditDate":"[^"]*","Name":"(.*?)","8DOT3Name":"(.*?)",'
+_ITEM = re.compile(r'\{"EntryType":"(File|Directory)","EditDate":"([^"]*)","Name":"(.*?)","8DOT3Name":"(.*?)",'
                    r'"Cluster":(\d+),(?:"Size":(\d+),"PrettySize":"[^"]*",)?"IsHidden":(?:true|false),'
                    r'"IsDeleted":(true|false)\}', re.S)
 _now = time.monotonic
@@ -67,11 +68,13 @@ _ORPHAN = re.compile(r"^\* (.*)$")
 
 
 def parse_list(text):
-    """fatcat -F json listing (Latin-1 text) -> [(name, is_dir, cluster, size, deleted)]."""
+    """fatcat -F json listing (Latin-1 text) -> [(name, is_dir, cluster, size, deleted,
+    modify time or None)]."""
     out = []
     for m in _ITEM.finditer(text):
-        kind, name, _short, cl, size, deleted = m.groups()
-        out.append((name, kind == "Directory", int(cl), int(size or 0), deleted == "true"))
+        kind, date, name, _short, cl, size, deleted = m.groups()
+        out.append((name, kind == "Directory", int(cl), int(size or 0), deleted == "true",
+                    fmeta.edit_time(date)))
     return out
 
 
@@ -262,7 +265,7 @@ class FatcatReader(Reader):
             r.error = f"no such image: {image}"
             return
         deadline = _now() + timeout
-        entries, raws = [], []
+        entries, raws, times = [], [], {}
         todo = [("", None)]
         seen = set()
         while todo:
@@ -274,10 +277,12 @@ class FatcatReader(Reader):
                 r.raw = "".join(raws)
                 r.error = f"fatcat -l: {p.error or f'exit {p.rc}'}: {p.errtext.strip()[-200:]}"
                 return
-            for name, is_dir, c, size, deleted in parse_list(p.out.decode("latin-1")):
+            for name, is_dir, c, size, deleted, mtime in parse_list(p.out.decode("latin-1")):
                 if deleted or name in (".", ".."):
                     continue
                 path = f"{base}/{name}"
+                if mtime is not None:
+                    times[path] = mtime
                 if is_dir:
                     entries.append(listing.entry(path, "dir"))
                     if c in seen or c < 2:
@@ -296,6 +301,9 @@ class FatcatReader(Reader):
                     entries.append(listing.entry(path, "file", q.out))
                     if len(q.out) != size:
                         r.complaints.append(f"read {len(q.out)} of {size} bytes of {path}")
+        for e in entries:               # the meta key fatcat shows (fatcat/meta.py)
+            if e["path"] in times:
+                e["mtime"] = times[e["path"]]
         r.listing = sorted(entries, key=lambda e: e["path"])
         if self.check:
             self._check(image, timeout, r, deadline, raws)
@@ -344,6 +352,8 @@ class FatcatReader(Reader):
         else is shown."""
         if FatcatReader.orphan_uninit(ev):
             return ORPHAN_UNINIT
+        if fmeta.skips_attr(ev):
+            return fmeta.SKIPS_ATTR
         d, image = getattr(ev, "diff", None), getattr(ev, "image", None)
         if d is None or not image or d.changed:
             return None
@@ -413,7 +423,7 @@ ENTRIES = [Entry("fatcat", "fatcat", iotrace="preload", reader="vfz.oracles.fatc
                  cost="process")]
 
 ORPHAN_WRAP = "fatcat-orphan-cluster-wrap"
-EXCEPTIONS = [
+EXCEPTIONS = fmeta.EXCEPTIONS + [
     NamedException(ORPHAN_WRAP, "fatcat", "reader",
                    "fatcat 1.1.1 -o (orphan search) reads the reserved cluster 0 or 1 as a "
                    "directory at clusterAddress(c) = data start + (c - 2) x cluster size computed "

@@ -238,7 +238,8 @@ function readdir(dirpath) {
 		const name = ff.FILINFO_fname(mem.fno);
 		if (name === '') break;
 		items.push({ name, alt: ff.FILINFO_altname(mem.fno), attr: ff.FILINFO_fattrib(mem.fno),
-			size: ff.FILINFO_fsize(mem.fno) });
+			size: ff.FILINFO_fsize(mem.fno),
+			mtime: unixOf(ff.FILINFO_fdate(mem.fno), ff.FILINFO_ftime(mem.fno)) });
 	}
 	ff.f_closedir(mem.dir);
 	return { items, fr: r, sclust };
@@ -315,7 +316,9 @@ function list(image) {
 				// one): what an application opening it gets, as it gets it
 				complaints.push(`${sp}: the name opens another entry (${st.alt || st.name})`);
 			}
-			const e = { path: sp, short83: it.alt, attr: it.attr };
+			// the meta keys (docs/listing.md): FILINFO has the attributes
+			// and the modify time, no access date
+			const e = { path: sp, short83: it.alt, attr: it.attr, attrs: attrLetters(it.attr), mtime: it.mtime };
 			if (it.attr & F.AM_DIR) {
 				e.type = 'dir';
 				entries.push(e);
@@ -496,7 +499,50 @@ function writeErr(r) {
 	return 'EIO';
 }
 
+// ------------------------------------------------------- the second grammar
+// js-fatfs 0.2.1's WebAssembly exports no f_chmod, f_utime, f_setlabel
+// nor f_getlabel (its fatfs.d.ts declares them; a call throws "func is
+// not a function": FatFs built without FF_USE_CHMOD and FF_USE_LABEL), so
+// of the second grammar only truncate is FatFs's (the registry's supports).
+
+// [fdate, ftime] -> seconds since the epoch, as Linux's fat_time_fat2unix
+// reads them (a month or day 0 counts as 1)
+function unixOf(fdate, ftime) {
+	const y = 1980 + (fdate >> 9), mo = Math.max(1, (fdate >> 5) & 15), dd = Math.max(1, fdate & 31);
+	return Date.UTC(y, mo - 1, dd, ftime >> 11, (ftime >> 5) & 63, (ftime & 31) * 2) / 1000;
+}
+
+const attrLetters = (a) => [['r', 1], ['h', 2], ['s', 4], ['a', 0x20]].filter(([, b]) => a & b).map(([c]) => c).join('') || '-';
+
+// is the entry read-only (f_unlink and f_open for writing refuse it)?
+const readOnly = (comps) => { const st = stat(join(comps)); return st.fr === F.FR_OK && !!(st.attr & F.AM_RDO); };
+
+const META = {
+	truncate(p, size) {
+		const t = resolve(splitp(p));
+		if (t.err) return [t.err];
+		if (t.isDir) return ['EISDIR'];
+		if (trailingSlash(p)) return ['ENOTDIR'];
+		let r = ff.f_open(mem.fil, join(t.comps), F.FA_WRITE | F.FA_OPEN_EXISTING);
+		if (r !== F.FR_OK) return [r === F.FR_DENIED ? 'EACCES' : 'EIO', r];
+		const fsize = ff.f_size(mem.fil);
+		let w;
+		if (size > fsize) {
+			// f_lseek past the end leaves the bytes undefined: zeros written
+			w = ff.f_lseek(mem.fil, fsize);
+			if (w === F.FR_OK) w = writeBytes(zeroFill(), size - fsize);
+		} else {
+			w = ff.f_lseek(mem.fil, size);
+			if (w === F.FR_OK) w = ff.f_truncate(mem.fil);
+		}
+		const c = ff.f_close(mem.fil);
+		if (w === F.FR_OK && c !== F.FR_OK) w = c;
+		return [writeErr(w), typeof w === 'number' ? w : null];
+	},
+};
+
 const OPS = {
+	...META,
 	mkdir(p) {
 		const q = parentOf(p);
 		if (q.err === 'ROOT') return ['EEXIST'];
@@ -564,10 +610,12 @@ const OPS = {
 		if (t.err) return [t.err];
 		if (!t.comps.length) return ['EBUSY'];
 		if (!t.isDir) return ['ENOTDIR'];
+		const ro = readOnly(t.comps);
 		const r = ff.f_unlink(join(t.comps));
 		if (r === F.FR_OK) return ['ok', r];
-		// f_unlink refuses a directory that is not empty with FR_DENIED
-		return [r === F.FR_DENIED ? 'ENOTEMPTY' : (r === F.FR_NO_FILE ? 'ENOENT' : 'EIO'), r];
+		// f_unlink refuses a read-only entry, and a directory that is not
+		// empty, with FR_DENIED
+		return [r === F.FR_DENIED ? (ro ? 'EACCES' : 'ENOTEMPTY') : (r === F.FR_NO_FILE ? 'ENOENT' : 'EIO'), r];
 	},
 	rename(a, b) {
 		const sa = splitp(a), sb = splitp(b);
@@ -596,8 +644,9 @@ const OPS = {
 			// empty: ENOTEMPTY) and rename
 			const r0 = ff.f_rename(join(src.comps), to);
 			if (r0 !== F.FR_EXIST) return [newErr(r0), r0];
+			const ro = readOnly(dst.comps);
 			const ru = ff.f_unlink(join(dst.comps));
-			if (ru !== F.FR_OK) return [ru === F.FR_DENIED ? 'ENOTEMPTY' : 'EIO', ru];
+			if (ru !== F.FR_OK) return [ru === F.FR_DENIED ? (ro ? 'EACCES' : 'ENOTEMPTY') : 'EIO', ru];
 		}
 		if (!dst && unaddressable(dl)) return ['EINVAL'];
 		const r = ff.f_rename(join(src.comps), to);

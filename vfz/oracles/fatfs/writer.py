@@ -56,7 +56,8 @@ class FatfsWriter(Writer):
             else:
                 try:
                     req = {"op": "apply", "image": os.path.abspath(image),
-                           "ops": [[o.kind, *o.args] for o in ops]}
+                           "ops": [[o.kind, *(a.sec if isinstance(a, opscript.Time) else a for a in o.args)]
+                                   for o in ops]}
                     ans = self.server.request(req, timeout)
                     self.last_iotrace = iobounds.sector_trace(ans.pop("io", None) or {})
                     if ans.get("error"):

@@ -52,7 +52,7 @@ evidence of its data-losing writes), exceptions.py (the catalogue). This
 module holds the registry entry and the public names.
 """
 from vfz.oracles.evidence import few_clusters_exception
-from vfz.oracles import Entry
+from vfz.oracles import OPS, Entry
 from vfz.oracles.fusefat.damage import (erase_overrun_evidence, fusefat_seek_relinks, gap_evidence,  # noqa: F401
                                         lost_chains, orphan_short, orphan_tail, write_gap_cut)
 from vfz.oracles.fusefat.exceptions import (CASE_RENAME, CASE_TWINS, ERASE_OVERRUN, EXCEPTIONS,  # noqa: F401
@@ -68,11 +68,15 @@ from vfz.oracles.fusefat.names import PROFILE, fusefat_fold, fusefat_name_err, r
 from vfz.oracles.fusefat.reader import FusefatReader, root_label  # noqa: F401
 from vfz.oracles.fusefat.writer import FusefatWriter, check_kind, fat1  # noqa: F401
 
+from vfz.oracles.fusefat.meta import EXCEPTIONS as _META_EXCEPTIONS  # noqa: E402
+EXCEPTIONS = EXCEPTIONS + _META_EXCEPTIONS
+
 EXPORTS = {"fusefat": "vfz.oracles.fusefat.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("fusefat", "fusefat", fat_type="count", iotrace="preload", reader="vfz.oracles.fusefat:FusefatReader",
           writer="vfz.oracles.fusefat:FusefatWriter", profile=PROFILE, names="nodual",
-          shortname="win95", shorts="own", needs=("fusefat", "fuse"), cost="process"),
+          shortname="win95", shorts="own", needs=("fusefat", "fuse"), cost="process",
+          supports=OPS | {"write-offset", "truncate", "touch"}),
 ]
 
 # decides the FAT type by the cluster count (Entry.fat_type; the checker applies it)

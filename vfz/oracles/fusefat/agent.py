@@ -14,15 +14,21 @@ Protocol: one JSON object a line on stdin, one JSON answer a line on stdout.
     {"op": "create", "args": ["/f", SIZE, SEED]}  (O_CREAT|O_EXCL, then the content)
     {"op": "write", "args": ["/f", OFF, SIZE, SEED]}  (O_WRONLY, pwrite at OFF)
     {"op": "rename"|"unlink"|"rmdir", "args": [...]}
-    {"op": "walk"}  -> {"entries": [[path, "file"|"dir", size, sha256 | null, error | null]]}
+    {"op": "truncate", "args": ["/f", SIZE]}       (truncate(2))
+    {"op": "touch", "args": ["/f", [S, NS], [S, NS]]}  (utimensat: modify, access time)
+    {"op": "chattr", "args": ["/f", LETTERS]}      (FAT_IOCTL_SET_ATTRIBUTES)
+    {"op": "walk"}  -> {"entries": [[path, "file"|"dir", size, sha256 | null, error | null,
+                                     [mtime, atime] | null]]}
 Paths travel as JSON strings; names the host cannot decode as UTF-8 are
 sent with surrogateescape code points, which json encodes as lone
 surrogates (the parent maps them to U+FFFD per byte).
 """
 import errno
+import fcntl        # (imported before the chroot: nothing can be imported after it)
 import hashlib
 import json
 import os
+import struct
 import sys
 
 
@@ -74,6 +80,20 @@ def apply_op(op, a):
         os.unlink(a[0])
     elif op == "rmdir":
         os.rmdir(a[0])
+    elif op == "truncate":
+        os.truncate(a[0], a[1])
+    elif op == "touch":
+        # utimensat with both times ([seconds, nanoseconds] each)
+        os.utime(a[0], ns=(a[2][0] * 10**9 + a[2][1], a[1][0] * 10**9 + a[1][1]))
+    elif op == "chattr":
+        # FAT_IOCTL_SET_ATTRIBUTES (_IOW('r', 0x11, __u32)) on open(O_RDONLY),
+        # as the kernel oracle's agent does it
+        bits = sum({"r": 1, "h": 2, "s": 4, "a": 32}[c] for c in a[1] if c != "-")
+        fd = os.open(a[0], os.O_RDONLY)
+        try:
+            fcntl.ioctl(fd, 0x40047211, struct.pack("I", bits))
+        finally:
+            os.close(fd)
     else:
         raise ValueError(f"unknown op {op!r}")
 
@@ -83,7 +103,7 @@ def walk():
     for root, dirs, files in os.walk("/"):
         dirs.sort()
         for d in dirs:
-            out.append([os.path.join(root, d), "dir", None, None, None])
+            out.append([os.path.join(root, d), "dir", None, None, None, times(os.path.join(root, d))])
         for f in sorted(files):
             p = os.path.join(root, f)
             try:
@@ -96,10 +116,19 @@ def walk():
                             break
                         h.update(b)
                         n += len(b)
-                out.append([p, "file", n, h.hexdigest(), None])
+                out.append([p, "file", n, h.hexdigest(), None, times(p)])
             except OSError as e:
-                out.append([p, "file", None, None, ename(e)])
+                out.append([p, "file", None, None, ename(e), times(p)])
     return out
+
+
+def times(p):
+    """[modify, access] seconds of lstat(p), or None."""
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return None
+    return [int(st.st_mtime), int(st.st_atime)]
 
 
 def main():

@@ -10,6 +10,7 @@ import re
 
 from vfz import listing
 from vfz.oracles import Reader, ReadResult, Timer
+from vfz.oracles.fusefat import meta
 from vfz.oracles.fusefat.exceptions import CASE_TWINS, LABEL_AS_FILE, LONG_UTF8_CUT, NT_CASE, RAW_83
 from vfz.oracles.fusefat.mount import FUSEFAT, Mount, available
 from vfz.oracles.fusefat.names import fusefat_fold, raw_83, readdir_cut
@@ -62,6 +63,19 @@ def root_label(image):
     return None
 
 
+def label_file_name(image):
+    """The name fusefat lists the root's volume label entry under (as an
+    empty file, LABEL_AS_FILE): its 11 bytes as an 8.3 name, blanks
+    dropped, a dot before a non-empty extension ('12345678901' ->
+    '12345678.901', 'A B' -> 'AB', 'NO NAME' -> 'NONAME'), or None."""
+    raw = root_label(image)
+    if raw is None:
+        return None
+    raw = raw.ljust(11)
+    base, ext = raw[:8].replace(" ", ""), raw[8:].replace(" ", "")
+    return base + ("." + ext if ext else "")
+
+
 def _text(s):
     """A host name from the agent (surrogateescape) -> canonical text."""
     return os.fsencode(s).decode("utf-8", "replace")
@@ -104,18 +118,22 @@ class FusefatReader(Reader):
         if unclean:
             r.complaints.append(unclean)
         out = []
-        for path, kind, size, sha, err in ans["entries"]:
+        for path, kind, size, sha, err, *st in ans["entries"]:
             p = _text(path)
+            # the meta key fusefat shows (stat): the modify time; no
+            # attributes (its modes are fixed)
+            # (fusefat's st_atime is its modify time: the access date is not shown)
+            tm = {"mtime": st[0][0]} if st and st[0] else {}
             if kind == "dir":
-                out.append(listing.entry(p, "dir"))
+                out.append(listing.entry(p, "dir", **tm))
             elif err:
                 r.complaints.append(f"cannot read {p}: {err}")
-                out.append(listing.entry(p, "file", size=None))
+                out.append(listing.entry(p, "file", size=None, **tm))
             else:
-                e = listing.entry(p, "file", size=size)
+                e = listing.entry(p, "file", size=size, **tm)
                 e["sha256"] = sha
                 out.append(e)
-        label = root_label(image)
+        label = label_file_name(image)
         if label is not None:
             # named exception LABEL_AS_FILE: the volume label entry listed
             # as an empty file; dropped here, the evidence kept
@@ -137,6 +155,8 @@ class FusefatReader(Reader):
         fname: .../<raw_83 form>" (so nothing under it is listed).
         CASE_TWINS when every difference lies at or under one of two
         expected names fusefat folds to one (_twins_explain)."""
+        if meta.explain_read(ev):
+            return meta.MONTH_READ
         d = getattr(ev, "diff", None)
         if d is None or getattr(d, "ambiguous", None):
             return None

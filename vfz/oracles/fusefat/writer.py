@@ -11,7 +11,9 @@ import os
 import struct
 import time
 
+from vfz import opscript
 from vfz.oracles import Timer, Writer, WriteResult
+from vfz.oracles.fusefat import meta
 from vfz.oracles.fusefat.exceptions import (CASE_RENAME, FAT1_CLEAN, INTO_SUBTREE, NAMES, RMDIR_NONEMPTY,
                                             TRAILING, WRITE_EPERM)
 from vfz.oracles.fusefat.known import _case_only, _new_leaf, _subtree_paths, first_known_failure
@@ -78,7 +80,8 @@ class FusefatWriter(Writer):
         if why is None:
             for op in ops:
                 left = timeout - (time.monotonic() - t0)
-                ans, why = m.request({"op": op.kind, "args": list(op.args)},
+                args = [list(a) if isinstance(a, opscript.Time) else a for a in op.args]
+                ans, why = m.request({"op": op.kind, "args": args},
                                      max(0.1, min(self.op_timeout, left)))
                 if why:
                     hung = True
@@ -147,8 +150,10 @@ class FusefatWriter(Writer):
         wr = getattr(ev, "wr", None)
         if wr is None:
             return None
-        return first_known_failure(ev.ops, wr.results, getattr(ev, "image", None),
-                                   getattr(wr, "error", None), getattr(wr, "raw", None))
+        found = [k for k in (first_known_failure(ev.ops, wr.results, getattr(ev, "image", None),
+                                                 getattr(wr, "error", None), getattr(wr, "raw", None)),
+                             meta.root_touch_crash(ev.ops, wr.results, getattr(wr, "error", None))) if k]
+        return min(found) if found else None
 
     @staticmethod
     def explain(ev):
@@ -166,6 +171,7 @@ class FusefatWriter(Writer):
             from vfz.oracles.mtools.exceptions import trailing_dot_explains
             if trailing_dot_explains(ev):
                 return TRAILING
+            return meta.explain(ev)
         return None
 
     @staticmethod

@@ -54,15 +54,18 @@ never shrink a file, so only tests/test_jsfatfs.py shows it (server.js
 """
 from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
-from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS  # noqa: F401
+from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS as _EXCEPTIONS
+from vfz.oracles.jsfatfs.meta import EXCEPTIONS as _META_EXCEPTIONS
 from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
+
+EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS
 
 ENTRIES = [
     Entry("jsfatfs", "jsfatfs", fat_type="count", reader="vfz.oracles.jsfatfs.reader:JsfatfsReader",
           writer="vfz.oracles.jsfatfs.writer:JsfatfsWriter", profile=PROFILE, names="nodual",
           shortname="lfn", shorts="own", label="fatfs (npm, natevw)",
-          supports=frozenset({"mkdir", "create", "write", "write-offset"}),
+          supports=frozenset({"mkdir", "create", "write", "write-offset", "truncate", "chattr", "touch"}),
           needs=("nodejs", "npm:fatfs"), cost="process"),
 ]
 

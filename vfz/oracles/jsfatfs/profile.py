@@ -65,4 +65,15 @@ PROFILE = {
     "name_err": _name_err,
     "store": longname,
     "lookup": _lookup,
+    # the second grammar (index.js, dir.js _updateEntry; measured): fs.open
+    # for writing refuses a read-only entry (ACCES), and truncate, chmod
+    # ('\\r+') and utimes ('r+') open the path so; utimes of a directory is
+    # ISDIR; ftruncate to the current size returns at once; every data
+    # change is _touch (archive, access date and modify time now); a new
+    # directory's entry gets the archive bit (dir.init's _touch)
+    "ro_refuses": frozenset({"write", "truncate", "chattr", "touch"}),
+    "touch_dir": "EISDIR",
+    "truncate_same": "noop",
+    "write_atime": "clock",
+    "dir_attr": 0x30,
 }

@@ -34,6 +34,10 @@
 // the file system (names, clashes, space) the package decides.
 'use strict';
 
+// FAT keeps local time; the package reads and writes it with Date's local
+// getters: UTC here, as in the kernel oracle
+process.env.TZ = 'UTC';
+
 const fs = require('fs');
 const crypto = require('crypto');
 const readline = require('readline');
@@ -178,7 +182,12 @@ async function list(image) {
 				await walk(p, depth + 1);
 				continue;
 			}
-			const ent = { path: p, type: 'file', size: st.size };
+			// the meta keys (docs/listing.md) from fs.stat's mode (modmode
+			// 0111) and dates; a directory has no stat (EISDIR above)
+			const m = st.mode;
+			const attrs = (m & 0o200 ? '' : 'r') + (m & 0o1 ? 'h' : '') + (m & 0o10 ? 's' : '') + (m & 0o100 ? 'a' : '');
+			const ent = { path: p, type: 'file', size: st.size, attrs: attrs || '-',
+				mtime: Math.floor(st.mtime.getTime() / 1000), atime: Math.floor(st.atime.getTime() / 1000) };
 			const [er, data] = await call(v.readFile, p);
 			if (er) complaints.push(`readFile ${p}: ${describe(er)}`);
 			else {
@@ -274,6 +283,50 @@ class Script {
 		return this.fill(fd, off, size, seed);
 	}
 
+	// ---- the second grammar: fs.truncate, fs.chmod, fs.utimes (the
+	// package has no label). The package opens the path for writing in each
+	// (flag 'r+', '\\r+' for chmod, which takes a directory): a read-only
+	// entry is EACCES and utimes of a directory EISDIR (model profile knobs
+	// ro_refuses and touch_dir)
+
+	async opened(p) {
+		// open()'s walk: -> {t, err}
+		const t = await this.resolve(splitp(p));
+		if (t.err) return { err: t.err };
+		if (trailingSlash(p) && !t.isDir) return { err: 'ENOTDIR' };
+		return { t };
+	}
+
+	async truncate(p, size) {
+		const t = await this.resolve(splitp(p));
+		if (t.err) return [t.err];
+		if (t.isDir) return ['EISDIR'];
+		if (trailingSlash(p)) return ['ENOTDIR'];
+		const [e] = await call(this.v.truncate, join(t.comps), size);
+		return e ? [errno(e), describe(e)] : ['ok'];
+	}
+
+	async chattr(p, letters) {
+		const o = await this.opened(p);
+		if (o.err) return [o.err];
+		if (!o.t.comps.length) return [letters.replace('-', '') ? 'EINVAL' : 'ok'];   // the root has no entry
+		// the package's modmode 0111 (its default): read-only is the user's
+		// write bit unset, archive / system / hidden the x bits of user /
+		// group / other
+		const has = (c) => letters.includes(c);
+		const mode = (has('r') ? 0o444 : 0o666) | (has('a') ? 0o100 : 0) | (has('s') ? 0o10 : 0) | (has('h') ? 0o1 : 0);
+		const [e] = await call(this.v.chmod, join(o.t.comps), mode);
+		return e ? [errno(e), describe(e)] : ['ok'];
+	}
+
+	async touch(p, mtime, atime) {
+		const o = await this.opened(p);
+		if (o.err) return [o.err];
+		if (!o.t.comps.length) return ['ok'];        // the root has no times
+		const [e] = await call(this.v.utimes, join(o.t.comps), new Date(atime * 1000), new Date(mtime * 1000));
+		return e ? [errno(e), describe(e)] : ['ok'];
+	}
+
 	async fill(fd, off, size, seed) {
 		// one fs.write of the op's bytes at off (the package zero-fills a
 		// gap past the end itself), then fs.close
@@ -303,7 +356,7 @@ async function apply(image, ops, id) {
 	for (const o of ops) {
 		const [kind, ...args] = o;
 		let res;
-		if (!['mkdir', 'create', 'write'].includes(kind)) res = ['ENOSYS', 'not in the package'];
+		if (!['mkdir', 'create', 'write', 'truncate', 'chattr', 'touch'].includes(kind)) res = ['ENOSYS', 'not in the package'];
 		else if (args.some((x) => typeof x === 'string' && Buffer.byteLength(x, 'utf8') >= PATH_MAX)) res = ['ENAMETOOLONG'];
 		else res = await s[kind](...args);
 		results.push(res[0]);

@@ -1,8 +1,10 @@
 """The jsfatfs writer: an op-script applied with the npm fatfs package's fs API (fs.mkdir, fs.open 'wx' / 'r+', fs.write, fs.close)."""
 import os
 
+from vfz import opscript
+
 from vfz.oracles import Writer
-from vfz.oracles.jsfatfs import exceptions
+from vfz.oracles.jsfatfs import exceptions, meta
 from vfz.oracles.jsfatfs.server import Server, ServerError, available
 
 
@@ -11,8 +13,15 @@ class JsfatfsWriter(Writer):
     outside its callbacks (the process ends), the results of the ops
     answered before are kept and the error names the throw: the checker
     then asks known_failure, which names it from that evidence."""
-    known_failure = staticmethod(exceptions.known_failure)
-    explain = staticmethod(exceptions.explain_write)
+    @staticmethod
+    def known_failure(ev):
+        """The earliest of the name and chain failures (exceptions.py) and
+        the second grammar's (meta.py: SHRINK, DIR_VOLUME)."""
+        found = [k for k in (exceptions.known_failure(ev),
+                             meta.known_failure(ev.ops or [], ev.results or [], ev.image)) if k]
+        return min(found) if found else None
+
+    explain = staticmethod(lambda ev: meta.explain(ev) or exceptions.explain_write(ev))
 
     def __init__(self, name="jsfatfs", **cfg):
         self.name = name
@@ -25,7 +34,8 @@ class JsfatfsWriter(Writer):
         if not os.path.isfile(image):
             w.error = f"no such image: {image}"
             return
-        req = {"op": "apply", "image": os.path.abspath(image), "ops": [[o.kind, *o.args] for o in ops]}
+        req = {"op": "apply", "image": os.path.abspath(image), "ops": [[o.kind, *(a.sec if isinstance(a, opscript.Time) else a for a in o.args)]
+                                                               for o in ops]}
         try:
             ans = self.server.request(req, timeout)
         except ServerError as e:

@@ -48,6 +48,9 @@ MTOOLSRC = "mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n"
 #                and count the runs whose image fsck.fat -n calls bad (a
 #                short name holding NUL bytes, a wrong LFN checksum); the
 #                script says how often it showed
+#   "check": "dates"  after the ops, mdir shows each touched file's modify
+#                date, held against the date Linux stores (clamped to
+#                1980..2107: mtools-time-wrap)
 #   "check": "fsck"  after the ops, fsck.fat -n reads the image mtools left
 #                (damage mdir's listing hides or shows only as another name:
 #                an LFN set whose checksum does not match its 8.3 entry, an
@@ -86,7 +89,7 @@ def mtarget(path):
 
 COMMON = r"""
 printf '%s' {rc} > "$OUT/mtoolsrc"
-export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1
+export MTOOLSRC="$OUT/mtoolsrc" MTOOLS_SKIP_CHECK=1 TZ=UTC0
 if [ -n "${{MTOOLS_SAN:-}}" ]; then
     [ -x "$MTOOLS_SAN" ] || cannot "MTOOLS_SAN=$MTOOLS_SAN is not an executable"
     mkdir -p "$OUT/san"
@@ -172,12 +175,32 @@ def _root_offset(image):
         return fatimg.Fat(f.read()).dir_slots(None)[0]
 
 
+def _dates(case):
+    """The "dates" check: mdir's date of each touched file against Linux's
+    (vfz.model.inode.stored_mtime, UTC)."""
+    import time
+    from vfz.model.inode import stored_mtime
+    out = ['echo "== the modify date mdir shows for each touched file, and Linux\'s"\n']
+    for op in case.ops:
+        if op.kind != "touch":
+            continue
+        want = time.strftime("%Y-%m-%d", time.gmtime(stored_mtime(op.args[1].sec)))
+        out.append(f"d=$(mdir -i \"$IMG\" {mpath(op.path)} 2>&1 | grep -o '[0-9]\\{{4\\}}-[0-9][0-9]-[0-9][0-9]' "
+                   "| head -n 1)\n")
+        out.append(f'echo "    {op.path}: $d (Linux: {want})"\n')
+        out.append(f'[ "$d" = {want} ] || bug {q(op.path)}" dated $d where Linux stores {want} '
+                   f'(touch to {op.args[1]})"\n')
+    return "".join(out)
+
+
 def body(case, data):
     out = [COMMON.format(rc=q(MTOOLSRC))]
     if case.side == "writer":
         ops = _ops(case, data)
         out.append(ops)
         out.append('cp "$IMG" "$OUT/after.img"\n')
+        if (case.extra or {}).get("check") == "dates":
+            out.append(_dates(case))
         if (case.extra or {}).get("check") == "fsck":
             out.append(fsck_check("mtools", show=ROOT_OD.format(n=8, off=_root_offset(case.image),
                                                                 size=8 * 32)))
@@ -233,7 +256,30 @@ def _ops(case, data):
                 rm = "mrd" if t["type"] == "dir" else "mdel"
                 lines.append(f'step {n}a ok {rm} -i "$IMG" {mpath(t["path"])}\n')
             lines.append(f'step {n} ok mmove -i "$IMG" -D s {mpath(src)} {mtarget(dst)}\n')
+        else:
+            lines += _meta_lines(n, op)
     return "".join(lines)
+
+
+def _meta_lines(n, op):
+    """The second grammar as the mtools writer does it (meta.py): mattrib,
+    mcopy -D o of the cut or zero-filled bytes, mcopy -m of a file dated
+    MTIME, mlabel (the r/h/s bits a rewrite loses are given back)."""
+    k = op.kind
+    if k == "chattr":
+        flags = " ".join(("+" if c in op.args[1] else "-") + c for c in "rhsa")
+        return [f'step {n} ok mattrib -i "$IMG" {flags} {mpath(op.path)}\n']
+    if k == "label":
+        arg = "-c ::" if op.args[0] == "" else q("::" + op.args[0])
+        return [f'step {n} ok mlabel -i "$IMG" {arg}\n']
+    get = f'rm -f "$OUT/w.bin"; mcopy -i "$IMG" -n {mpath(op.path)} "$OUT/w.bin"\n'
+    if k == "truncate":
+        return [get, f'truncate -s {op.args[1]} "$OUT/w.bin"\n',
+                f'step {n} ok mcopy -i "$IMG" -D o "$OUT/w.bin" {mpath(op.path)}\n']
+    if k == "touch":
+        return [get, f'touch -d @{op.args[1].sec} "$OUT/w.bin"\n',
+                f'step {n} ok mcopy -i "$IMG" -D o -m "$OUT/w.bin" {mpath(op.path)}\n']
+    return [f"echo {q(f'op {n}: {op}: not an mtools command')}\n"]
 
 
 def hostile_body(info, img, data, regions):

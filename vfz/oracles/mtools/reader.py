@@ -4,7 +4,8 @@
 directory), then `mcopy -s '::/*'` copies everything into a temporary
 directory (no per-file mtype: mtools treats [ ] ? * in a source path as
 a glob); a file mcopy cannot give a host name is read with mtype. The
-reader's named exceptions are recognised in exceptions.py.
+attributes, modify times and label come from mattrib, mdir and minfo
+(shown.py). The reader's named exceptions are recognised in exceptions.py.
 """
 import os
 import shlex
@@ -13,7 +14,7 @@ import tempfile
 
 from vfz import listing
 from vfz.oracles import Reader
-from vfz.oracles.mtools import exceptions as mx
+from vfz.oracles.mtools import exceptions as mx, shown
 from vfz.oracles.mtools.tool import list_paths, mpath, mtools_env
 from vfz.proc import run
 
@@ -23,6 +24,7 @@ class MtoolsReader(Reader):
     io_exception = staticmethod(mx.io_exception)
     split_ambiguous = staticmethod(mx.split_ambiguous)
     explain = staticmethod(mx.reader_explain)
+    meta_mask = staticmethod(shown.mask)          # mdir: times to the minute
 
     def __init__(self, name="mtools", mdir="mdir", mcopy="mcopy", **cfg):
         self.name = name
@@ -94,5 +96,6 @@ class MtoolsReader(Reader):
                                         f"{t.error or t.errtext.strip()[:100]}")
                     entries.append(listing.entry(s, "file", size=None))
             r.listing = sorted(entries, key=lambda e: e["path"])
+            shown.add_shown(image, r.listing, timeout, r)      # attrs, mtime, label
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,8 +1,8 @@
 """How mtools is run: its environment, its path syntax, and mdir's listing of an image.
 
 Every mtools call gets a generated MTOOLSRC (codepage 437, where mtools
-defaults to 850; mtools_skip_check=1) and LC_ALL=C.UTF-8 (long names in
-UTF-8). Paths are ::/... with glob characters escaped.
+defaults to 850; mtools_skip_check=1), LC_ALL=C.UTF-8 (long names in
+UTF-8) and TZ=UTC0 (FAT keeps local time: UTC, as in the kernel oracle). Paths are ::/... with glob characters escaped.
 """
 import os
 import tempfile
@@ -22,7 +22,7 @@ def mtools_env():
         with open(os.path.join(_CFG_DIR, "mtoolsrc"), "w") as f:
             f.write("mtools_skip_check=1\nmtools_no_vfat=0\ndefault_codepage=437\n")
     return {"MTOOLSRC": os.path.join(_CFG_DIR, "mtoolsrc"), "MTOOLS_SKIP_CHECK": "1",
-            "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+            "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC0"}   # FAT's local time: UTC
 
 
 def mpath(path):

@@ -17,10 +17,11 @@ import tempfile
 from vfz.fatimg import short_text
 from vfz.model import trailing_slash
 from vfz.model.profiles import mtools_store
-from vfz.opscript import content
+from vfz.opscript import META_KINDS, content
 from vfz.oracles import Writer
 from vfz.oracles.mtools import exceptions as mx
 from vfz.oracles.mtools.exceptions import ALIAS_NOTE
+from vfz.oracles.mtools.meta import label_case, meta_op, rewrite, time_wrap
 from vfz.oracles.mtools.tool import list_paths, mpath, mtarget, mtools_env
 from vfz.proc import run
 
@@ -155,7 +156,7 @@ class MtoolsWriter(Writer):
     name_exception = staticmethod(mx.writer_name_exception)
     result_exception = staticmethod(mx.result_exception)
     known_failure = staticmethod(mx.known_failure)
-    explain = staticmethod(mx.writer_explain)
+    explain = staticmethod(lambda ev: time_wrap(ev) or label_case(ev) or mx.writer_explain(ev))
 
     def __init__(self, name="mtools", **cfg):
         self.name = name
@@ -188,6 +189,8 @@ class MtoolsWriter(Writer):
     def _op(self, image, op, tree, tmp, to, w):
         I = ["-i", image]
         k = op.kind
+        if k in META_KINDS:
+            return meta_op(self, image, op, tree, tmp, to, w)
         if k in ("mkdir", "create"):
             par, leaf, err = tree.parent_of(op.path)
             if err == "EBUSY":     # the root itself ("/", "//"): it exists
@@ -230,11 +233,10 @@ class MtoolsWriter(Writer):
             if len(data) < off:
                 data.extend(b"\0" * (off - len(data)))
             data[off:off + size] = content(seed, size)
-            with open(f, "wb") as fh:
-                fh.write(data)
-            cpar, _, cleaf = cur.rpartition("/")
-            p = self._m(w, ["mcopy", *I, "-D", "o", f, mtarget(cpar or "/", cleaf)], to)
-            return self._rc(p)
+            # mcopy -D o makes a new entry: the file's other bits come back
+            # (meta.rewrite), as Linux keeps them
+            p = rewrite(w, image, cur, bytes(data), self._m, tmp, to)
+            return "ok" if p is None else self._rc(p)
         if k == "unlink":
             cur, err = tree.resolve(op.path)
             if err:

@@ -1,7 +1,8 @@
 """7-Zip (p7zip-full, Debian 12) as a reader of FAT images.
 
 `7z l -slt IMAGE` lists every entry ("Path = Dir A/file", "Folder = +|-",
-"Size = N", "Short Name = ..."); `7z x -y -oTMP IMAGE` extracts the tree,
+"Size = N", "Short Name = ...", and the attributes, modify time and access
+date: the listing's meta keys, TZ=UTC0); `7z x -y -oTMP IMAGE` extracts the tree,
 which is then walked to build the canonical listing (names that are not
 valid UTF-8 on the host -- 7-Zip writes raw OEM bytes for some bare 8.3
 names -- become U+FFFD per bad byte). The -slt listing is kept in
@@ -21,7 +22,34 @@ from vfz.oracles import Entry, NamedException, Reader
 from vfz import listing
 from vfz.proc import run
 
-ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC0"}   # FAT's local time: UTC
+
+
+def _stamp(text, day=False):
+    """'2009-06-27 05:19:32' -> seconds since the epoch (UTC), or None."""
+    import calendar
+    import time
+    try:
+        t = time.strptime(text.strip()[:19], "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
+    s = calendar.timegm(t)
+    return s - s % 86400 if day else s
+
+
+def meta_of(item):
+    """The meta keys (docs/listing.md) of one -slt item: Attributes (R H S
+    A; D is the type), Modified (seconds) and Accessed (the date)."""
+    out = {}
+    a = item.get("Attributes")
+    if a is not None:
+        out["attrs"] = "".join(c for c in "rhsa" if c.upper() in a) or "-"
+    for key, k, day in (("mtime", "Modified", False), ("atime", "Accessed", True)):
+        v = _stamp(item.get(k) or "", day)
+        if v is not None:
+            out[key] = v
+    return out
+
 NONASCII_SHORT = "7z-nonascii-short"
 
 
@@ -112,6 +140,9 @@ class SevenZipReader(Reader):
                     with open(os.path.join(root, f), "rb") as fh:
                         entries.append(listing.entry(base + "/" + _fix(f), "file", fh.read()))
             r.listing = sorted(entries, key=lambda e: e["path"])
+            meta = {"/" + i["Path"]: meta_of(i) for i in slt}
+            for e in r.listing:
+                e.update(meta.get(e["path"], {}))
             listed = {"/" + i["Path"] for i in slt}
             got = {e["path"] for e in entries}
             for pth in sorted(listed - got):

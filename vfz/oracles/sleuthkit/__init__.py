@@ -38,7 +38,22 @@ INVALID_83 = "sleuthkit-invalid-83"
 SHORT_ASCII = "sleuthkit-short-ascii"
 SLOT_CUT = "sleuthkit-long-name-cut"
 CONTROL_CARET = "sleuthkit-control-caret"
-ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+Y2038 = "sleuthkit-y2038"
+Y2038_SEC = 2145916800          # 2038-01-01 00:00:00 UTC: TSK shows 0 for a FAT date from then on
+
+
+def y2038_explains(d):
+    """Y2038: every difference of the ListingDiff d is a modify time or
+    access date the model expects in 2038 or later and TSK shows as 0."""
+    if not d or not d.changed or d.missing or d.extra or d.ambiguous or d.label:
+        return False
+    for a, b in d.changed:
+        keys = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
+        if not keys or keys - {"mtime", "atime"} or any(b.get(k) != 0 or a.get(k, 0) < Y2038_SEC
+                                                         for k in keys):
+            return False
+    return True
+ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC0"}   # FAT's local time: UTC
 _LINE = re.compile(r"^([-a-zA-Z])/([-a-zA-Z]) (\* )?(\d+)(?:\(realloc\))?:\t(.*)$")
 _VIRTUAL = ("$MBR", "$FAT1", "$FAT2", "$OrphanFiles")
 _BAD83 = set(range(0x20)) | {0x22, 0x2A, 0x2B, 0x2C, 0x2E, 0x2F, 0x3A, 0x3B, 0x3C, 0x3D, 0x3E, 0x3F,
@@ -193,7 +208,7 @@ class SleuthkitReader(Reader):
         if p.error or p.rc != 0:
             r.error = f"fls: {p.error or f'exit {p.rc}'}: {p.errtext.strip()[-200:]}"
             return
-        entries, deleted = [], []
+        entries, deleted, label = [], [], {"root": None}
         items = parse_fls(p.text)
         counts = Counter(path for path, _, _, dead in items if not dead)
         tmp = tempfile.mkdtemp(prefix="vfz-tsk-")
@@ -205,7 +220,8 @@ class SleuthkitReader(Reader):
             r.raw += rec.raw()
             for path, kind, addr, dead in items:
                 if path.endswith(" (Volume Label Entry)") and path.count("/") == 1:
-                    r.extra["label"] = path[1:-len(" (Volume Label Entry)")]   # TSK's convention
+                    if not dead:      # the root's label entry (TSK's convention)
+                        label["root"] = path[1:-len(" (Volume Label Entry)")].rstrip(" ")
                     continue
                 if dead:
                     deleted.append({"path": path, "type": kind, "addr": addr})
@@ -229,6 +245,32 @@ class SleuthkitReader(Reader):
             shutil.rmtree(tmp, ignore_errors=True)
         r.listing = sorted(entries, key=lambda e: e["path"])
         r.extra["deleted"] = deleted
+        r.extra["label"] = label
+        self._times(image, timeout, r)
+
+    def _times(self, image, timeout, r):
+        """The meta keys TSK shows (docs/listing.md): `fls -m /` (body
+        format, TZ=UTC0) gives each allocated name's modify time and access
+        date (FAT's: the date, at midnight); no attributes (its mode has a
+        write bit for read-only only). A name fls lists twice, or with '|',
+        is left without them."""
+        p = run([self.fls, "-r", "-p", "-m", "/", "-f", "fat", image], timeout=timeout, env=ENV)
+        if p.error or p.rc != 0:
+            return
+        seen = Counter()
+        times = {}
+        for line in p.text.split("\n"):
+            parts = line.split("|")
+            if len(parts) != 11 or parts[1].endswith(" (deleted)"):
+                continue
+            seen[parts[1]] += 1
+            try:
+                times[parts[1]] = {"atime": int(parts[7]), "mtime": int(parts[8])}
+            except ValueError:
+                continue
+        for e in r.listing:
+            if seen[e["path"]] == 1 and e["path"] in times:
+                e.update(times[e["path"]])
 
     @staticmethod
     def explain(ev):
@@ -241,6 +283,8 @@ class SleuthkitReader(Reader):
             r, image = ev.get("result"), ev.get("image")
         else:
             r, image = getattr(ev, "rr", None), getattr(ev, "image", None)
+            if ev.verdict == "differs" and y2038_explains(getattr(ev, "diff", None)):
+                return Y2038
         if r is None or r.listing is None or not image:
             return None
         try:
@@ -339,6 +383,13 @@ FOOTER_PROBE = "sleuthkit-footer-probe"
 IMAGE_CACHE = "sleuthkit-image-cache-64k"
 EXCEPTIONS = [
     few_clusters_exception("sleuthkit"),   # Entry.fat_type: the checker applies it
+    NamedException(Y2038, "sleuthkit", "reader",
+                   "The Sleuth Kit 4.11 shows 0 for every FAT date in 2038 or later (fls -m: "
+                   "2037-12-31 shown, 2038-01-19 03:14:06, 2039-01-01 and 2107-12-31 23:59:58 all "
+                   "0; measured on core-written FAT16 volumes with TZ=UTC0), though FAT holds dates "
+                   "to 2107",
+                   "every difference is a modify time or access date expected from 2038-01-01 on "
+                   "and shown as 0 (y2038_explains)", bug=Y2038),
     NamedException(FOOTER_PROBE, "sleuthkit", "reader",
                    "fls and tsk_recover (libtsk 4.11, image type autodetected) read 8 bytes at 512 "
                    "bytes before the image's end (an image-format footer probe: VHD keeps its "

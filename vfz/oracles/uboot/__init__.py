@@ -42,7 +42,7 @@ EXPORTS = {"uboot": "vfz.oracles.uboot.export"}   # its reproducer template (vfz
 ENTRIES = [
     Entry("uboot", "uboot", iotrace="own", reader="vfz.oracles.uboot:UbootReader",
           writer="vfz.oracles.uboot:UbootWriter", profile=PROFILE, names="dual", shorts="own",
-          supports=frozenset({"mkdir", "create", "write", "unlink", "rmdir", "write-offset"}),
+          supports=frozenset({"mkdir", "create", "write", "unlink", "rmdir", "write-offset", "truncate"}),
           needs=("u-boot-qemu", "qemu-system-x86"), cost="vm"),
 ]
 

@@ -86,4 +86,7 @@ PROFILE = {
     # U-Boot gives every name LFN slots and a ~N alias (even "dir" -> DIR~1):
     # the fixed root fills by its own count, not modelled
     "unbounded_root": True,
+    # fatmkdir gives a directory ATTR_DIR | ATTR_ARCH (fat_write.c fat_mkdir;
+    # measured: 0x30), Linux ATTR_DIR alone
+    "dir_attr": 0x30,
 }

@@ -170,10 +170,10 @@ class UbootWriter(Writer):
                 except Unnameable:
                     return "ENOENT", "a parent U-Boot cannot be given: no entry holds it (glue)"
                 return None
-            return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
+            return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR", "truncate": "EISDIR",
                     "rmdir": "EINVAL" if last == "." else "ENOTEMPTY"}[op.kind], "VFS (glue)"
         if not comps:
-            return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR",
+            return {"mkdir": "EEXIST", "create": "EEXIST", "unlink": "EISDIR", "write": "EISDIR", "truncate": "EISDIR",
                     "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
         if any(bad(c) for c in comps):
             # U-Boot splits paths at '\\' too (ISDIRDELIM): "/caca\\" would write
@@ -229,7 +229,7 @@ class UbootWriter(Writer):
                     continue
                 batch.append(i)
                 i += 1
-                if ops[batch[-1]].kind == "write":
+                if ops[batch[-1]].kind in ("write", "truncate"):
                     break
             # the probes look the leaf up as fatwrite/fatmkdir/fatrm will:
             # normalised (uboot_norm); the command gets the path as given
@@ -251,7 +251,7 @@ class UbootWriter(Writer):
                     if isinstance(pp, Unnameable):
                         res[k], notes[k] = "ENOENT", "a parent U-Boot cannot be given: no entry holds it"
                         continue
-                    code = {"mkdir": 201, "create": 201, "unlink": 202, "write": 202,
+                    code = {"mkdir": 201, "create": 201, "unlink": 202, "write": 202, "truncate": 202, "truncate": 202,
                             "rmdir": 206 if dots[-1] == "." else 207}[op.kind]
                     lines.append(b"if fatls %s %s; then @@M %d; else if size %s %s; then @@M 203; "
                                  b"else @@M 205; fi; fi" % (DEV, pp, code, DEV, pp))
@@ -272,7 +272,7 @@ class UbootWriter(Writer):
                 if isinstance(pw, Unnameable):
                     wd = pw
                 elif uboot_norm([c for c in op.args[0].split("/") if c][-1]) in ("", ".", ".."):
-                    if op.kind == "write":
+                    if op.kind in ("write", "truncate"):
                         # write creates nothing, and no entry has such a name
                         # (Linux: ENOENT); fatwrite would write the leaf U-Boot
                         # makes of it
@@ -306,7 +306,7 @@ class UbootWriter(Writer):
                     lines.append(b"if size %s %s; then if fatls %s %s; then fatrm %s %s; @@M $?; "
                                  b"else @@M 203; fi; else fatrm %s %s; @@M $?; fi"
                                  % (DEV, pw, DEV, pw, DEV, wd, DEV, wd))
-                elif op.kind == "write":
+                elif op.kind in ("write", "truncate"):
                     probe = (k, wd, pw)
                     lines += [b"size %s %s" % (DEV, pw), b"printenv filesize",
                               b"fatls %s %s" % (DEV, pw)]
@@ -316,7 +316,7 @@ class UbootWriter(Writer):
                     continue
                 owners.append(k)
                 par = uboot_parent(enc(op.args[0]))
-                if op.kind != "write" and len(par) >= CUT_PARENT:
+                if op.kind not in ("write", "truncate") and len(par) >= CUT_PARENT:
                     # U-Boot's "PARENT: doesn't exist (N)" will be cut before N
                     # (ENOENT or ENOTDIR from fat_itr_resolve): ask size and
                     # fatls about the parent right after the op, on the same state
@@ -338,7 +338,7 @@ class UbootWriter(Writer):
                     if rc and text and b"virtio read" in text:
                         raise Trap(f"virtio read failed: {text[-200:]!r}")
                     continue
-                if ops[k].kind == "write" and probe and k == probe[0]:
+                if ops[k].kind in ("write", "truncate") and probe and k == probe[0]:
                     continue
                 if rc in self.CODES:
                     res[k], notes[k] = self.CODES[rc], "glue: " + {201: "size: exists",
@@ -373,7 +373,6 @@ class UbootWriter(Writer):
     def _write_action(self, s, op, wd, pw, rc_size, printenv, rc_ls):
         """-> (result, note) when decided, or (contents, fatwrite line) to run
         next (contents at DATA_ADDR)."""
-        off, size, seed = op.args[1], op.args[2], op.args[3]
         if rc_size != 0:
             return "ENOENT", "glue: size: missing"
         if rc_ls == 0:
@@ -385,6 +384,9 @@ class UbootWriter(Writer):
         if not m:
             return "EIO", "size printed no filesize"
         cur = int(m.group(1), 16)
+        if op.kind == "truncate":
+            return self._truncate_action(s, op.args[1], wd, pw, cur)
+        off, size, seed = op.args[1], op.args[2], op.args[3]
         if size == 0:
             return "ok", "nothing to write"
         data = opscript.content(seed, size)
@@ -400,6 +402,23 @@ class UbootWriter(Writer):
         if off == 0:
             return data, b"fatwrite %s %#x %s %#x" % (DEV, DATA_ADDR, wd, len(data))
         return data, b"fatwrite %s %#x %s %#x %#x" % (DEV, DATA_ADDR, wd, len(data), off)
+
+    @staticmethod
+    def _truncate_action(s, size, wd, pw, cur):
+        """U-Boot has no truncate: fatwrite without an offset replaces the
+        file's contents, so the glue fatloads it and writes back its first
+        SIZE bytes, zero-filled past the old end (a truncate of an empty
+        file to 0 writes nothing: Linux changes nothing then either)."""
+        if size == 0 and cur == 0:
+            return "ok", "nothing to truncate"
+        old = b""
+        if cur:
+            (out, rc), = s.runs([b"fatload %s %#x %s" % (DEV, DATA_ADDR, pw)])
+            if rc != 0:
+                return errno_of(out), out.decode("latin-1").strip()[-200:]
+            old = s.board.get_data(0, cur, s.left())
+        data = old[:size] + bytes(max(0, size - cur))
+        return data, b"fatwrite %s %#x %s %#x" % (DEV, DATA_ADDR, wd, len(data))
 
     def close(self):
         self.boards.kill()
