@@ -354,7 +354,7 @@ class Checker:
                                    wn, m.msg))
                 continue
             self._check_writer(res, wops, fs, wn, w, m, base, wdir, readers)
-        twins.check_twins(self, res, ops)
+        twins.check_twins(self, res, ops, fs)
         return res
 
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
@@ -468,7 +468,7 @@ class Checker:
                 # say follows from the image as it now is (the core's listing)
                 exp_c = rcls.expectations(None, None, img, fat_bits(fs),
                                           core_listing=(twin_listing(img) or {}).values())
-            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn)
+            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn, image=img)
         except Exception as e:
             msg = f"verdict for {rn}: {type(e).__name__}: {e}"
             res.add(Divergence({"role": "harness", "oracle": rn, "verdict": "failed",

@@ -75,7 +75,7 @@ agent's protocol), answers.py (reading the agent's answers), reader.py,
 writer.py; agent.c, build.sh and mkimage.py build the guest. This module
 holds the registry entries and the public names.
 """
-from vfz.oracles import Entry
+from vfz.oracles import OPS, Entry
 from vfz.oracles.kernel.answers import (COMPLAINT_RE, STORAGE_RE, TYPES, complaints_of, parse_kmsg,  # noqa: F401
                                         parse_listing, unescape)
 from vfz.oracles.kernel.guest import (DEFAULT_OPTIONS, DEFAULT_SEED, default_build_dir,  # noqa: F401
@@ -91,15 +91,17 @@ from vfz.oracles.kernel.writer import (OP_CODES, KernelNo83Writer, KernelNodualV
 _NEEDS = ("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")
 _NODUAL_NEEDS = _NEEDS + ("linux-headers-amd64", "linux-source-6.1", "make", "gcc")
 _M = "vfz.oracles.kernel:"
+# Linux's vfat writes no volume label: its writers leave `label` out
+_SUPPORTS = OPS | {"write-offset", "truncate", "chattr", "touch"}
 EXPORTS = {"kernel": "vfz.oracles.kernel.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("kernel", "kernel", reader=_M + "KernelReader", writer=_M + "KernelWriter", names="dual",
-          needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True),
+          needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True, supports=_SUPPORTS),
     Entry("kernel-nodual", "kernel", reader=_M + "KernelNodualReader", writer=_M + "KernelNodualWriter",
-          shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", builds=True),
+          shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
     Entry("kernel-nodual-v3", "kernel", reader=_M + "KernelNodualV3Reader",
           writer=_M + "KernelNodualV3Writer", shorts="v3", shortname="winnt", seeded=True,
-          needs=_NODUAL_NEEDS, cost="vm", builds=True),
+          needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
     Entry("kernel-no83", "kernel", reader=_M + "KernelNo83Reader", writer=_M + "KernelNo83Writer",
-          names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True),
+          names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
 ]
