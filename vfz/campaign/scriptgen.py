@@ -16,10 +16,20 @@ def iter_params(seed, i):
     return gseed, nops, h[7]
 
 
-def gen_script(vfat, gseed, nops, names=None):
+def iter_meta(seed, i):
+    """Does iteration i's script draw the second grammar too (`vfat gen
+    --meta`: truncate, chattr, touch, label)? One in two, a pure function
+    of the campaign seed and i. A writer that does not support an op is
+    sent the script without it (vfz.check.checker.ops_for)."""
+    return hashlib.sha256(f"{seed}:{i}".encode()).digest()[8] & 1 == 1
+
+
+def gen_script(vfat, gseed, nops, names=None, meta=False):
     argv = [vfat, "gen", "--seed", str(gseed), "--ops", str(nops)]
     if names:
         argv += ["--names", names]
+    if meta:
+        argv.append("--meta")
     p = run(argv, timeout=30)
     if p.rc != 0:
         raise UsageError(f"vfat gen failed: {(p.errtext or p.error or '').strip()[:200]}")

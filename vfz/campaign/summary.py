@@ -72,6 +72,7 @@ def summarise(self):
                             if self.fuzzer and self.fuzzer.judge != self.fuzzer.binary else None),
             "pipeline": prep,
             "census": self.census.to_json(),
+            "meta_ops": self.census.sent_json(),
             "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}
     try:
         tmp = os.path.join(self.workdir, f".summary.json.{os.getpid()}")
