@@ -35,7 +35,7 @@ TMP = None
 # Each line's Linux result is docs/op-script.md's; the model says the same
 # (the test compares the kernel with it, not with these comments).
 SCRIPT = """
-create "/big.bin" 5000 7          # 2 clusters of 2 KiB (fat16 4M: 2 KiB clusters)
+create "/big.bin" 5000 7          # 10 clusters of 512 bytes (fat16:4M:512)
 truncate "/big.bin" 1000          # shrunk across a cluster boundary
 truncate "/big.bin" 9000          # extended with a hole: zeros
 write "/big.bin" 12000 10 3       # a write past the end: another hole
