@@ -77,8 +77,11 @@ def op_data(data, i, op):
 # ---------------------------------------------------------------- a mounted volume
 def posix_ops(case, data):
     """kstep lines for the ops, on the volume mounted at $M: mkdir, a
-    create that refuses an existing name, dd, `ren` (rename(2)), rm, rmdir;
-    the template defines kstep (N EXPECTED COMMAND...) and ren."""
+    create that refuses an existing name, dd, `ren` (rename(2)), rm, rmdir,
+    and for the second grammar truncate -s, `setattr` (the FAT attribute
+    ioctl) and touch -m / -a; the template defines kstep (N EXPECTED
+    COMMAND...), ren and, if its writer does chattr, setattr (PATH BYTE).
+    A label op has no POSIX command: it is left out."""
     lines = ['echo "== the operations"\n']
     for i, op in enumerate(case.ops):
         n = i + 1
@@ -105,10 +108,32 @@ def posix_ops(case, data):
             cmd = f"rmdir {p}"
         elif k == "rename":
             cmd = f'ren {p} "$M"{q(op.args[1])}'
+        elif k == "truncate":
+            cmd = f"truncate -s {op.args[1]} {p}"
+        elif k == "chattr":
+            cmd = f"setattr {p} {opscript.attr_bits(op.args[1])}"
+        elif k == "touch":
+            m, a = (_touch_sec(t.sec) for t in op.args[1:3])
+            # utimensat: ENOENT for a missing name (touch alone would create it, -c succeed)
+            cmd = (f"sh -c '[ -e \"$1\" ] || {{ echo \"$1: not found\"; exit 1; }}; "
+                   f"touch -c -m -d @{m} \"$1\" && touch -c -a -d @{a} \"$1\"' touch {p}")
         else:
             continue
         lines.append(f"kstep {n} {want} {cmd}\n")
     return "".join(lines)
+
+
+# touch(1) (coreutils and busybox) takes @SECONDS up to a few hundred years
+# ahead; a time past that is given as the first second FAT cannot hold
+# (2108-01-01), which every FAT writer clamps like the op's own value. The
+# fraction is left out: the modify time is stored to 2 s, the access time
+# to the day, both truncated, so it changes no byte.
+_TOUCH_MAX = 1 << 34
+_FAT_PAST = 4354819200
+
+
+def _touch_sec(sec):
+    return sec if sec < _TOUCH_MAX else _FAT_PAST
 
 
 LIST_MOUNT = r"""
