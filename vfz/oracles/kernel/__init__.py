@@ -55,7 +55,12 @@ Answers
                          (errno names; "SHORT" = fewer bytes than the size),
                          "path_bytes" (hex, when the name is not UTF-8);
                          a file the kernel lists but cannot open/stat has
-                         no size/sha256. None when the mount failed.
+                         no size/sha256; "attr" (FAT_IOCTL_GET_ATTRIBUTES,
+                         "attr_error" its errno), "mtime", "atime", "crtime",
+                         "crtime_ns" (statx), which the checker holds against
+                         the core's listing (KernelReader.shows, its mask
+                         KernelReader.shown: attr & 0x3F). None when the
+                         mount failed.
     ReadResult.complaints  kernel messages about the filesystem (FAT-fs,
                          VFS, BUG/Oops/WARNING), "(loopN)" normalised to
                          "(loop)", plus "mount failed: ERRNO", walk errors
@@ -66,7 +71,9 @@ Answers
     ReadResult.error / WriteResult.error   the VM died, hung (timeout) or the
                          harness could not run; the VM is restarted for the
                          next request.
-    WriteResult.results  per op "ok" or the errno name the syscall returned;
+    WriteResult.results  per op "ok" or the errno name the syscall returned
+                         (truncate(2), FAT_IOCTL_SET_ATTRIBUTES and utimensat(2)
+                         for the second grammar; no label: Linux writes none);
                          the image file is rewritten with the unmounted bytes.
 
 The package: guest.py (the guest build, the VM pool, module sets, the
