@@ -333,7 +333,7 @@ class Campaign:
                 meta = iter_meta(self.seed, shard_iteration(job.iteration, self.shard))
                 ops = gen_script(self.vfat, gseed, nops, self.args.names, meta)
                 if fsb & 0x80:                   # half the scripts: tricky additions
-                    ops = enrich(ops, random.Random(gseed))
+                    ops = enrich(ops, random.Random(gseed), meta)
                 src = {"source": "vfat gen", "iteration": job.iteration, "gen_seed": gseed, "ops": nops}
                 if meta:
                     src["meta"] = True
