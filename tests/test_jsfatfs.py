@@ -240,6 +240,27 @@ class JsfatfsTest(unittest.TestCase):
         self.assertEqual([fat.get(c) for c in first[2:]], [0xFF00] * 38)
         self.assertEqual(fat.get(first[0]), first[1])     # the kept cluster still links on
 
+    def test_nt_case_ignored(self):
+        """core-v3 (winnt rule) stores 'big.bin' bare, BIG     BIN + 0x18:
+        the package lists BIG.BIN with its contents (jsfatfs-ignores-nt-case);
+        a long name beside it is shown as it is."""
+        p = self.img("ntcase.img", 16)
+        with tempfile.NamedTemporaryFile("w", suffix=".ops", delete=False) as f:
+            f.write('create "/big.bin" 700 3\ncreate "/Long Name.txt" 5 1\n')
+        try:
+            r = subprocess.run([VFAT, "apply", p, f.name, "--names", "nodual", "--dummy", "v3",
+                                "--shortname", "winnt"], capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        core = {e["path"]: e for e in CoreReader().read(p, 30).listing}
+        self.assertEqual((core["/big.bin"]["short"], core["/big.bin"]["nt"]), (b"BIG     BIN".hex(), 0x18))
+        js = {e["path"]: e for e in self.reader.read(p, 30).listing}
+        self.assertEqual(sorted(js), ["/BIG.BIN", "/Long Name.txt"])
+        self.assertEqual(js["/BIG.BIN"]["sha256"], core["/big.bin"]["sha256"])
+        self.assertEqual(JsfatfsReader.name_exception("big.bin", "BIG.BIN"), X.NT_CASE)
+        self.assertIsNone(JsfatfsReader.name_exception("Long Name.txt", "LONG NAME.TXT"))   # not 8.3
+
     def test_exceptions_catalogued(self):
         for x in X.EXCEPTIONS:
             self.assertEqual(exception(x.name)[0].oracle, "jsfatfs")

@@ -55,7 +55,7 @@ from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONA
 from vfz.errors import UsageError
 from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
                         fuzz_ops_fast_binary)
-from vfz.campaign.scriptgen import enrich, gen_script, iter_params
+from vfz.campaign.scriptgen import enrich, gen_script, iter_meta, iter_params
 from vfz.campaign import summary as campaign_summary
 from vfz.campaign import lanes
 from vfz.campaign import newfindings
@@ -317,10 +317,13 @@ class Campaign:
                 gseed, nops, fsb = iter_params(self.seed, shard_iteration(job.iteration, self.shard))
                 fs = self.fs_list[fsb % len(self.fs_list)]
                 fs = self.geo.script_volume(fs, f"gen:{job.iteration}", job.iteration) or fs
-                ops = gen_script(self.vfat, gseed, nops, self.args.names)
+                meta = iter_meta(self.seed, shard_iteration(job.iteration, self.shard))
+                ops = gen_script(self.vfat, gseed, nops, self.args.names, meta)
                 if fsb & 0x80:                   # half the scripts: tricky additions
-                    ops = enrich(ops, random.Random(gseed))
+                    ops = enrich(ops, random.Random(gseed), meta)
                 src = {"source": "vfat gen", "iteration": job.iteration, "gen_seed": gseed, "ops": nops}
+                if meta:
+                    src["meta"] = True
                 if self.shard[1] > 1:
                     src["shard"] = f"{self.shard[0]}/{self.shard[1]}"
                 tour = steer.campaign_tour(checker, self.seed, shard_iteration(job.iteration, self.shard),
@@ -421,6 +424,7 @@ class Campaign:
         if job.res is not None:
             self.scripts += 1
             self.census.add(f"fat{fat_bits(job.fs)}", job.src.get("source"), getattr(job, "census", None))
+            self.census.add_sent(job.res, job.ops)
             g = self.geo_stats.setdefault(getattr(job, "geo_class", "?"), {"scripts": 0, "findings": 0})
             g["scripts"] += 1
             for sig, d in job.res.divs.items():

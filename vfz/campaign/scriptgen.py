@@ -16,10 +16,20 @@ def iter_params(seed, i):
     return gseed, nops, h[7]
 
 
-def gen_script(vfat, gseed, nops, names=None):
+def iter_meta(seed, i):
+    """Does iteration i's script draw the second grammar too (`vfat gen
+    --meta`: truncate, chattr, touch, label)? One in two, a pure function
+    of the campaign seed and i. A writer that does not support an op is
+    sent the script without it (vfz.check.checker.ops_for)."""
+    return hashlib.sha256(f"{seed}:{i}".encode()).digest()[8] & 1 == 1
+
+
+def gen_script(vfat, gseed, nops, names=None, meta=False):
     argv = [vfat, "gen", "--seed", str(gseed), "--ops", str(nops)]
     if names:
         argv += ["--names", names]
+    if meta:
+        argv.append("--meta")
     p = run(argv, timeout=30)
     if p.rc != 0:
         raise UsageError(f"vfat gen failed: {(p.errtext or p.error or '').strip()[:200]}")
@@ -27,12 +37,14 @@ def gen_script(vfat, gseed, nops, names=None):
 
 
 # ---------------------------------------------------------------- script enrichment
-def enrich(ops, rng):
+def enrich(ops, rng, meta=False):
     """Append a few ops aimed at tricky semantics to a generated script:
     aliases that collide (siblings sharing the first 6 characters and the
     extension), case-only renames, renames onto an existing file, names of
-    13*k characters, a name whose first byte is 0xE5 in CP437. Random but
-    seeded (rng), so a replay gives the same script."""
+    13*k characters, a name whose first byte is 0xE5 in CP437; with meta
+    (a script of the second grammar), then a file made read-only and
+    modified (written, truncated, renamed or unlinked). Random but seeded
+    (rng), so a replay gives the same script."""
     made = [o for o in ops if o.kind in ("create", "mkdir")]
     files = [o.path for o in ops if o.kind == "create"]
     out = list(ops)
@@ -70,7 +82,25 @@ def enrich(ops, rng):
                                                   rng.randrange(600), rng.randrange(256)]))
         else:
             out.append(opscript.Op("mkdir", [parent + "\u03c3" + str(rng.randrange(100))]))
+    if meta and files:
+        out += read_only_modified(files[rng.randrange(len(files))], rng)
     return campaign_renumber(out)
+
+
+def read_only_modified(path, rng):
+    """chattr r (with another letter now and then), then one op that
+    modifies the file: what a read-only file answers (docs/op-script.md)."""
+    k = rng.randrange(4)
+    ops = [opscript.Op("chattr", [path, "r" + rng.choice(("", "h", "s", "a"))])]
+    if k == 0:
+        ops.append(opscript.Op("write", [path, rng.randrange(5000), 1 + rng.randrange(700), rng.randrange(256)]))
+    elif k == 1:
+        ops.append(opscript.Op("truncate", [path, rng.randrange(5000)]))
+    elif k == 2:
+        ops.append(opscript.Op("rename", [path, path + " ro"]))
+    else:
+        ops.append(opscript.Op("unlink", [path]))
+    return ops
 
 
 def campaign_renumber(ops):

@@ -17,13 +17,19 @@ C core code) and the script's per-op results:
     deep-tree           a path 8 or more directories deep
     fat12-sector-edge   on FAT12, a used cluster whose 12-bit entry straddles
                         two FAT sectors (odd/even packing across the edge)
+    shrink-cluster, extend-hole, ro-modified, time-edge
+                        the second grammar's (vfz.campaign.metastates: a
+                        truncate cutting a chain, a file extended with a
+                        hole, a read-only file modified, a touch at the
+                        edge of FAT's time range)
 
 tour(fs, free, cluster) is one script that reaches all of them on a fresh
 volume of the given free bytes and cluster size: every name class in one
 directory (which then spans clusters), a 12-deep tree, directories moved
 up into the root and down out of it, two large files and a small one, the
 first large one unlinked and a third large one allocated across the end of
-the volume into its hole, files grown after the wrap, and dot-path renames.
+the volume into its hole, files grown after the wrap, dot-path renames, and the
+second grammar's states (meta_tour).
 Data never exceed ~92 % of the free bytes: the model predicts no ENOSPC for
 data clusters, so a full volume would be a false divergence.
 """
@@ -31,11 +37,12 @@ import os
 import random
 from collections import Counter
 
-from vfz import opscript
+from vfz import model, opscript
+from vfz.campaign.metastates import META_STATES, meta_reached
 from vfz.fatimg import Fat, open_ro
 
 STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "dir-to-root", "dir-from-root",
-          "dir-multi-cluster", "deep-tree", "fat12-sector-edge"]
+          "dir-multi-cluster", "deep-tree", "fat12-sector-edge"] + META_STATES
 
 # one or two names per class of docs/op-script.md, written here for the tour
 TOUR_NAMES = ["README.TXT", "lower.md", "Mixed Case Name.text", "thirteen13chr", "x" * 26,
@@ -86,7 +93,31 @@ def tour(free, cluster, rng=None, fill=True):
               'rmdir "/late"']
     # dot paths in renames (EBUSY/EINVAL/ENOTEMPTY per Linux)
     lines += ['rename "/d/." "/e"', 'rename "/late" "/late/.."', 'rename "/t1/.." "/x"']
+    lines += meta_tour(cluster, rng)
     return opscript.parse("\n".join(lines) + "\n")
+
+
+def meta_tour(cluster, rng=None):
+    """The tour's second-grammar part (a few clusters): a chain cut by a
+    truncate, a file extended with holes (a growing truncate, a write past
+    the end), a read-only file written, truncated, renamed and unlinked,
+    times clamped at both edges of FAT's range and rounded, attributes on
+    a directory and on the root, a label. Writers that do not support an
+    op are sent the tour without it."""
+    r = rng.randrange(1 << 16) if rng else 0
+    return [
+        'mkdir "/m"', f'create "/m/cut" {3 * cluster + 100} {r % 256}',
+        f'truncate "/m/cut" {cluster - 1}', 'truncate "/m/cut" 0',
+        'create "/m/grow" 100 1', f'truncate "/m/grow" {2 * cluster + 5}',
+        f'write "/m/grow" {3 * cluster + r % cluster} 10 2',
+        'create "/m/ro" 700 3', 'chattr "/m/ro" r', 'write "/m/ro" 650 100 4',
+        f'truncate "/m/ro" {cluster + 1}', 'rename "/m/ro" "/m/ro moved"', 'chattr "/m/ro moved" rha',
+        'create "/m/gone" 10 5', 'chattr "/m/gone" rs', 'unlink "/m/gone"',
+        'touch "/m/cut" 0 315532801', 'touch "/m/grow" 4354819199 7258118403.5',
+        f'touch "/m/ro moved" {1246079973 + 2 * (r % 1000)}.25 1246079973',
+        'chattr "/m" hs', 'chattr "/" r', 'chattr "/" -', 'touch "/" 1 1',
+        'label "TOUR"',
+    ]
 
 
 def probe():
@@ -223,6 +254,9 @@ def census(image, ops, results, cuts=None):
         freed = _used(before)[1] - _used(after)[1]
         if freed & used:
             reached.add("reuse-after-unlink")
+    # the second grammar's states, stepped through the kernel profile's
+    # model (a root that never fills: an op counts where both answer ok)
+    reached |= meta_reached(model.Model("kernel", "dual"), ops, results, fat.bps * fat.spc)
     return reached
 
 
@@ -291,6 +325,25 @@ class Census:
     def __init__(self):
         self.n = Counter()          # (fs, source) -> scripts with a census
         self.reached = Counter()    # (fs, source, state) -> scripts that reached it
+        self.sent = Counter()       # (writer, op kind) -> second-grammar ops it was sent
+
+    def add_sent(self, res, ops):
+        """Count the second grammar's ops each writer of a checked script
+        (a vfz.check.checker.CheckResult) was sent: those it supports."""
+        from vfz import oracles
+        from vfz.check.checker import ops_for
+        for wn in res.verdicts:
+            if wn in oracles.WRITERS:
+                for o in ops_for(wn, ops):
+                    if o.kind in opscript.META_KINDS:
+                        self.sent[(wn, o.kind)] += 1
+
+    def sent_json(self):
+        """{writer: {op kind: ops sent}} of the second grammar."""
+        out = {}
+        for (wn, kind), n in sorted(self.sent.items()):
+            out.setdefault(wn, {})[kind] = n
+        return out
 
     def add(self, fs, source, states):
         if states is None:
@@ -309,6 +362,9 @@ class Census:
         for st in STATES:
             out.append(f"{st:<20} " + " ".join(
                 f"{self.reached[(fs, src, st)]:>9}/{self.n[(fs, src)]:<10}" for fs, src in cols))
+        for wn, kinds in self.sent_json().items():
+            out.append(f"second grammar sent to {wn}: " + ", ".join(
+                f"{kinds.get(k, 0)} {k}" for k in opscript.META_KINDS))
         return out
 
     def to_json(self):

@@ -79,6 +79,7 @@ def summarise(self):
             "census": self.census.to_json(),
             "geometry": getattr(self, "geo_stats", None) or {},
             "geometries": {s: c for s, c in getattr(getattr(self, "geo", None), "classes", {}).items()},
+            "meta_ops": self.census.sent_json(),
             "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}
     try:
         tmp = os.path.join(self.workdir, f".summary.json.{os.getpid()}")

@@ -23,7 +23,7 @@ from vfz.check import diff
 from vfz.check import verdict
 from vfz.errors import UsageError
 from vfz.oracles.evidence import Evidence, fat_type_exception
-from vfz.model.space import space_for
+from vfz.check.predict import model_key, model_of  # noqa: F401
 from vfz.check import transform
 from vfz.check import twins
 from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, fold_path, ops_for,  # noqa: F401
@@ -41,23 +41,6 @@ FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:51
 class HarnessError:
     def __init__(self, msg):
         self.msg = msg
-
-
-def model_key(wn):
-    """(profile, names, rule) of the model that predicts writer wn."""
-    e = oracles.entry(wn)
-    return (e.profile if isinstance(e.profile, str) else id(e.profile)), e.names, e.shortname
-
-
-def model_of(wn, base, ops):
-    """The model that predicts writer wn on a copy of image base, after ops
-    (its root's slots come from base; the writer's shortname rule)."""
-    e = oracles.entry(wn)
-    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname,
-                    space=space_for(e.profile, base))
-    m.label_from(base)
-    m.apply(ops)
-    return m
 
 
 def write_copy(w, wn, base, img, ops):
@@ -327,7 +310,7 @@ class Checker:
                                    wn, m.msg))
                 continue
             self._check_writer(res, wops, fs, wn, w, m, base, wdir, readers)
-        twins.check_twins(self, res, ops)
+        twins.check_twins(self, res, ops, fs)
         return res
 
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
@@ -441,7 +424,7 @@ class Checker:
                 # say follows from the image as it now is (the core's listing)
                 exp_c = rcls.expectations(None, None, img, fat_bits(fs),
                                           core_listing=(twin_listing(img) or {}).values())
-            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn,
+            vd = verdict.verdict_for(rr, exp_entries, rn, exp_c, used, wn, image=img,
                                      label=m.expected_label() if m is not None else None)
         except Exception as e:
             msg = f"verdict for {rn}: {type(e).__name__}: {e}"

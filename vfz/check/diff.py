@@ -328,7 +328,7 @@ def _read_all(image, readers, expected_entries, expect, timeout, used, writer=No
         except Exception as e:  # the contract says never raise; belt and braces
             r = oracles.ReadResult(n, error=f"{type(e).__name__}: {e}")
         exp_c = expect(n)
-        vd = verdict.verdict_for(r, expected_entries, n, exp_c, used, writer)
+        vd = verdict.verdict_for(r, expected_entries, n, exp_c, used, writer, image=image)
         out[n] = {"verdict": vd.verdict, "detail": vd.text(), "seconds": round(r.seconds, 3),
                   "complaints": r.complaints, "raw": r.raw[-20000:],
                   "extra": {k: v for k, v in r.extra.items() if k != "complaints"}}

@@ -1,36 +1,99 @@
 """Twins: a core writer and the kernel writer it reimplements must write the same bytes under the same script."""
+import os
+
 from vfz import oracles
 from vfz.check.divergence import Divergence, family, name_class, op_for_path, ops_for
+from vfz.check.predict import model_of
 from vfz.oracles.evidence import core_listing
 
 
-def check_twins(ck, res, ops):
+def check_twins(ck, res, ops, fs=None):
     """A writer that reimplements another (Entry.twin: the core and the
     kernel it follows) must write the same bytes under the same script:
     short entries (dual aliases, dummies of one seed), NT case byte,
     attributes, first clusters and LFN slot counts, per path, from the
-    core's listing of both images. Masked only where the kernel draws
+    core's listing of both images; and the modify and access times
+    wherever the model predicts them (a touch not stamped over since:
+    "now" is each writer's clock). Masked only where the kernel draws
     randomness: its hex-tail aliases (jiffies) and dummies of another
-    seed. One divergence per differing field."""
+    seed. One divergence per differing field. When the twin is sent less
+    of the script (its supports: Linux writes no label), the writer
+    writes the twin's script again on a fresh volume of fs for the
+    comparison, whose results must then be the twin's."""
     ws = dict(ck.writers)
     for wn, w in ck.writers:
         tn = oracles.entry(wn).twin
         if not tn or tn not in ws or wn not in res.images or tn not in res.images:
             continue
-        if ops_for(wn, ops) != ops_for(tn, ops):
-            continue                       # sent different scripts (supports): no twins here
         if res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"):
             continue                       # results differ already: a finding of its own
+        tops = ops_for(tn, ops)
+        mine = res.images[wn]
+        m = None
+        if fs is not None:
+            m = model_of(tn, ck.pristine_image(fs), tops)
+        if ops_for(wn, ops) != tops:
+            if m is None or ops_for(wn, tops) != tops:
+                continue                   # no script both can be sent
+            mine, det = _rewrite(ck, w, wn, fs, tops, res, tn, m)
+            if det:
+                res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
+                                    "kind": "twin-results", "op": "-", "cls": "-"}, wn, det))
+            if mine is None:
+                continue
         same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
-        a, b = twin_listing(res.images[wn]), twin_listing(res.images[tn])
+        a, b = twin_listing(mine), twin_listing(res.images[tn])
         if a is None or b is None:
             continue
-        for field, path, mine, theirs in twin_differences(a, b, same_seed):
+        diffs = twin_differences(a, b, same_seed)
+        if m is not None:
+            diffs += time_differences(a, b, predicted_times(m))
+        for field, path, x, y in diffs:
             det = (f"{wn} and its twin {tn} wrote {path} differently: {field} "
-                   f"{mine!r} vs {theirs!r}")
+                   f"{x!r} vs {y!r}")
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
                                 "kind": f"twin-{field}", "op": op_for_path(ops, path),
                                 "cls": name_class(path)}, wn, det))
+
+
+def _rewrite(ck, w, wn, fs, tops, res, tn, m):
+    """Writer w applies its twin's script tops to a fresh volume of fs ->
+    (image or None, detail of a divergence or None): its results must be
+    the model's, which the twin's matched."""
+    img = os.path.join(os.path.dirname(res.images[wn]), f"{wn}-as-{tn}.img")
+    wr = ck._write(w, wn, ck.pristine_image(fs), img, tops)
+    res.images[f"{wn}-as-{tn}"] = img
+    res.raws[f"{wn}-as-{tn}"] = wr.raw
+    if wr.error:
+        return None, f"{wn} on its twin {tn}'s script failed: {wr.error}"
+    for i, op in enumerate(tops):
+        got = wr.results[i] if i < len(wr.results) else None
+        if got != m.results[i]:
+            return None, (f"{wn} on its twin {tn}'s script: line {op.line}: {op}: expected "
+                          f"{m.results[i]}, got {got}")
+    return img, None
+
+
+def predicted_times(m):
+    """{path: {"mtime": s, "atime": s}} of the times model m predicts (a
+    touch not stamped over since; the rest is each writer's clock)."""
+    return {p: {k: v for k, v in i.items() if k in ("mtime", "atime") and v is not None}
+            for p, i in m.inodes().items()}
+
+
+def time_differences(a, b, predicted):
+    """[(field, path, mine, theirs)]: the modify and access times of two
+    core listings by path, where the model predicts them; named when
+    either is not the prediction (both wrong alike included)."""
+    out = []
+    for p, times in sorted(predicted.items()):
+        x, y = a.get(p), b.get(p)
+        if x is None or y is None:
+            continue
+        for f, want in sorted(times.items()):
+            if x.get(f) != want or y.get(f) != want:
+                out.append((f, p, x.get(f), y.get(f)))
+    return out
 
 
 TWIN_FIELDS = ("type", "short", "nt", "attr", "cluster", "lfn")

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 
 from vfz import listing, oracles
+from vfz.check import meta
+from vfz.oracles import evidence
 
 
 @dataclass
@@ -226,12 +228,15 @@ def results_text(rows):
     return "\n".join(f"line {op.line}: {op}: expected {e}, got {a}" for op, e, a in rows)
 
 
-def verdict_for(r, expected_entries, reader, exp_complaints, used, writer=None, label=None):
+def verdict_for(r, expected_entries, reader, exp_complaints, used, writer=None, label=None, image=None):
     """A ReadResult r of reader (a name) against the expected entries and
     complaints -> Verdict. writer: the name of the writer whose image it is
     (its named exceptions may explain names); label: the expected volume
     label ({"boot", "root"}: vfz.model.inode), compared where the reader
-    shows it (r.extra["label"])."""
+    shows it (r.extra["label"]). image: the image read; a reader that shows
+    attributes or times (Reader.shows) whose listing agrees on the canonical
+    keys is then held against the core's listing of it on those fields
+    (vfz.check.meta)."""
     if r.error:
         return Verdict("failed", error=r.error)
     rcls = oracles.oracle_class(reader, "reader")
@@ -243,6 +248,11 @@ def verdict_for(r, expected_entries, reader, exp_complaints, used, writer=None, 
         if d:
             v.verdict = "differs"
             v.diff = d
+    if v.verdict == "ok" and image is not None and rcls.shows and r.listing:
+        changed = meta.meta_changed(rcls, r.listing, evidence.core_listing(image))
+        if changed:
+            v.verdict = "differs"
+            v.diff = ListingDiff(changed=changed)
     bad, lines = rcls.judge(r, exp_complaints, used)
     if bad and v.verdict == "ok":
         v.verdict = "complains"

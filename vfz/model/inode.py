@@ -228,6 +228,14 @@ class InodeOps:
         self.label_set = True
         return "ok"
 
+    def inode(self, path):
+        """(is_dir, size, attr) of the entry open(path) finds now; None for
+        the root (no entry) and a path that names nothing."""
+        node, err = self._resolve(path)
+        if err or node is self.root:
+            return None
+        return node.is_dir, (0 if node.is_dir else len(node.data)), node.attr
+
     def inodes(self):
         """{path: {"attr": byte, "mtime": s or None, "atime": s or None}}
         of every entry (None: the writer's clock)."""

@@ -100,6 +100,16 @@ class Hooks:
 class Reader(Hooks):
     name = "?"
     glue = None          # how errors of the glue name it (default: the oracle's name)
+    # the listing fields beyond the canonical keys (docs/listing.md: attr,
+    # mtime, atime, crtime, crtime_ns) this reader shows; each image it reads
+    # is held against the core's listing on them (vfz.check.meta)
+    shows = ()
+
+    @staticmethod
+    def shown(field, value):
+        """The part of a field's value this reader can show: its mask,
+        documented where the reader defines it. Default: all of it."""
+        return value
 
     def read(self, image, timeout=30.0):
         """The answer of _read(image, timeout, r), timed; an exception of the

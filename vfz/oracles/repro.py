@@ -77,11 +77,11 @@ def op_data(data, i, op):
 # ---------------------------------------------------------------- a mounted volume
 def posix_ops(case, data):
     """kstep lines for the ops, on the volume mounted at $M: mkdir, a
-    create that refuses an existing name, dd, `ren` (rename(2)), rm, rmdir;
-    the second grammar as truncate(1), touch -m/-a, and a python3 one-liner
-    for FAT_IOCTL_SET_ATTRIBUTES (where the volume is mounted: python3
-    needed); no label (Linux writes none). The template defines kstep (N
-    EXPECTED COMMAND...) and ren."""
+    create that refuses an existing name, dd, `ren` (rename(2)), rm, rmdir,
+    and for the second grammar truncate -s, `setattr` (the FAT attribute
+    ioctl) and touch -m / -a; the template defines kstep (N EXPECTED
+    COMMAND...), ren and, if its writer does chattr, setattr (PATH BYTE).
+    A label op has no POSIX command: it is left out."""
     lines = ['echo "== the operations"\n']
     for i, op in enumerate(case.ops):
         n = i + 1
@@ -110,21 +110,30 @@ def posix_ops(case, data):
             cmd = f'ren {p} "$M"{q(op.args[1])}'
         elif k == "truncate":
             cmd = f"truncate -s {op.args[1]} {p}"
-        elif k == "touch":
-            # utimensat with both times: `touch -d` sets both in one call (fusefat
-            # dies of that on its root), then -a the access time when it differs
-            # (GNU touch takes @SECONDS.FRACTION)
-            cmd = f"touch -d @{op.args[1]} {p}" if op.args[1] == op.args[2] else \
-                f"sh -c 'touch -d @{op.args[1]} \"$1\" && touch -a -d @{op.args[2]} \"$1\"' touch {p}"
         elif k == "chattr":
-            # FAT_IOCTL_SET_ATTRIBUTES on open(O_RDONLY), as the kernel oracle's agent
-            bits = sum({"r": 1, "h": 2, "s": 4, "a": 32}[c] for c in op.args[1] if c != "-")
-            cmd = (f"python3 -c 'import fcntl,os,struct,sys; fd=os.open(sys.argv[1], os.O_RDONLY); "
-                   f"fcntl.ioctl(fd, 0x40047211, struct.pack(\"I\", {bits}))' {p}")
+            cmd = f"setattr {p} {opscript.attr_bits(op.args[1])}"
+        elif k == "touch":
+            m, a = (_touch_sec(t.sec) for t in op.args[1:3])
+            # utimensat: ENOENT for a missing name (touch alone would create it, -c succeed)
+            cmd = (f"sh -c '[ -e \"$1\" ] || {{ echo \"$1: not found\"; exit 1; }}; "
+                   f"touch -c -m -d @{m} \"$1\" && touch -c -a -d @{a} \"$1\"' touch {p}")
         else:
             continue            # label: Linux writes none
         lines.append(f"kstep {n} {want} {cmd}\n")
     return "".join(lines)
+
+
+# touch(1) (coreutils and busybox) takes @SECONDS up to a few hundred years
+# ahead; a time past that is given as the first second FAT cannot hold
+# (2108-01-01), which every FAT writer clamps like the op's own value. The
+# fraction is left out: the modify time is stored to 2 s, the access time
+# to the day, both truncated, so it changes no byte.
+_TOUCH_MAX = 1 << 34
+_FAT_PAST = 4354819200
+
+
+def _touch_sec(sec):
+    return sec if sec < _TOUCH_MAX else _FAT_PAST
 
 
 LIST_MOUNT = r"""

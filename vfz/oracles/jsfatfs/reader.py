@@ -18,6 +18,15 @@ class JsfatfsReader(Reader):
     check)."""
     explain = staticmethod(exceptions.explain_read)
 
+    @staticmethod
+    def name_exception(expected_leaf, actual_leaf):
+        """A bare 8.3 name shows as stored: the NT case byte is ignored."""
+        from vfz.model import short_only
+        if actual_leaf == expected_leaf.upper() and actual_leaf != expected_leaf \
+                and short_only(expected_leaf, "winnt") and expected_leaf.isascii():
+            return exceptions.NT_CASE
+        return None
+
     def __init__(self, name="jsfatfs", **cfg):
         self.name = name
         self.server = Server()

@@ -55,7 +55,12 @@ Answers
                          (errno names; "SHORT" = fewer bytes than the size),
                          "path_bytes" (hex, when the name is not UTF-8);
                          a file the kernel lists but cannot open/stat has
-                         no size/sha256. None when the mount failed.
+                         no size/sha256; "attr" (FAT_IOCTL_GET_ATTRIBUTES,
+                         "attr_error" its errno), "mtime", "atime", "crtime",
+                         "crtime_ns" (statx), which the checker holds against
+                         the core's listing (KernelReader.shows, its mask
+                         KernelReader.shown: attr & 0x3F). None when the
+                         mount failed.
     ReadResult.complaints  kernel messages about the filesystem (FAT-fs,
                          VFS, BUG/Oops/WARNING), "(loopN)" normalised to
                          "(loop)", plus "mount failed: ERRNO", walk errors
@@ -66,7 +71,9 @@ Answers
     ReadResult.error / WriteResult.error   the VM died, hung (timeout) or the
                          harness could not run; the VM is restarted for the
                          next request.
-    WriteResult.results  per op "ok" or the errno name the syscall returned;
+    WriteResult.results  per op "ok" or the errno name the syscall returned
+                         (truncate(2), FAT_IOCTL_SET_ATTRIBUTES and utimensat(2)
+                         for the second grammar; no label: Linux writes none);
                          the image file is rewritten with the unmounted bytes.
 
 The package: guest.py (the guest build, the VM pool, module sets, the
@@ -75,7 +82,7 @@ agent's protocol), answers.py (reading the agent's answers), reader.py,
 writer.py; agent.c, build.sh and mkimage.py build the guest. This module
 holds the registry entries and the public names.
 """
-from vfz.oracles import Entry
+from vfz.oracles import OPS, Entry
 from vfz.oracles.kernel.answers import (COMPLAINT_RE, STORAGE_RE, TYPES, complaints_of, parse_kmsg,  # noqa: F401
                                         parse_listing, unescape)
 from vfz.oracles.kernel.guest import (DEFAULT_OPTIONS, DEFAULT_SEED, default_build_dir,  # noqa: F401
@@ -91,15 +98,17 @@ from vfz.oracles.kernel.writer import (OP_CODES, KernelNo83Writer, KernelNodualV
 _NEEDS = ("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")
 _NODUAL_NEEDS = _NEEDS + ("linux-headers-amd64", "linux-source-6.1", "make", "gcc")
 _M = "vfz.oracles.kernel:"
+# Linux's vfat writes no volume label: its writers leave `label` out
+_SUPPORTS = OPS | {"write-offset", "truncate", "chattr", "touch"}
 EXPORTS = {"kernel": "vfz.oracles.kernel.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("kernel", "kernel", reader=_M + "KernelReader", writer=_M + "KernelWriter", names="dual",
-          needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True),
+          needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True, supports=_SUPPORTS),
     Entry("kernel-nodual", "kernel", reader=_M + "KernelNodualReader", writer=_M + "KernelNodualWriter",
-          shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", builds=True),
+          shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
     Entry("kernel-nodual-v3", "kernel", reader=_M + "KernelNodualV3Reader",
           writer=_M + "KernelNodualV3Writer", shorts="v3", shortname="winnt", seeded=True,
-          needs=_NODUAL_NEEDS, cost="vm", builds=True),
+          needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
     Entry("kernel-no83", "kernel", reader=_M + "KernelNo83Reader", writer=_M + "KernelNo83Writer",
-          names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True),
+          names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
 ]

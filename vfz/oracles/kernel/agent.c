@@ -21,7 +21,10 @@
  *                          spends its budget stops with "E path limit time"
  *   X {u8 op; args}        one op-script operation as a syscall; reply "ok"
  *                          or the errno name (strings: u32 len + bytes,
- *                          numbers: u64)
+ *                          numbers: u64): m mkdir, c create, w write,
+ *                          r rename, u unlink, d rmdir (first grammar);
+ *                          t truncate {path, size}, a chattr {path, attr},
+ *                          T touch {path, mtime s, ns, atime s, ns}
  *   U [u32 flags]          unmount (syncs), then drop caches unless flags
  *                          bit 0 is set
  *   G                      image bytes back: u64 size; chunks as in I
@@ -41,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
+#include <linux/msdos_fs.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -690,7 +694,12 @@ static void cmd_umount(struct rd *r)
 
 /* One line per entry, tab-separated:
  *   T  path  d_type  stat_type  size  sha256  stat_err  open_err  read_err
+ *      attr  mtime  atime  btime
  * d_type/stat_type: f d l o (other) ? (unknown/failed); '-' = not applicable.
+ * attr: FAT_IOCTL_GET_ATTRIBUTES on the entry's descriptor, two hex digits
+ * (an errno name when the ioctl failed, '-' when it was not opened);
+ * times: statx's "sec.nsec" (btime: FAT's creation time; '-' when statx
+ * did not give it).
  * Problems with a directory as a whole: "E  path  what  errno".
  * The walk stops at MAX_DEPTH levels and MAX_ENTRIES entries ("E ... limit"). */
 struct walk {
@@ -726,6 +735,38 @@ static char stchar(mode_t m)
 	if (S_ISDIR(m)) return 'd';
 	if (S_ISLNK(m)) return 'l';
 	return 'o';
+}
+
+/* the entry's FAT attributes as the kernel shows them (fat_make_attrs:
+ * the bits it keeps, ATTR_DIR and ATTR_RO from the mode) */
+static void get_attr(int fd, char *out, size_t n)
+{
+	uint32_t a = 0;
+	if (ioctl(fd, FAT_IOCTL_GET_ATTRIBUTES, &a) < 0)
+		snprintf(out, n, "%s", ename(errno));
+	else
+		snprintf(out, n, "%02x", a);
+}
+
+static void put_time(struct buf *b, const struct statx_timestamp *t)
+{
+	buf_printf(b, "\t%lld.%09u", (long long)t->tv_sec, t->tv_nsec);
+}
+
+/* "\tmtime\tatime\tbtime\n" of a statx answer, '-' for what it lacks */
+static void put_times(struct buf *b, const struct statx *st)
+{
+	if (!st) {
+		buf_printf(b, "\t-\t-\t-\n");
+		return;
+	}
+	put_time(b, &st->stx_mtime);
+	put_time(b, &st->stx_atime);
+	if (st->stx_mask & STATX_BTIME)
+		put_time(b, &st->stx_btime);
+	else
+		buf_printf(b, "\t-");
+	buf_printf(b, "\n");
 }
 
 static void walk_dir(struct walk *w, int dfd, char *path, size_t plen, int depth)
@@ -775,25 +816,27 @@ static void walk_dir(struct walk *w, int dfd, char *path, size_t plen, int depth
 		memcpy(path + plen + 1, nm, nl + 1);
 		size_t cl = plen + 1 + nl;
 
-		struct stat st;
+		struct statx st;
 		int serr = 0;
-		if (fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (statx(dirfd(d), nm, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &st) < 0)
 			serr = errno;
-		char stype = serr ? '?' : stchar(st.st_mode);
+		char stype = serr ? '?' : stchar(st.stx_mode);
 		char dtype = tchar(de->d_type);
 		char kind = serr ? dtype : stype;
 		char sha[65] = "-";
 		char sizebuf[32] = "-";
 		const char *oerr = "-", *rerr = "-";
 		if (!serr)
-			snprintf(sizebuf, sizeof sizebuf, "%lld", (long long)st.st_size);
+			snprintf(sizebuf, sizeof sizebuf, "%lld", (long long)st.stx_size);
 		int sub = -1;
+		char attr[24] = "-";
 		if (kind == 'f') {
 			int fd = openat(dirfd(d), nm, O_RDONLY | O_NOFOLLOW);
 			if (fd < 0) {
 				oerr = ename(errno);
 			} else {
 				oerr = "ok";
+				get_attr(fd, attr, sizeof attr);
 				if (w->hash) {
 					struct sha256 s;
 					uint8_t digest[32];
@@ -815,7 +858,7 @@ static void walk_dir(struct walk *w, int dfd, char *path, size_t plen, int depth
 					uint64_t got = s.len;
 					sha256_final(&s, digest);
 					sha256_hex(digest, sha);
-					if (!serr && (long long)got != (long long)st.st_size && rerr[0] == '-')
+					if (!serr && (long long)got != (long long)st.stx_size && rerr[0] == '-')
 						rerr = "SHORT";
 					if (serr)
 						snprintf(sizebuf, sizeof sizebuf, "%llu", (unsigned long long)got);
@@ -825,11 +868,14 @@ static void walk_dir(struct walk *w, int dfd, char *path, size_t plen, int depth
 		} else if (kind == 'd') {
 			sub = openat(dirfd(d), nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 			oerr = sub < 0 ? ename(errno) : "ok";
+			if (sub >= 0)
+				get_attr(sub, attr, sizeof attr);
 		}
 		buf_add(w->out, "T\t", 2);
 		buf_esc(w->out, path, cl);
-		buf_printf(w->out, "\t%c\t%c\t%s\t%s\t%s\t%s\t%s\n", dtype, stype, sizebuf, sha,
-			   serr ? ename(serr) : "-", oerr, rerr);
+		buf_printf(w->out, "\t%c\t%c\t%s\t%s\t%s\t%s\t%s\t%s", dtype, stype, sizebuf, sha,
+			   serr ? ename(serr) : "-", oerr, rerr, attr);
+		put_times(w->out, serr ? NULL : &st);
 		if (sub >= 0) {
 			if (depth + 1 >= MAX_DEPTH) {
 				buf_add(w->out, "E\t", 2);
@@ -931,6 +977,30 @@ static int put_content(int fd, uint64_t off, uint64_t size, uint64_t seed)
 	return 0;
 }
 
+/* chattr: FAT_IOCTL_SET_ATTRIBUTES on a read-only descriptor, as the
+ * kernel's own fat attribute tools do (the ioctl takes the mount's write
+ * access itself); open's errors are the op's (ENOENT, ENOTDIR) */
+static int op_chattr(const char *path, uint32_t attr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int err = ioctl(fd, FAT_IOCTL_SET_ATTRIBUTES, &attr) < 0 ? errno : 0;
+	close(fd);
+	return err;
+}
+
+/* touch: utimensat with both times (the kernel clamps them to the
+ * volume's range and rounds them: fat_truncate_time) */
+static int op_touch(const char *path, uint64_t msec, uint64_t mns, uint64_t asec, uint64_t ans)
+{
+	struct timespec ts[2] = {
+		{ .tv_sec = (time_t)asec, .tv_nsec = (long)ans },
+		{ .tv_sec = (time_t)msec, .tv_nsec = (long)mns },
+	};
+	return utimensat(AT_FDCWD, path, ts, 0) < 0 ? errno : 0;
+}
+
 static void cmd_op(struct rd *r)
 {
 	int op = (int)rd_u(r, 1);
@@ -1000,6 +1070,22 @@ static void cmd_op(struct rd *r)
 		if (!r->bad && rmdir(a) < 0)
 			err = errno;
 		break;
+	case 't':
+		n1 = rd_u(r, 8);
+		if (!r->bad && truncate(a, (off_t)n1) < 0)
+			err = errno;
+		break;
+	case 'a':
+		n1 = rd_u(r, 4);
+		if (!r->bad)
+			err = op_chattr(a, (uint32_t)n1);
+		break;
+	case 'T': {
+		uint64_t ms = rd_u(r, 8), mn = rd_u(r, 8), as = rd_u(r, 8), an = rd_u(r, 8);
+		if (!r->bad)
+			err = op_touch(a, ms, mn, as, an);
+		break;
+	}
 	default:
 		r->bad = 1;
 	}

@@ -79,10 +79,42 @@ def parse_listing(raw):
             e["read_error"] = rerr
         if dtype != stype and serr == "-" and dtype != "?":
             e["d_type"] = TYPES.get(dtype, dtype)
+        if len(f) >= 13:
+            e.update(_meta(*(x.decode() for x in f[9:13])))
         e.update(extra)
         entries.append(e)
     entries.sort(key=lambda e: e["path"])
     return entries, errors
+
+
+def _stamp(t):
+    """statx's "sec.nsec" -> (sec, nsec), None for '-'."""
+    if t == "-":
+        return None
+    sec, _, ns = t.partition(".")
+    return int(sec), int(ns or 0)
+
+
+def _meta(attr, mtime, atime, btime):
+    """The listing's attribute and time fields (docs/listing.md, the core's
+    names) from the agent's: attr from FAT_IOCTL_GET_ATTRIBUTES, the times
+    from statx (btime is FAT's creation time); "attr_error" when the ioctl
+    failed. A modify or access time with nanoseconds keeps them
+    (mtime_ns, atime_ns): FAT has none, so they would be a finding."""
+    out = {}
+    if attr != "-":
+        try:
+            out["attr"] = int(attr, 16)
+        except ValueError:
+            out["attr_error"] = attr
+    for key, t in (("mtime", mtime), ("atime", atime), ("crtime", btime)):
+        st = _stamp(t)
+        if st is None:
+            continue
+        out[key] = st[0]
+        if key == "crtime" or st[1]:
+            out[key + "_ns"] = st[1]
+    return out
 
 
 def _txt(b):

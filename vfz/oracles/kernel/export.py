@@ -30,8 +30,10 @@ SHA = True
 LISTING = True
 TOOL = "Linux vfat"
 STEPS = ("mounts it with `mount -o loop` (root needed) and, for a writer bug, applies the "
-         "operations with mkdir, dd, rename(2) (perl, else mv -T), rm and rmdir, checking each exit status; then lists "
-         "the mounted tree with find, stat and sha256sum")
+         "operations with mkdir, dd, rename(2) (perl, else mv -T), rm and rmdir (truncate -s, "
+         "touch -m/-a and the FAT attribute ioctl through perl or fatattr (a busybox applet too) for "
+         "the second grammar), "
+         "checking each exit status; then lists the mounted tree with find, stat and sha256sum")
 EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, `f PATH SIZE "
             "SHA256` for a file.")
 OPTIONS = "codepage=437,iocharset=ascii,utf8,shortname=mixed"
@@ -56,6 +58,17 @@ ren() {   # rename(2) itself (mv without -T would move into a directory TO)
         perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$1" "$2"
     else
         mv -T "$1" "$2"
+    fi
+}
+setattr() {   # PATH BYTE: FAT_IOCTL_SET_ATTRIBUTES (_IOW('r', 0x11, __u32)): perl, else fatattr (busybox has it)
+    if command -v perl >/dev/null 2>&1; then
+        perl -e 'open(my $f, "<", $ARGV[0]) or die "open: $!\n";
+                 ioctl($f, 0x40047211, pack("L", $ARGV[1])) or die "ioctl: $!\n"' "$1" "$2"
+    elif command -v fatattr >/dev/null 2>&1; then
+        fatattr $(for b in 1:r 2:h 4:s 32:a; do
+                      [ $(( $2 & ${b%%:*} )) -ne 0 ] && echo "+${b#*:}" || echo "-${b#*:}"; done) "$1"
+    else
+        cannot "setting FAT attributes needs perl or fatattr"
     fi
 }
 kstep() {   # N EXPECTED COMMAND...: one command on the mounted volume

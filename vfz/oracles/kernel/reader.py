@@ -18,6 +18,21 @@ WALK_SHARE = 0.6   # of a read's timeout the walk may spend before it stops
 
 
 class KernelReader(_KernelBase, Reader):
+    # the agent lists FAT_IOCTL_GET_ATTRIBUTES and statx's times of every
+    # entry it opens: attributes, modify, access and creation time (btime:
+    # fat_getattr gives i_crtime, with its 10-ms field)
+    shows = ("attr", "mtime", "atime", "crtime", "crtime_ns")
+    # The mask: fat_save_attrs keeps ATTR_RO|ATTR_HIDDEN|ATTR_SYS|
+    # ATTR_VOLUME|ATTR_ARCH of the entry's byte in the inode and
+    # fat_make_attrs adds ATTR_DIR from the mode; bits 0x40 and 0x80 never
+    # reach the inode, so the ioctl cannot show them. The times are shown
+    # whole (the root has no entry and is not listed).
+    ATTR_SHOWN = 0x3F
+
+    @classmethod
+    def shown(cls, field, value):
+        return value & cls.ATTR_SHOWN if field == "attr" else value
+
     def __init__(self, name="kernel", **cfg):
         _KernelBase.__init__(self, name, **cfg)
 

@@ -8,15 +8,19 @@ variants differ only in their module set (and the seed they write).
 import struct
 
 from vfz.oracles import Timer, Writer, WriteResult
+from vfz.opscript import attr_bits
 from vfz.oracles.kernel.answers import STORAGE_RE, _txt, parse_kmsg
 from vfz.oracles.kernel.guest import _KernelBase
 from vfz.oracles.kernel.vm import VMError, encode_image_file, s, write_image
 
 
-OP_CODES = {"mkdir": "m", "create": "c", "write": "w", "rename": "r", "unlink": "u", "rmdir": "d"}
+OP_CODES = {"mkdir": "m", "create": "c", "write": "w", "rename": "r", "unlink": "u", "rmdir": "d",
+            "truncate": "t", "chattr": "a", "touch": "T"}
 
 
 def encode_op(op):
+    """One op as the agent's X payload (agent.c: truncate(2), the
+    FAT_IOCTL_SET_ATTRIBUTES ioctl, utimensat(2) for the second grammar)."""
     code = OP_CODES[op.kind]
     a = op.args
     p = struct.pack("<B", ord(code)) + s(a[0])
@@ -26,6 +30,12 @@ def encode_op(op):
         p += struct.pack("<QQQ", a[1], a[2], a[3])
     elif op.kind == "rename":
         p += s(a[1])
+    elif op.kind == "truncate":
+        p += struct.pack("<Q", a[1])
+    elif op.kind == "chattr":
+        p += struct.pack("<I", attr_bits(a[1]))
+    elif op.kind == "touch":
+        p += struct.pack("<QQQQ", a[1].sec, a[1].nsec, a[2].sec, a[2].nsec)
     return p
 
 
