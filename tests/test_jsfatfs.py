@@ -25,7 +25,7 @@ sys.path.insert(0, REPO)
 
 from vfz import listing, model, opscript  # noqa: E402
 from vfz.checker import Checker  # noqa: E402
-from vfz.evidence import Evidence  # noqa: E402
+from vfz.oracles.evidence import Evidence  # noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 from vfz.oracles import ReadResult, exception  # noqa: E402
 from vfz.oracles.core import CoreReader, vfat_binary  # noqa: E402

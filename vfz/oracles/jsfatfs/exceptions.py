@@ -44,7 +44,7 @@ def op_throws(op):
 # ---------------------------------------------------------------- the image
 def _core_clusters(image):
     """{upper-cased path: (first cluster, size, type)} of the core's listing."""
-    from vfz.evidence import core_listing
+    from vfz.oracles.evidence import core_listing
     ls = core_listing(image) or []
     return {e["path"].upper(): (e.get("cluster", 0), e.get("size", 0), e["type"]) for e in ls}
 
