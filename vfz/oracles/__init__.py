@@ -223,6 +223,7 @@ MODULES = (
     "vfz.oracles.uboot",
     "vfz.oracles.fatfs",
     "vfz.oracles.jsfatfs",
+    "vfz.oracles.vvfat",
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})
