@@ -132,11 +132,28 @@ def gap_entries(ops):
     return {e["path"]: e for e in m.entries()}
 
 
+def read_ops(ev):
+    """The ops whose image the reader read: the evidence names the whole
+    script even when a known failure (jsfatfs-name-throws) had the readers
+    check it cut; the cut is the longest prefix whose model tree is the
+    expected one (ev.entries)."""
+    ops = _get(ev, "ops") or []
+    exp = _get(ev, "entries")
+    if exp is None:
+        return ops
+    for k in range(len(ops), -1, -1):
+        m = model.Model(PROFILE, "nodual", rule="lfn")
+        m.apply(ops[:k])
+        if m.entries() == exp:
+            return ops[:k]
+    return ops
+
+
 def _gap_holds(ev):
     d = _get(ev, "diff")
     if d is None or d.missing or d.extra or d.ambiguous or not d.changed:
         return False
-    gap = gap_entries(_get(ev, "ops") or [])
+    gap = gap_entries(read_ops(ev))
     for exp, shown in d.changed:
         g = gap.get(exp["path"])
         if g is None or g == exp:
@@ -144,6 +161,30 @@ def _gap_holds(ev):
         if any(k in shown and shown[k] != g.get(k) for k in ("type", "size", "sha256")):
             return False
     return True
+
+
+# dosfstools lfn.c prints a UTF-16 unit it cannot convert (a surrogate of a
+# character beyond the BMP) as ':' and three digits of this alphabet, high first
+_ESC = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+-"
+_ESC_RX = re.compile(r":([%s]{3})" % re.escape(_ESC))
+
+
+def fsck_path(path):
+    """fsck.fat's spelling of a path -> the name's: each pair of escaped
+    surrogates (':DX0:DmB' for U+2000B) decoded; anything else as printed."""
+    if not path or ":" not in path:
+        return path
+
+    def unit(m):
+        a, b, c = (_ESC.index(ch) for ch in m.group(1))
+        return (a << 12) | (b << 6) | c
+
+    def pair(m):
+        hi, lo = unit(_ESC_RX.match(m.group(1))), unit(_ESC_RX.match(m.group(2)))
+        if 0xD800 <= hi < 0xDC00 and 0xDC00 <= lo < 0xE000:
+            return chr(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+        return m.group(0)
+    return re.sub(r"(:[%s]{3})(:[%s]{3})" % (re.escape(_ESC), re.escape(_ESC)), pair, path)
 
 
 _FSCK = [   # fsck.fat message -> exception, when its evidence holds
@@ -179,7 +220,7 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
         sec = struct.unpack_from("<H", fat.b, 48)[0]
         stored = struct.unpack_from("<I", fat.b, sec * fat.bps + 488)[0]
         return int(m.group(1)) == stored and stored != int(m.group(2))
-    path = c.get("path")
+    path = fsck_path(c.get("path"))
     if not path or not path.startswith("/"):
         return False
     ent = clusters.get(path.upper())
@@ -221,10 +262,11 @@ def explain_checker(ev):
     except (OSError, ValueError, struct.error, TypeError):
         return None
     names = set()
+    ops = read_ops(ev)
     for c in cs:
         for rx, name in _FSCK:
             m = rx.search(c.get("message", ""))
-            if m and _fsck_holds(name, m, c, fat, _get(ev, "image"), clusters, _get(ev, "ops") or []):
+            if m and _fsck_holds(name, m, c, fat, _get(ev, "image"), clusters, ops):
                 names.add(name)
                 break
         else:
