@@ -429,10 +429,10 @@ EXCEPTIONS = [
         "directory (explain_read)", bug=BUG),
     NamedException(
         ROOT_TERM, "jsfatfs", "writer",
-        "dir.js addFile looks for a run of free slots one longer than the entry needs (its long-"
-        "name slots and short entry, then a slot it writes as the end marker), so where a FAT12/16 "
-        "root has exactly the entry's slots left it answers ENOSPC; Linux fills them (a full "
-        "directory needs no marker). Measured: one 3-slot name, then 2-slot names into a 512-slot "
+        "dir.js addFile, placing a new entry at the end of a directory (entryInfo.lastEntry), "
+        "writes one more slot after it as the end marker (entries.push({})), so where a FAT12/16 "
+        "root has exactly the entry's slots left the write runs past the root: ENOSPC; Linux fills "
+        "them (a full directory needs no marker). Measured: one 3-slot name, then 2-slot names into a 512-slot "
         "root (the label in one): Linux and the model take 254 of them, the package 253",
         "the first op the package answered otherwise is ENOSPC for a create or mkdir in a FAT12/16 "
         "root where the model, before that op, has a free run of the entry's slots but none one "

@@ -120,6 +120,22 @@ def floppy16_lost(fat):
     return lost
 
 
+def floppy16_orphans(fat):
+    """Clusters a FAT12 reading of a fat:floppy:16: FAT sees allocated
+    that no chain of vvfat's tree holds (fsck.fat reclaims them)."""
+    tree = walk(fat, 16)
+    held = set()
+    for is_dir, first, size in tree.values():
+        if first:
+            held.update(_chain(fat, 12, first, fat.clusters)[0])
+    saved = fat.bits
+    fat.bits = 12
+    try:
+        return {c for c in range(2, fat.clusters + 2) if fat.get(c) and c not in held}
+    finally:
+        fat.bits = saved
+
+
 def _diff_paths(ev):
     d = _get(ev, "diff")
     if d is None:
@@ -138,17 +154,18 @@ def explain_read(ev):
     chain wrong: any divergence, the tree holding a cluster); fat:floppy:16:'s
     FAT16 boot sector over a FAT12 cluster count (a listing's differences
     all at or under paths whose chain FAT12 reading moves; a checker's
-    complaints or a failure when such a path exists)."""
+    complaints or a failure when such a path, or a cluster FAT12 reading
+    sees allocated outside every chain, exists)."""
     fat = _open(_get(ev, "image"))
     if fat is None:
         return None
     if fat32_entries_under_fat16_bpb(fat):
         return FAT32_BPB if _has_clusters(_get(ev, "entries")) else None
     lost = floppy16_lost(fat)
-    if not lost:
+    if lost is None:
         return None
     if _get(ev, "verdict") != "differs":
-        return FLOPPY16
+        return FLOPPY16 if lost or floppy16_orphans(fat) else None
     paths = _diff_paths(ev)
     return FLOPPY16 if paths and all(listing.under(p, lost) for p in paths) else None
 
@@ -172,6 +189,7 @@ EXCEPTIONS = [
         "goes elsewhere: files of more than one cluster (and directories) are lost or garbled",
         "the image's boot sector says FAT16, its cluster count FAT12, its FAT read with 16-bit "
         "entries gives every file exactly its clusters, and each path a listing shows otherwise is "
-        "at or under one whose chain FAT12 reading moves (explain_read)",
+        "at or under one whose chain FAT12 reading moves; a checker's complaints or a failure: "
+        "such a path, or a cluster FAT12 reading sees allocated outside every chain (explain_read)",
         bug=BUG),
 ]
