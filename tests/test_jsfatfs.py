@@ -134,6 +134,32 @@ class JsfatfsTest(unittest.TestCase):
         self.assertIn(("fat32", "dosfsck", X.DOTDOT), seen)
         self.assertNotIn(("fat16", "dosfsck", X.DOTDOT), seen)
 
+    def test_dir_spellings_and_empty_names_named_by_checker(self):
+        # a directory created in through two spellings: an entry is
+        # overwritten (DIR_SPELLINGS), a leaf longname() empties makes a
+        # nameless entry (EMPTY_NAME: the readers check the script cut);
+        # the same trees spelled alike diverge in neither way
+        cases = [('mkdir "/h"\ncreate "/H/x" 0 0\ncreate "/h/y" 1 1\ncreate "/H/a" 0 0\n', X.DIR_SPELLINGS),
+                 ('mkdir "/h"\ncreate "/h/x" 0 0\ncreate "/h/y" 1 1\ncreate "/h/a" 0 0\n', None),
+                 ('mkdir "/a"\ncreate "/a/\ufeff" 0 0\ncreate "/a/b" 1 1\n', X.EMPTY_NAME),
+                 ('mkdir "/a"\ncreate "/a/c" 0 0\ncreate "/a/b" 1 1\n', None)]
+        c = Checker(readers=["dosfsck", "mtools"], writers=["jsfatfs"], vfat=VFAT)
+        try:
+            for text, name in cases:
+                res = c.check(ops_of(text), "fat16")
+                kinds = {d.fields["kind"] for d in res.divs.values()}
+                self.assertLessEqual(kinds, {x.name for x in X.EXCEPTIONS}, (text, res.details))
+                if name:
+                    self.assertIn(name, kinds, (text, res.details))
+                else:
+                    self.assertFalse(kinds & {X.DIR_SPELLINGS, X.EMPTY_NAME}, (text, kinds))
+            res = c.check(ops_of(cases[0][0]), "fat16")
+            self.assertEqual(res.verdicts["jsfatfs"]["mtools"], "differs")     # /h/y is lost
+        finally:
+            c.close()
+        self.assertEqual(X.respelled_dirs(ops_of(cases[0][0])), {("H",): {("h",), ("H",)}})
+        self.assertEqual(X.respelled_dirs(ops_of(cases[1][0])), {})
+
     def test_restart_after_throw_and_hang(self):
         p = self.img("throw.img", 16)
         starts = self.reader.server.starts
