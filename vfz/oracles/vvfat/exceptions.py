@@ -3,6 +3,7 @@ import struct
 
 from vfz import fatimg, listing
 from vfz.oracles import NamedException
+from vfz.oracles.evidence import Evidence
 
 FAT32_BPB = "vvfat-fat32-fat16-bpb"
 FLOPPY16 = "vvfat-floppy16-fat12"
@@ -159,15 +160,47 @@ def explain_read(ev):
     fat = _open(_get(ev, "image"))
     if fat is None:
         return None
+    listed = _get(ev, "verdict") == "differs"
     if fat32_entries_under_fat16_bpb(fat):
-        return FAT32_BPB if _has_clusters(_get(ev, "entries")) else None
+        # a checker sees the 32-bit head as FAT16 entries even on an empty
+        # tree (FAT[1] 0x0FFF: the dirty bit; clusters 2, 3 allocated)
+        return FAT32_BPB if not listed or _has_clusters(_get(ev, "entries")) else None
     lost = floppy16_lost(fat)
     if lost is None:
         return None
-    if _get(ev, "verdict") != "differs":
+    if not listed:
         return FLOPPY16 if lost or floppy16_orphans(fat) else None
     paths = _diff_paths(ev)
-    return FLOPPY16 if paths and all(listing.under(p, lost) for p in paths) else None
+    if not paths or not lost or not any(listing.under(p, lost) for p in paths):
+        return None
+    # a file the reader could not read at all (no size) once its read of a
+    # moved chain failed (mtools: one mcopy for every file, aborted by 'Fat
+    # problem while decoding') goes with them
+    unread = {b["path"] for a, b in _get(ev, "diff").changed if b.get("size") is None}
+    if all(listing.under(p, lost) or p in unread for p in paths):
+        return FLOPPY16
+    rest = _reader_explains_rest(ev, lost)
+    return sorted({FLOPPY16} | set(rest)) if rest else None
+
+
+def _reader_explains_rest(ev, lost):
+    """The reader's own named exceptions for the differences that do not
+    lie at or under a path FAT12 reading moved (mtools shows a name beyond
+    the BMP as '__': mtools-astral-read) -> names, else None."""
+    import dataclasses
+    from vfz import oracles
+    from vfz.check.verdict import ListingDiff
+    d = _get(ev, "diff")
+    if not isinstance(ev, Evidence) or not _get(ev, "reader"):
+        return None
+    keep = lambda p: not listing.under(p, lost)             # noqa: E731
+    rest = ListingDiff(missing=[e for e in d.missing if keep(e["path"])],
+                       extra=[e for e in d.extra if keep(e["path"])],
+                       changed=[(a, b) for a, b in d.changed if keep(a["path"])])
+    kinds = oracles.oracle_class(ev.reader, "reader").explain(dataclasses.replace(ev, diff=rest))
+    if isinstance(kinds, tuple):
+        return None
+    return [kinds] if isinstance(kinds, str) else kinds
 
 
 EXCEPTIONS = [
