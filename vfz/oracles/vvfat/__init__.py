@@ -23,6 +23,21 @@ and a 512-slot root holding the label 'QEMU VVFAT' and, for every entry,
 long-name slots and a short name of vvfat's own (profile.py: the model's
 root; ENOSPC where the tree would not fit, as vvfat refuses it).
 exceptions.py names vvfat's bugs, recognised from the image.
+
+Not done: vvfat as a reader of the kernel's writes (`-drive
+file=fat:rw:16:DIR`: the guest mounts it, runs the ops, unmounts, and the
+host directory vvfat wrote back is compared with the model's tree). What it
+needs, measured on this build: the guest initramfs has virtio, virtio_pci,
+virtio_ring and virtio_console but not virtio_blk.ko (the host's Debian
+6.1.0-57 kernel ships it: vfz/oracles/kernel/mkimage.py's module list);
+the kernel VM is pooled and boots once per campaign with `-monitor none`,
+and vvfat's directory is fixed per drive, so a drive per script needs the
+HMP monitor (drive_add + device_add virtio-blk-pci, device_del after the
+unmount) or a VM per script (a TCG boot: seconds); the agent mounts the
+MBR's first partition (/dev/vda1) instead of its tmpfs image; vvfat
+commits each guest write to DIR as it comes (a qcow overlay under /tmp),
+so DIR is final once the device is gone. In new files of this package
+with one hook in kernel/vm.py for the extra -drive/monitor arguments.
 """
 from vfz.oracles import OPS, Entry
 from vfz.oracles.vvfat.exceptions import EXCEPTIONS  # noqa: F401
