@@ -235,12 +235,16 @@ def explain_write(ev):
     gone = []                   # missing entries explained: what lies under them goes with them
     astral = _get(ev, "reader") == "mtools"
     for e in sorted(d.missing, key=lambda e: len(e["path"])):
-        u = _underscored(e, extra, astral)
+        if gap is None:
+            gap = gap_entries(ops)
+        u = _underscored(e, extra, astral, gap)
         if u is not None:
             del extra[u[0]]
             names.add(BAD_CHARS)
             if u[1]:
                 names.add(MTOOLS_ASTRAL)
+            if u[2]:
+                names.add(GAP_SIZE)
         elif _in_respelled(e["path"], respelled) or listing.under(e["path"], gone):
             names.add(DIR_SPELLINGS)
             gone.append(e["path"])
@@ -254,20 +258,24 @@ def explain_write(ev):
     return sorted(names) or None
 
 
-def _underscored(e, shown, astral=False):
+def _underscored(e, shown, astral=False, gap=None):
     """(the path of shown that is expected entry e's with '_' for some of
-    its * : < > ? \\ (mtools), the entry otherwise equal; whether a
-    character beyond the BMP was shown '__' too: astral, mtools's own
-    exception mtools-astral-read), else None."""
+    its * : < > ? \\ (mtools), the entry otherwise equal -- or as GapModel
+    (gap) has it: the third item says so; whether a character beyond the
+    BMP was shown '__' too: astral, mtools's own exception
+    mtools-astral-read), else None."""
     p = e["path"]
     if not any(ch in LONG_BAD for ch in p):
         return None
     wide = "".join("__" if astral and ord(ch) > 0xFFFF else ch for ch in p)
+    g = (gap or {}).get(p)
     for q, x in shown.items():
         if len(q) == len(wide) and q != p and \
-                all(a == b or (a in LONG_BAD and b == "_") for a, b in zip(wide, q)) and \
-                dict(x, path=p) == e:
-            return q, wide != p
+                all(a == b or (a in LONG_BAD and b == "_") for a, b in zip(wide, q)):
+            if dict(x, path=p) == e:
+                return q, wide != p, False
+            if g is not None and g != e and dict(x, path=p) == g:
+                return q, wide != p, True
     return None
 
 
