@@ -308,14 +308,18 @@ def campaign_tour(ck, seed, iteration, fs_list):
     """The campaign's steered scripts: generated iteration i with
     i % STEER_EVERY == STEER_EVERY - 1 is a tour (its variant seeded by the
     campaign seed and i), on the volumes of fs_list in turn; on FAT32 the
-    light tour (filling the 34 MB volume costs ~30 s of kernel reads).
+    light tour (filling the 34 MB volume costs ~30 s of kernel reads), and
+    when a writer has no unlink (the tour frees /big1 before /big3: without
+    it the data pass the volume's end, an ENOSPC the model does not predict).
     -> (ops, fs) or None for a plain generated iteration."""
     if iteration % STEER_EVERY != STEER_EVERY - 1:
         return None
     from vfz.check.checker import fat_bits
     fs = fs_list[(iteration // STEER_EVERY) % len(fs_list)]
     free, cl = volume_free(ck.pristine_image(fs))
-    return tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fat_bits(fs) != 32), fs
+    from vfz import oracles
+    fill = fat_bits(fs) != 32 and all("unlink" in oracles.entry(n).supports for n in ck.writer_names)
+    return tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fill), fs
 
 
 class Census:

@@ -96,8 +96,9 @@ class InodeOps:
     label_before = None         # the image's label before the script (volume_label)
 
     def label_from(self, image):
-        """Read the label the script starts from (for expected_label)."""
-        self.label_before = volume_label(image)
+        """Read the label the script starts from (for expected_label); a profile whose writer
+        makes its own volume says its label (knob "label": vvfat's)."""
+        self.label_before = self.p["label"] if "label" in self.p else volume_label(image)
 
     def expected_label(self):
         """The volume label after the script ({"boot", "root"}, as

@@ -240,6 +240,8 @@ def _mtools_lookup(d, leaf):
 #                       new, the stored form of the target's leaf)
 #   unbounded_root   -> True: the FAT12/16 root never fills (the writer has
 #                       its own slot rules, not modelled)
+#   root(image)      -> the FixedRoot the writer's root is, whatever the
+#                       image (vvfat makes a volume of its own), or None
 #   path_err(op)     -> errno the writer answers before any lookup (the uboot
 #                       glue: a path U-Boot's shell cannot be given), or None
 #   name_first       -> True: mkdir/create check the new leaf (name_err) before

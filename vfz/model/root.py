@@ -50,8 +50,13 @@ class FixedRoot:
 def root_for(profile, image):
     """The FixedRoot a model of profile starts from on image: the kernel
     profile (Linux and the core) fills a FAT12/16 root slot by slot; the
-    mtools profile has its own slot rules and keeps an unbounded root."""
-    return None if profile_knobs(profile).get("unbounded_root") else fixed_root_of(image)
+    mtools profile has its own slot rules and keeps an unbounded root; a
+    profile with a "root" knob says what its writer's root holds (vvfat: a
+    512-slot root of its own, whatever the image)."""
+    knobs = profile_knobs(profile)
+    if "root" in knobs:
+        return knobs["root"](image)
+    return None if knobs.get("unbounded_root") else fixed_root_of(image)
 
 
 def fixed_root_of(image):

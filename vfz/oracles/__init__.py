@@ -323,6 +323,7 @@ MODULES = (
     "vfz.oracles.fatfs",
     "vfz.oracles.jsfatfs",
     "vfz.oracles.busybox",
+    "vfz.oracles.vvfat",
 )
 
 OPS = frozenset({"mkdir", "create", "write", "rename", "unlink", "rmdir"})

@@ -10,7 +10,11 @@ xok 1.0.0; `vfatfuzz setup` runs `npm ci` here, vfz.proc.npm_ci), server.py
 (the one persistent Node process per oracle instance, JSON lines, restarted
 after a throw, a crash or a hang), reader.py, writer.py, profile.py (the
 model profile), exceptions.py (the named exceptions and their evidence),
-export.py (the reproducer exporter).
+fsck.py (fsck.fat's complaints on its images, each recognised as one of
+them). No reproducer exporter yet: the exporter hook contract (EXPORTS in
+each oracle module, helpers in vfz/oracles/repro.py) is being redefined;
+the jsfatfs exporter (run.sh with node and the pinned package replaying
+the ops through fs.mkdir/fs.open/fs.write) is to be written against it.
 
 Reader: fs.readdir from the root, fs.stat of each name (a directory answers
 EISDIR: fs.stat opens it as a file, and the glue takes EISDIR for "a

@@ -16,6 +16,11 @@ DOTDOT = "jsfatfs-dotdot-root-cluster"
 EMPTY_CLUSTER = "jsfatfs-empty-file-cluster"
 TRIM = "jsfatfs-trim-lookup"
 CASE_TWINS = "jsfatfs-case-twins"
+ROOT_TERM = "jsfatfs-root-terminator"
+EMPTY_NAME = "jsfatfs-empty-name"
+MTOOLS_ASTRAL = "mtools-astral-read"      # mtools's own (vfz/oracles/mtools_exceptions.py)
+LFN_CROSS = "fsck-v1-lfn-cross"           # fsck.fat's own (vfz/oracles/dosfsck/)
+DIR_SPELLINGS = "jsfatfs-dir-spellings"
 BAD_CHARS = "jsfatfs-bad-chars"
 NT_CASE = "jsfatfs-ignores-nt-case"
 # what the package lets into names: longname()'s and shortname()'s patterns
@@ -44,10 +49,12 @@ def op_throws(op):
 
 # ---------------------------------------------------------------- the image
 def _core_clusters(image):
-    """{upper-cased path: (first cluster, size, type)} of the core's listing."""
+    """{upper-cased path: (first cluster, size, type, short-entry bytes)} of
+    the core's listing."""
     from vfz.oracles.evidence import core_listing
     ls = core_listing(image) or []
-    return {e["path"].upper(): (e.get("cluster", 0), e.get("size", 0), e["type"]) for e in ls}
+    return {e["path"].upper(): (e.get("cluster", 0), e.get("size", 0), e["type"],
+                                bytes.fromhex(e.get("short") or "")) for e in ls}
 
 
 def ends_ff8(fat, first):
@@ -103,11 +110,57 @@ def known_failure(ev):
             continue
         if got[i] == "EIO" and eoc_ff8_at(_get(ev, "image"), op):
             return i, EOC_FF8
+        if empty_component(op):
+            return i, EMPTY_NAME
+        if op.kind in ("create", "mkdir") and _dir_key(_comps(op.path)[:-1]) in respelled_dirs(ops[:i + 1]):
+            return i, DIR_SPELLINGS
+        if got[i] == "ENOSPC" and i < len(want) and want[i] == "ok" and \
+                root_tail_exact(_get(ev, "image"), ops[:i], op):
+            return i, ROOT_TERM
         return None
     n = len(got)
     if wr.error and n < len(ops) and _THROW.search(wr.error) and op_throws(ops[n]):
         return n, NAME_THROWS
     return None
+
+
+def empty_component(op):
+    """Does a path of op have a component (not '.' or '..') that
+    longname() empties: blanks or a BOM only (JavaScript trim), or dots
+    only ('...')?"""
+    return any(not longname(c) for k, a in zip(opscript.OPS[op.kind], op.args) if k == "s"
+               for c in _comps(a))
+
+
+def root_tail_exact(image, before, op):
+    """ROOT_TERM evidence: op makes an entry in a FAT12/16 root (the
+    image's BPB) where, after the ops before it (the model of this
+    profile, from a root holding only the image's volume label slots),
+    a run of the slots the entry needs is free but no run one slot longer:
+    the package wants a free slot after the entry for the end marker."""
+    if op.kind not in ("create", "mkdir"):
+        return False
+    comps = _comps(op.path)
+    if len(comps) != 1:
+        return False
+    try:
+        fat = open_ro(image)
+    except (OSError, ValueError, struct.error, TypeError):
+        return False
+    if fat.bits == 32 or not fat.rootent:
+        return False
+    labels = [i for i, (off, e) in enumerate(fat.entries(None))
+              if e[0] not in (0, 0xE5) and e[11] != 0x0F and e[11] & 0x08]
+    m = model.Model(PROFILE, "nodual", root=model.FixedRoot(fat.rootent, labels), rule="lfn")
+    m.apply(before)
+    if m.fixed is None:
+        return False
+    n = model.slots_needed(longname(comps[0]), "lfn")
+    probe = model.FixedRoot(len(m.fixed.used))
+    probe.used = list(m.fixed.used)
+    if probe.alloc(n + 1) is not None:
+        return False
+    return probe.alloc(n) is not None
 
 
 class GapModel(model.Model):
@@ -133,134 +186,121 @@ def gap_entries(ops):
     return {e["path"]: e for e in m.entries()}
 
 
-def _gap_holds(ev):
-    d = _get(ev, "diff")
-    if d is None or d.missing or d.extra or d.ambiguous or not d.changed:
-        return False
-    gap = gap_entries(_get(ev, "ops") or [])
-    for exp, shown in d.changed:
-        g = gap.get(exp["path"])
-        if g is None or g == exp:
-            return False
-        if any(k in shown and shown[k] != g.get(k) for k in ("type", "size", "sha256")):
-            return False
-    return True
-
-
-_FSCK = [   # fsck.fat message -> exception, when its evidence holds
-    (re.compile(r"FATs differ"), ONE_FAT),
-    (re.compile(r"^Using first FAT\.$"), ONE_FAT),
-    (re.compile(r"Free cluster summary wrong \((\d+) vs\. really (\d+)\)"), FSINFO),
-    (re.compile(r"Invalid '\.\.' entry in the second slot"), DOTDOT),
-    (re.compile(r"File size is 0 bytes, cluster chain length is > 0 bytes"), EMPTY_CLUSTER),
-    (re.compile(r"Bad short file name \((.*)\)\."), BAD_CHARS),
-    (re.compile(r"File size is (\d+) bytes, cluster chain length is > (\d+) bytes"), GAP_SIZE),
-]
-
-
-def _fsck_holds(name, m, c, fat, img, clusters, ops):
-    if name == ONE_FAT:
-        # every FAT entry where the copies differ is free in the second:
-        # the package allocated in the first only
-        if fat.nfats < 2:
-            return False
-        size = fat.spf * fat.bps
-        a = fat.b[fat.fat_off:fat.fat_off + size]
-        b = fat.b[fat.fat_off + size:fat.fat_off + 2 * size]
-        if a == b:
-            return False
-        width = {12: None, 16: 2, 32: 4}[fat.bits]
-        if width is None:
-            return True         # FAT12 entries straddle bytes: the copies differing is the evidence
-        return all(b[i:i + width] == bytes(width) for i in range(0, size, width)
-                   if a[i:i + width] != b[i:i + width])
-    if name == FSINFO:
-        if fat.bits != 32:
-            return False
-        sec = struct.unpack_from("<H", fat.b, 48)[0]
-        stored = struct.unpack_from("<I", fat.b, sec * fat.bps + 488)[0]
-        return int(m.group(1)) == stored and stored != int(m.group(2))
-    path = c.get("path")
-    if not path or not path.startswith("/"):
-        return False
-    ent = clusters.get(path.upper())
-    if name == DOTDOT:
-        if fat.bits != 32 or len(_comps(path)) != 1 or not ent or ent[2] != "dir":
-            return False
-        slots = fat.entries(ent[0])
-        return len(slots) > 1 and slots[1][1][:2] == b".." and \
-            (struct.unpack_from("<H", slots[1][1], 26)[0] | struct.unpack_from("<H", slots[1][1], 20)[0] << 16) \
-            == fat.root_cluster
-    if name == EMPTY_CLUSTER:
-        if ent is None and re.fullmatch(r"FSCK\d{4}\.\d{3}", path.rpartition("/")[2]):
-            # fsck.fat renamed a bad short name first (BAD_CHARS): any empty
-            # file with a cluster in that directory
-            par = path.rpartition("/")[0].upper()
-            return any(p.rpartition("/")[0] == par and e[2] == "file" and e[1] == 0 and e[0]
-                       for p, e in clusters.items())
-        return bool(ent) and ent[2] == "file" and ent[1] == 0 and ent[0] != 0
-    if name == BAD_CHARS:
-        return bool(ent) and any(ch in SHORT_BAD for ch in m.group(1))
-    if name == GAP_SIZE:
-        g = gap_entries(ops).get(path)
-        return bool(ent) and g is not None and g.get("size") == int(m.group(1)) == ent[1]
-    return False
-
-
-def explain_checker(ev):
-    """fsck.fat's complaints about an image the package wrote, each one a
-    catalogued defect whose evidence is in the image -> the sorted names,
-    else None (one complaint unexplained, or the repair probe lost data)."""
-    rr = _get(ev, "rr")
-    cs = (rr.extra.get("complaints") if rr is not None else None) or []
-    rep = (rr.extra.get("repair") or {}) if rr is not None else {}
-    if not cs or rep.get("data_lost") or rep.get("gave_up"):
-        return None
-    try:
-        fat = open_ro(_get(ev, "image"))
-        clusters = _core_clusters(_get(ev, "image"))
-    except (OSError, ValueError, struct.error, TypeError):
-        return None
-    names = set()
-    for c in cs:
-        for rx, name in _FSCK:
-            m = rx.search(c.get("message", ""))
-            if m and _fsck_holds(name, m, c, fat, _get(ev, "image"), clusters, _get(ev, "ops") or []):
-                names.add(name)
-                break
-        else:
-            return None
-    return sorted(names)
+def read_ops(ev):
+    """The ops whose image the reader read: the evidence names the whole
+    script even when a known failure (jsfatfs-name-throws) had the readers
+    check it cut; the cut is the longest prefix whose model tree is the
+    expected one (ev.entries)."""
+    ops = _get(ev, "ops") or []
+    exp = _get(ev, "entries")
+    if exp is None:
+        return ops
+    for k in range(len(ops), -1, -1):
+        m = model.Model(PROFILE, "nodual", rule="lfn")
+        m.apply(ops[:k])
+        if m.entries() == exp:
+            return ops[:k]
+    return ops
 
 
 def explain_write(ev):
     """A reader's divergence on an image the package wrote: fsck.fat's
-    complaints (explain_checker), or files shown as the package's fs.write
-    left them (GAP_SIZE: every changed file is GapModel's)."""
+    complaints (explain_checker), or a listing whose every difference one
+    of these explains (their names, sorted): a file shown as the package's
+    fs.write left it (GAP_SIZE: GapModel's entry); an expected name holding
+    * : < > ? \\ shown with '_' for some of them (BAD_CHARS, mtools), its
+    entry otherwise equal; an entry of a directory the script created in
+    through two spellings (DIR_SPELLINGS)."""
     if _get(ev, "verdict") == "complains":
-        return explain_checker(ev)
-    if _get(ev, "verdict") == "differs":
-        if _gap_holds(ev):
-            return GAP_SIZE
-        if _shown_underscored(ev):
-            return BAD_CHARS
+        return None         # a checker's complaints: vfz.oracles.jsfatfs.fsck.explain_checker
+    d = _get(ev, "diff")
+    if _get(ev, "verdict") != "differs" or d is None or d.ambiguous or d.ambiguous_counts:
+        return None
+    ops = read_ops(ev)
+    names = set()
+    gap = None
+    respelled = respelled_dirs(ops)
+    for exp, shown in d.changed:
+        if gap is None:
+            gap = gap_entries(ops)
+        g = gap.get(exp["path"])
+        if g is not None and g != exp and all(shown.get(k) == g.get(k) for k in ("type", "size", "sha256")
+                                              if k in shown):
+            names.add(GAP_SIZE)
+        elif _in_respelled(exp["path"], respelled):
+            names.add(DIR_SPELLINGS)
+        else:
+            return None
+    extra = {e["path"]: e for e in d.extra}
+    gone = []                   # missing entries explained: what lies under them goes with them
+    astral = _get(ev, "reader") == "mtools"
+    for e in sorted(d.missing, key=lambda e: len(e["path"])):
+        if gap is None:
+            gap = gap_entries(ops)
+        u = _underscored(e, extra, astral, gap)
+        if u is not None:
+            del extra[u[0]]
+            names.add(BAD_CHARS)
+            if u[1]:
+                names.add(MTOOLS_ASTRAL)
+            if u[2]:
+                names.add(GAP_SIZE)
+        elif _in_respelled(e["path"], respelled) or listing.under(e["path"], gone):
+            names.add(DIR_SPELLINGS)
+            gone.append(e["path"])
+        else:
+            return None
+    for p in extra:
+        if _in_respelled(p, respelled):
+            names.add(DIR_SPELLINGS)
+        else:
+            return None
+    return sorted(names) or None
+
+
+def _underscored(e, shown, astral=False, gap=None):
+    """(the path of shown that is expected entry e's with '_' for some of
+    its * : < > ? \\ (mtools), the entry otherwise equal -- or as GapModel
+    (gap) has it: the third item says so; whether a character beyond the
+    BMP was shown '__' too: astral, mtools's own exception
+    mtools-astral-read), else None."""
+    p = e["path"]
+    if not any(ch in LONG_BAD for ch in p):
+        return None
+    wide = "".join("__" if astral and ord(ch) > 0xFFFF else ch for ch in p)
+    g = (gap or {}).get(p)
+    for q, x in shown.items():
+        if len(q) == len(wide) and q != p and \
+                all(a == b or (a in LONG_BAD and b == "_") for a, b in zip(wide, q)):
+            if dict(x, path=p) == e:
+                return q, wide != p, False
+            if g is not None and g != e and dict(x, path=p) == g:
+                return q, wide != p, True
     return None
 
 
-def _shown_underscored(ev):
-    """Every difference is an expected name holding * : < > ? \\ that the
-    reader shows with '_' for them (mtools), the rest of the entry equal."""
-    d = _get(ev, "diff")
-    if d is None or d.changed or d.ambiguous or not d.missing or len(d.missing) != len(d.extra):
-        return False
-    shown = {e["path"]: e for e in d.extra}
-    for e in d.missing:
-        if not any(ch in LONG_BAD for ch in e["path"]):
-            return False
-        u = "".join("_" if ch in LONG_BAD else ch for ch in e["path"])
-        if u not in shown or dict(shown[u], path=e["path"]) != e:
-            return False
-    return True
+def _dir_key(comps):
+    return tuple(js_upper(longname(c)) for c in comps)
+
+
+def respelled_dirs(ops):
+    """{directory key: spellings} of the directories the ops create in
+    (the parent of a create or mkdir) through more than one spelling of
+    their path: the package caches a directory per path as given
+    ('/H' and '/h' are two), each with its own idea of the next free slot.
+    A key is the path as the package compares names (longname, upper case)."""
+    seen = {}
+    for op in ops:
+        if op.kind not in ("create", "mkdir"):
+            continue
+        comps = _comps(op.path)[:-1]
+        seen.setdefault(_dir_key(comps), set()).add(tuple(comps))
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def _in_respelled(path, respelled):
+    """Is path (an expected or shown entry) a child of such a directory?"""
+    return _dir_key(_comps(path)[:-1]) in respelled
 
 
 # ---------------------------------------------------------------- reader
@@ -351,6 +391,39 @@ EXCEPTIONS = [
         "the first op the package answered otherwise is EIO and the image's chain of its "
         "directory ends in 0x?FF8 (known_failure); a reader's 'readdir P: IO' on such a "
         "directory (explain_read)", bug=BUG),
+    NamedException(
+        DIR_SPELLINGS, "jsfatfs", "writer",
+        "the package caches a directory per path as given: a directory reached through two "
+        "spellings ('/h' and '/H', which its own lookup takes for one) is two cached objects, each "
+        "with its own idea of where the next entry goes, so a create through one overwrites an "
+        "entry made through the other (its clusters orphaned: fsck.fat 'Reclaimed'), and a create "
+        "through one does not see a name made through the other (no EEXIST). Minimised: mkdir "
+        "\"/h\", create \"/H/x\", create \"/h/y\", create \"/H/a\": /h/y is lost",
+        "the first op the package answered otherwise creates in a directory the script created in "
+        "through another spelling (known_failure); every entry a reader shows otherwise lies in "
+        "such a directory, fsck.fat's 'Reclaimed' where one exists (explain_write)", bug=BUG),
+    NamedException(
+        EMPTY_NAME, "jsfatfs", "writer",
+        "a path component that longname() empties (blanks or a BOM only, JavaScript trim; dots "
+        "only) is not refused: as the leaf of a create or mkdir in a subdirectory the package "
+        "writes an entry with an empty name -- short name '@' and NULs, no long name, attribute "
+        "0 even for mkdir (fsck.fat 'Bad short file name (@)'; mtools lists '@') -- and as a "
+        "directory on the way it resolves to the directory holding it ('/\ufeff/x' is '/x') or "
+        "not at all ('/a/ /\u2028/y': ENOENT). Linux refuses such a leaf (EINVAL for '...') or "
+        "makes the name; the model answers EEXIST/ENOENT",
+        "the first op the package answered otherwise than the model has a path component "
+        "(not '.' or '..') that longname() empties (known_failure; the readers check the script "
+        "cut there)", bug=BUG),
+    NamedException(
+        ROOT_TERM, "jsfatfs", "writer",
+        "dir.js addFile, placing a new entry at the end of a directory (entryInfo.lastEntry), "
+        "writes one more slot after it as the end marker (entries.push({})), so where a FAT12/16 "
+        "root has exactly the entry's slots left the write runs past the root: ENOSPC; Linux fills "
+        "them (a full directory needs no marker). Measured: one 3-slot name, then 2-slot names into a 512-slot "
+        "root (the label in one): Linux and the model take 254 of them, the package 253",
+        "the first op the package answered otherwise is ENOSPC for a create or mkdir in a FAT12/16 "
+        "root where the model, before that op, has a free run of the entry's slots but none one "
+        "slot longer (known_failure; the readers check the script cut there)", bug=BUG),
     NamedException(
         GAP_SIZE, "jsfatfs", "writer",
         "fs.write at an offset past the end zero-fills the gap and writes, but sets the file's "

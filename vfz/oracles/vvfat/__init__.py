@@ -1,0 +1,53 @@
+"""QEMU's vvfat (Debian qemu-utils 7.2) as a formatter: the registry's vvfat-* writers make a volume from the model's tree of an op-script.
+
+vvfat is the block driver behind `-drive file=fat:[rw:]DIR`: it shows a
+host directory to a guest as a FAT disk, and firmware and boot-loader
+developers hand guests EFI system partitions with it. `qemu-img convert -f
+vvfat` freezes that disk into an image.
+
+There is no formatter role in the registry, so each variant is a writer
+whose results are the model's and whose image is vvfat's (writer.py):
+apply() runs the script through the model (the entry's profile, as the
+checker's prediction), writes the model's final tree -- names as stored,
+file bytes as vfz.opscript.content makes them, every time 2009-07-01 --
+to a host directory (volume.py), runs `qemu-img convert --image-opts
+driver=vvfat,dir=DIR,... -O raw`, and writes the FAT partition (the MBR's
+first entry; a floppy has none) over the image. The readers then read
+vvfat's volume against the model's tree, unchanged: the campaign, `vfatfuzz
+diff --writers vvfat-16,...`. `supports` is every op: the model applies them.
+
+The variants (volume.py VARIANTS): vvfat-12 (fat:12:, a 32 MB disk),
+vvfat-16 (fat:16:, 504 MB), vvfat-32 (fat:32:), vvfat-floppy (fat:floppy:,
+2.88 MB FAT12), vvfat-floppy-16 (fat:floppy:16:). All have 8 KiB clusters
+and a 512-slot root holding the label 'QEMU VVFAT' and, for every entry,
+long-name slots and a short name of vvfat's own (profile.py: the model's
+root; ENOSPC where the tree would not fit, as vvfat refuses it).
+exceptions.py names vvfat's bugs, recognised from the image.
+
+Not done: vvfat as a reader of the kernel's writes (`-drive
+file=fat:rw:16:DIR`: the guest mounts it, runs the ops, unmounts, and the
+host directory vvfat wrote back is compared with the model's tree). What it
+needs, measured on this build: the guest initramfs has virtio, virtio_pci,
+virtio_ring and virtio_console but not virtio_blk.ko (the host's Debian
+6.1.0-57 kernel ships it: vfz/oracles/kernel/mkimage.py's module list);
+the kernel VM is pooled and boots once per campaign with `-monitor none`,
+and vvfat's directory is fixed per drive, so a drive per script needs the
+HMP monitor (drive_add + device_add virtio-blk-pci, device_del after the
+unmount) or a VM per script (a TCG boot: seconds); the agent mounts the
+MBR's first partition (/dev/vda1) instead of its tmpfs image; vvfat
+commits each guest write to DIR as it comes (a qcow overlay under /tmp),
+so DIR is final once the device is gone. In new files of this package
+with one hook in kernel/vm.py for the extra -drive/monitor arguments.
+"""
+from vfz.oracles import OPS, Entry
+from vfz.oracles.vvfat.exceptions import EXCEPTIONS  # noqa: F401
+from vfz.oracles.vvfat.profile import PROFILE
+from vfz.oracles.vvfat.volume import VARIANTS, spec
+
+ENTRIES = [
+    Entry(name, "vvfat", writer="vfz.oracles.vvfat.writer:VvfatWriter",
+          profile=PROFILE, names="nodual", shortname="lfn", shorts="own",
+          label=f"QEMU vvfat ({spec(name)})", supports=OPS | {"write-offset"},
+          needs=("qemu-utils",), cost="process")
+    for name in VARIANTS
+]
