@@ -258,7 +258,8 @@ def render(rows, focused=(), goal=0.9):
     out.append(f"A sample of {len(rows)} mutants (seed {', '.join(sorted({str(r['seed']) for r in rows}))}, "
                f"core at git {', '.join(sorted({r['git'] for r in rows}))}), each run through the main job "
                f"(`vfatfuzz campaign`, default campaign, same seed) for {', '.join(f'{b:g}' for b in budgets)} s; "
-               f"caught = a finding signature the unmutated reference run did not file. The fuzzer part "
+               f"caught = a finding signature the unmutated reference run did not file, confirmed by a fresh "
+               f"checker on its minimised script (the mutant shows it, the unmutated build does not). The fuzzer part "
                f"fuzzes the unmutated fuzz_ops, so this is the differential part's detection.")
     out.append("")
     fk = [foc[r["id"]]["status"] for r in rows if r["id"] in foc and r["status"] != "equivalent"]
@@ -276,10 +277,14 @@ def render(rows, focused=(), goal=0.9):
             "| mutant | change | main job | campaign s | new signature (confirmed first) | focused |", "|---|---|---|---:|---|---|"]
     for r in rows:
         f = foc.get(r["id"])
-        out.append(f"| {r['id']} | `{r['old'].strip()[:30]}` → `{r['new'].strip()[:30]}` | {r['status']} | "
+        out.append(f"| {r['id']} | `{_cell(r['old'].strip()[:30])}` → `{_cell(r['new'].strip()[:30])}` | {r['status']} | "
                    f"{r.get('seconds', '-')} | {(r.get('confirmed') or r.get('new_sigs') or ['-'])[0][:90]} | "
                    f"{(f['status'] + (' ' + str(f.get('seconds')) + ' s' if f.get('seconds') else '')) if f else '-'} |")
     return "\n".join(out) + "\n"
+
+
+def _cell(x):
+    return str(x).replace("|", "\\|")
 
 
 def main(argv):
