@@ -40,7 +40,8 @@ FAULTS = ["FAT12_PACKING", "SECOND_FAT", "FSINFO", "CHECKSUM", "DUMMY_SPACE", "C
 def add_arguments(p):
     p.add_argument("--faults", help=f"comma-separated (default: every fault in harnesses/FAULTS.md, "
                                     f"else {','.join(FAULTS)})")
-    p.add_argument("--budget", type=float, default=60.0, help="seconds of search per fault (default 60)")
+    p.add_argument("--budget", type=float, help="seconds of search per fault or mutant (default 60; "
+                                                  "with --main-job 120)")
     p.add_argument("--min-budget", type=float, default=60.0, help="seconds of minimisation per fault")
     p.add_argument("--oracles", help=f"readers (default {','.join(FAST_READERS)})")
     p.add_argument("--writers", help="writers (default core-dual,core-v1,core-v3)")

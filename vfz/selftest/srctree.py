@@ -52,6 +52,8 @@ class Tree:
                              text=True, check=True).stdout
         extra = [f for args in re.findall(r"add_executable\(\w+ ([^)$]*)\)", cml)    # study_collide, ...
                  for f in args.split() if f.endswith(".c")]
+        # the subdirectories the build adds unconditionally (harnesses/iotrace)
+        extra += [d for d in re.findall(r"add_subdirectory\((harnesses/[\w/]+)\)", cml)]
         arch = subprocess.run(["git", "-C", REPO, "archive", self.rev, *TREE_FILES, "core", *units, *extra],
                               capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", self.root], input=arch.stdout, check=True)

@@ -1,0 +1,307 @@
+"""The main job's own detection power (issue 26): `vfatfuzz selftest --mutants N --main-job`.
+
+    vfatfuzz selftest --mutants N --main-job [--budget SECONDS] [--seed S]
+                      [--files LIST] [--git REV] [--mutants-tag TAG] [--mutants-out JSONL]
+
+The mutants are the focused mode's (vfz.selftest.mutants): the same
+selection (vfz.selftest.mutator.select over the same files, seed and --git
+revision draws the same mutants), the same tree and builds
+(vfz.selftest.srctree), the same skips (a mutant that does not compile, or
+breaks GCC 14's strict rules, is recorded as nocompile; one whose stripped
+binary equals the unmutated tree's is equivalent by construction, TCE).
+
+Instead of the focused hunt, each mutant is measured with the README's main
+job itself: `scripts/vfatfuzz campaign --minutes BUDGET/60 --seed S --vfat
+MUTANT_VFAT --workdir W --fresh --no-setup`, the default campaign otherwise
+(default readers, writers, volumes, fuzzer). The reference is the same
+campaign once with --vfat at the unmutated tree's build. A mutant is
+caught when its run files a finding signature (vfz.findings: the hash that
+names <workdir>/findings/<sig>/) the reference run did not file.
+
+What this measures is the campaign's differential part: the fuzzer part
+fuzzes the fuzz_ops binary, built from the unmutated core (build-fuzz*/),
+so it cannot see a mutant; its findings are in both runs alike.
+
+One JSON line per mutant goes to --mutants-out (default
+build-mutants/TAG/mainjob.jsonl, TAG MAINJOB unless given) as soon as it is
+known (done mutants are skipped on a rerun). `python3 -m
+vfz.selftest.mainjob report JSONL... [--focused JSONL...]` prints the
+Markdown section, the focused mode's verdicts on the same mutants beside.
+"""
+import filecmp
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+
+from vfz import REPO
+from vfz.selftest.mutation_report import latest, load_rows
+from vfz.selftest.mutator import select
+from vfz.selftest.srctree import FAULT_NAME, WORK, Tree, build, strict_error, stripped
+
+DEFAULT_BUDGET = 120.0
+TAG = "MAINJOB"
+VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
+
+
+def add_arguments(p):
+    p.add_argument("--main-job", action="store_true",
+                   help="with --mutants: measure each mutant with the main job itself (the default "
+                        f"campaign, same seed, --budget seconds, default {DEFAULT_BUDGET:g}) instead of "
+                        "the focused hunt (vfz.selftest.mainjob)")
+
+
+def usage(msg):
+    print(f"vfatfuzz selftest: {msg}", file=sys.stderr)
+    return 2
+
+
+def signatures(workdir):
+    """{signature hash: signature text} of the findings a campaign filed."""
+    out = {}
+    d = os.path.join(workdir, "findings")
+    if not os.path.isdir(d):
+        return out
+    for h in sorted(os.listdir(d)):
+        p = os.path.join(d, h, "finding.json")
+        if h.startswith(".") or not os.path.isfile(p):
+            continue
+        try:
+            with open(p, encoding="utf-8") as f:
+                info = json.load(f)
+        except ValueError:
+            continue
+        fl = info.get("fields") or {}
+        out[h] = " ".join(f"{k}={fl.get(k, '-')}" for k in ("role", "oracle", "verdict", "kind", "op", "cls"))
+    return out
+
+
+def campaign(vfat, workdir, args, log):
+    """One main-job run against VFAT in a fresh WORKDIR -> (exit code, seconds, signatures)."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    cmd = [VFATFUZZ, "campaign", "--minutes", f"{args.budget / 60:g}", "--seed", str(args.seed),
+           "--vfat", vfat, "--workdir", workdir, "--fresh", "--no-setup"]
+    t = time.monotonic()
+    with open(log, "w", encoding="utf-8") as lf:
+        p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+        try:
+            # the budget, then the minimisation and clean-up the campaign does after it
+            rc = p.wait(timeout=args.budget * 4 + 600)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 15)
+            rc = p.wait()
+    return rc, round(time.monotonic() - t, 1), signatures(workdir)
+
+
+MAX_CONFIRM = 3
+
+
+def confirm_new(new, workdir, vfat, base):
+    """The new signatures a fresh checker confirms: the finding's minimised
+    script shows the signature with the mutant's build and not with the
+    unmutated one (a 2-minute run under load explores a different share of
+    the scripts than the reference did, so a signature the reference did
+    not reach is not yet the mutant's). Fuzzer findings are the unmutated
+    fuzz_ops' and never count -> (confirmed texts, notes)."""
+    from vfz import findings, opscript
+    from vfz.check import checker
+    from vfz.selftest import search
+    conf, notes = [], []
+    for h, text in sorted(new.items())[:MAX_CONFIRM * 2]:
+        if len(notes) + len(conf) >= MAX_CONFIRM:
+            break
+        info = findings.load_finding(os.path.join(workdir, "findings", h))
+        fl = info["fields"]
+        if fl.get("role") not in ("reader", "writer") or not info.get("writer"):
+            notes.append(f"{h}: role {fl.get('role')}, not the mutant's")
+            continue
+        with open(os.path.join(workdir, "findings", h, "ops.txt"), encoding="utf-8") as f:
+            ops = opscript.parse(f.read())
+        rdr = [fl["oracle"]] if fl["role"] == "reader" else []
+        seen = []
+        for v in (vfat, base):
+            ck = checker.Checker(rdr or search.FAST_READERS[:1], [info["writer"]], vfat=v, timeout=60.0, notes=[])
+            try:
+                res = ck.check(ops, info.get("fs_spec") or info["fs"], writers=[info["writer"]], readers=rdr)
+                seen.append(any(findings.sig_hash(d.fields) == h for d in res.divs.values()))
+            finally:
+                ck.close()
+        if seen == [True, False]:
+            conf.append(text)
+        else:
+            notes.append(f"{h}: {'mutant shows it' if seen[0] else 'mutant does not show it again'}, "
+                         f"{'unmutated shows it too' if seen[1] else 'unmutated does not'}")
+    return conf, notes
+
+
+def run(args):
+    if args.mutants is None or args.mutants <= 0:
+        return usage("--main-job needs --mutants N (N > 0)")
+    if args.budget is None:
+        args.budget = DEFAULT_BUDGET
+    if args.budget <= 0:
+        return usage("--budget must be positive")
+    from vfz.selftest.mutants import DEFAULT_FILES, SRC
+    files = [f.strip() for f in (args.files or ",".join(DEFAULT_FILES)).split(",") if f.strip()]
+    for f in files:
+        if not f.endswith(".c") or not os.path.isfile(os.path.join(SRC, f)):
+            return usage(f"--files: no core/src/{f}")
+    tag = TAG if args.mutants_tag == FAULT_NAME else args.mutants_tag
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", tag or ""):
+        return usage("--mutants-tag: upper-case letters, digits and '_'")
+    if subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--quiet", f"{args.git}^{{commit}}"],
+                      capture_output=True).returncode != 0:
+        return usage(f"--git: no commit {args.git}")
+    work = os.path.join(WORK, tag)
+    out = os.path.abspath(args.mutants_out or os.path.join(work, "mainjob.jsonl"))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    os.makedirs(work, exist_ok=True)
+    print(f"main job: seed {args.seed}, {args.mutants} mutants over {','.join(files)}, campaign of "
+          f"{args.budget:g} s each, results in {out}; the fuzzer part fuzzes the unmutated fuzz_ops, so "
+          "the detection measured is the differential part's", flush=True)
+    prior = load_rows(out)
+    done = {r["id"] for r in prior if r.get("status") not in ("nocompile", "error")}
+    failed = {r["id"] for r in prior if r.get("status") == "nocompile"}
+    tree = Tree(tag, args.git)
+    tree.sync()
+    base, err = build(tree)
+    if err:
+        return usage(f"the unmutated tree does not build: {err}")
+    base_copy = os.path.join(work, "vfat-base")
+    shutil.copy2(base, base_copy)
+    base_strip = stripped(base_copy, os.path.join(work, "vfat-base.stripped"))
+    ref_file = os.path.join(work, f"reference-{args.seed}-{args.budget:g}.json")
+    ref = json.load(open(ref_file, encoding="utf-8")) if os.path.isfile(ref_file) else None
+    if ref is None or ref.get("git") != tree.head:
+        rc, secs, sigs = campaign(base_copy, os.path.join(work, "ref"), args, os.path.join(work, "ref.log"))
+        ref = {"git": tree.head, "rc": rc, "seconds": secs, "signatures": sigs}
+        with open(ref_file + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(ref, f, indent=1)
+        os.replace(ref_file + ".tmp", ref_file)
+    print(f"reference run (git {tree.head}, unmutated): exit {ref['rc']}, {ref['seconds']} s, "
+          f"{len(ref['signatures'])} signatures", flush=True)
+    counted = 0
+    try:
+        for m in select(files, args.seed, {f: tree.text(f) for f in files}):
+            if counted >= args.mutants:
+                break
+            if m.id in failed:
+                continue
+            counted += 1
+            if m.id in done:
+                continue
+            row = dict(m.to_dict(), diff=m.diff(tree.text(m.file)), seed=args.seed, budget=args.budget,
+                       git=tree.head, mode="main-job", ref_signatures=len(ref["signatures"]))
+            try:
+                tree.mutate(m)
+                try:
+                    err = strict_error(tree, m)
+                    vfat = None if err else build(tree)[0]
+                    if not err and vfat is None:
+                        err = "does not build"
+                finally:
+                    tree.restore(m)
+                if err:
+                    counted -= 1
+                    row.update(status="nocompile", note=err[:200])
+                    _append(out, row)
+                    continue
+                if filecmp.cmp(stripped(vfat, os.path.join(work, "vfat-mut.stripped")), base_strip,
+                               shallow=False):
+                    row.update(status="equivalent", why="same machine code as the unmutated build (TCE)")
+                else:
+                    mv = os.path.join(work, "vfat-mut")
+                    shutil.copy2(vfat, mv)      # the next mutant's build must not change it under the run
+                    wd = os.path.join(work, "runs", m.id.replace(":", "_"))
+                    rc, secs, sigs = campaign(mv, wd, args, wd + ".log")
+                    new = {h: s for h, s in sigs.items() if h not in ref["signatures"]}
+                    conf, notes = confirm_new(new, wd, mv, base_copy)
+                    row.update(status="killed" if conf else ("unconfirmed" if new else "survived"), rc=rc,
+                               seconds=secs, signatures=len(sigs), new_sigs=sorted(new.values()),
+                               confirmed=conf, confirm_notes=notes)
+                _append(out, row)
+                print(f"[{counted}/{args.mutants}] {m.id} {m.describe()}: {row['status']}"
+                      + (f" ({len(row['new_sigs'])} new, {len(row['confirmed'])} confirmed: {row['new_sigs'][0]})"
+                         if row.get("new_sigs") else ""), flush=True)
+            except Exception as e:       # a harness failure on one mutant is recorded, the run goes on
+                row.update(status="error", note=f"{type(e).__name__}: {e}"[:300])
+                _append(out, row)
+                print(f"{m.id}: error: {row['note']}", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+    print()
+    print(render(load_rows(out)))
+    return 0
+
+
+def _append(path, row):
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def render(rows, focused=(), goal=0.9):
+    """Markdown: the main job's score on its sample, the focused verdicts on the same mutants beside."""
+    rows = [r for r in latest(rows) if r["status"] not in ("nocompile", "error")]
+    foc = {r["id"]: r for r in latest(list(focused))}
+    c = Counter(r["status"] for r in rows)
+    live = len(rows) - c["equivalent"]
+    budgets = sorted({r.get("budget") for r in rows})
+    out = ["## The main job's own score (issue 26)", ""]
+    if not rows:
+        return "\n".join(out + ["No mutant measured yet.", ""])
+    sc = c["killed"] / live if live else 0.0
+    out.append(f"A sample of {len(rows)} mutants (seed {', '.join(sorted({str(r['seed']) for r in rows}))}, "
+               f"core at git {', '.join(sorted({r['git'] for r in rows}))}), each run through the main job "
+               f"(`vfatfuzz campaign`, default campaign, same seed) for {', '.join(f'{b:g}' for b in budgets)} s; "
+               f"caught = a finding signature the unmutated reference run did not file, confirmed by a fresh "
+               f"checker on its minimised script (the mutant shows it, the unmutated build does not). The fuzzer part "
+               f"fuzzes the unmutated fuzz_ops, so this is the differential part's detection.")
+    out.append("")
+    fk = [foc[r["id"]]["status"] for r in rows if r["id"] in foc and r["status"] != "equivalent"]
+    out += ["| mode | mutants | equivalent (TCE) | non-equivalent | caught | new but unconfirmed | score |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            f"| main job, {'/'.join(f'{b:g}' for b in budgets)} s | {len(rows)} | {c['equivalent']} | {live} | "
+            f"{c['killed']} | {c['unconfirmed']} | {100 * sc:.0f} % |"]
+    if fk:
+        k = sum(s == "killed" for s in fk)
+        out.append(f"| focused hunt, same mutants | {len(fk)} | - | {len(fk)} | {k} | "
+                   f"{sum(s == 'unconfirmed' for s in fk)} | {100 * k / len(fk):.0f} % |")
+    out += ["", f"Goal (>= {100 * goal:.0f} % of non-equivalent mutants within 2 minutes): "
+            + ("**met**" if live and sc >= goal else "**not met**")
+            + f" on this sample of {live} non-equivalent mutants.", "",
+            "| mutant | change | main job | campaign s | new signature (confirmed first) | focused |", "|---|---|---|---:|---|---|"]
+    for r in rows:
+        f = foc.get(r["id"])
+        out.append(f"| {r['id']} | `{_cell(r['old'].strip()[:30])}` → `{_cell(r['new'].strip()[:30])}` | {r['status']} | "
+                   f"{r.get('seconds', '-')} | {(r.get('confirmed') or r.get('new_sigs') or ['-'])[0][:90]} | "
+                   f"{(f['status'] + (' ' + str(f.get('seconds')) + ' s' if f.get('seconds') else '')) if f else '-'} |")
+    return "\n".join(out) + "\n"
+
+
+def _cell(x):
+    return str(x).replace("|", "\\|")
+
+
+def main(argv):
+    if argv[:1] == ["report"] and len(argv) >= 2:
+        rows, focused, dst = [], [], None
+        for p in argv[1:]:
+            if p == "--focused":
+                dst = focused
+                continue
+            if not os.path.isfile(p):
+                return usage(f"no file {p}")
+            (dst if dst is not None else rows).extend(load_rows(p))
+        sys.stdout.write(render(rows, focused))
+        return 0
+    print("usage: python3 -m vfz.selftest.mainjob report JSONL... [--focused JSONL...]", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
