@@ -38,6 +38,9 @@ def add_arguments(p):
     p.add_argument("--replay", metavar="FINDING", help="replay one finding directory and exit")
     p.add_argument("--minimise", action="store_true",
                    help="with --replay: minimise the finding again (--min-seconds budget) and rewrite it")
+    p.add_argument("--resign", action="store_true",
+                   help="with --replay: a verdict of the finding's kind whose message extends the recorded one "
+                        "(a crash's backtrace frames, a guest's last console lines) becomes its signature")
 
 
 def run(args):

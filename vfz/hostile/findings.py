@@ -13,7 +13,8 @@ import os
 import shutil
 import tempfile
 
-from vfz import oracles
+from vfz import oracles, proc
+from vfz.hostile import backtrace as hbt
 from vfz.hostile import minimise as hostile_min
 from vfz.hostile import mutate as hm
 from vfz.hostile import transform as hostile_tx
@@ -160,8 +161,11 @@ def replay_cfg(info, asan_peers=None):
                   f"run `scripts/build-asan-peers.sh build-asan-peers` (or pass --asan-peers OUT)")
 
 
-def replay(d, log=print, timeout=None, asan_peers=None):
+def replay(d, log=print, timeout=None, asan_peers=None, resign=False):
     """-> 0 REPRODUCED (the same signature), 1 NOT REPRODUCED, 2 cannot run.
+    resign: a verdict of the finding's kind whose message extends the recorded
+    one (a backtrace's frames, a guest's last words: vfz.hostile.backtrace,
+    lastwords) becomes the finding's signature (finding.json, README.md).
     A finding whose finding.json holds "ops" (an op-script's text) is a
     writer's: the oracle applies the ops to the volume instead of reading it."""
     try:
@@ -197,7 +201,8 @@ def replay(d, log=print, timeout=None, asan_peers=None):
         path = os.path.join(tmp, "hostile.img")
         with open(path, "wb") as f:
             f.write(img)
-        rr = tool.read(path, t) if ops is None else tool.apply(path, ops, t)
+        with proc.crash_hook(hbt.gdb_backtrace):      # signed as the campaign signs it
+            rr = tool.read(path, t) if ops is None else tool.apply(path, ops, t)
         canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
         vs = hv.classify(rr, img, canary, t)
     finally:
@@ -209,6 +214,18 @@ def replay(d, log=print, timeout=None, asan_peers=None):
         log(f"verdict {v.kind}: {v.message}")
     if info["signature"] in sigs:
         log(f"REPRODUCED: {info['signature']}")
+        return 0
+    finer = [v for v in vs if v.kind == info["kind"] and v.message.startswith(info["message"])]
+    if resign and finer:
+        old, v = info["signature"], finer[0]
+        info.update(message=v.message, signature=v.signature(name), evidence=v.evidence[:4000])
+        with open(os.path.join(d, "diff.txt")) as f:
+            diff = f.read()
+        for fn, text in (("finding.json", json.dumps(info, indent=1)), ("README.md", readme(info, diff))):
+            with open(os.path.join(d, fn + ".tmp"), "w") as f:
+                f.write(text)
+            os.replace(os.path.join(d, fn + ".tmp"), os.path.join(d, fn))
+        log(f"REPRODUCED, RESIGNED: {old} -> {info['signature']}")
         return 0
     log(f"NOT REPRODUCED: expected {info['signature']}, got {sigs or 'no verdict'}")
     return 1
@@ -235,6 +252,8 @@ def reminimise(d, budget_s=600.0, log=print):
         return 2
     reader = hostile_tx.tool(info["reader"], **cfg)
     tmp = tempfile.mkdtemp(prefix="vfz-hostile-min-")
+    hook = proc.crash_hook(hbt.gdb_backtrace)
+    hook.__enter__()
     try:
         path = os.path.join(tmp, "hostile.img")
         t = info["timeout"]
@@ -250,6 +269,7 @@ def reminimise(d, budget_s=600.0, log=print):
             log("hostile: the minimised volume did not hang at twice the limit: kept the full one")
             small = full
     finally:
+        hook.__exit__(None, None, None)
         reader.close()
         shutil.rmtree(tmp, ignore_errors=True)
     diff = diff_text(seed_img, small, patches)

@@ -71,7 +71,8 @@ from vfz.hostile import mutate as hm
 from vfz.hostile import verdict as hv
 from vfz.hostile import minimise as hostile_min
 from vfz.hostile import transform as hostile_tx
-from vfz import iobounds
+from vfz import iobounds, proc
+from vfz.hostile import backtrace as hbt
 from vfz.hostile.seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  # noqa: F401
 from vfz.hostile.findings import reader_cfg, write_finding, replay, reminimise
 from vfz.hostile.writes import ops_of as writes_ops
@@ -140,6 +141,8 @@ class Run:
         tmp = tempfile.mkdtemp(prefix=f"vfz-hostile-{name}-", dir=self.workdir)
         path = os.path.join(tmp, "hostile.img")
         i = 0
+        bt = proc.crash_hook(hbt.gdb_backtrace)    # a stock tool's crash signed by its stack
+        bt.__enter__()
         try:
             while time.monotonic() < deadline and not self.stop.is_set():
                 try:
@@ -154,6 +157,7 @@ class Run:
                         st["error"] = st["error"] or f"harness error on {msg}"[:300]
                 i += 1
         finally:
+            bt.__exit__(None, None, None)
             try:
                 reader.close()
             except Exception:
@@ -298,7 +302,8 @@ def main(args, log=print):
     if args.replay and getattr(args, "minimise", False):
         return reminimise(args.replay, args.min_seconds, log)
     if args.replay:
-        return replay(args.replay, log, asan_peers=getattr(args, "asan_peers", None))
+        return replay(args.replay, log, asan_peers=getattr(args, "asan_peers", None),
+                      resign=getattr(args, "resign", False))
     if args.oracles:
         known = oracles.names("reader")
         bad = [n for n in args.oracles if n not in known and not hostile_tx.is_transformer(n)]
