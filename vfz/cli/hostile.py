@@ -18,7 +18,7 @@ def add_arguments(p):
     p.add_argument("--oracles", type=_list, default=None,
                    help="readers and transformers, comma-separated (default: every reader apart from "
                         "the core, one per kernel family; transformers -- fatsort, fsck-repair -- only "
-                        "when named)")
+                        "when named; 'none': no reader, the --writers only)")
     p.add_argument("--writers", type=_list, default=None,
                    help="writers that apply an op-script to each hostile volume (vfz/hostile/writes.py: "
                         "crash, hang, trap, damage spread), e.g. core-dual,kernel,mtools,fusefat,fatfs,uboot")

@@ -25,9 +25,13 @@ def reader_cfg(name, asan_peers=None):
     (the transformer's when the campaign runs it as one, else the reader's,
     else the writer's); asan_peers: the OUT of scripts/build-asan-peers.sh
     (mtools and fsck.fat built with ASan+UBSan)."""
+    if name.startswith(hostile_tx.WRITE):          # a writer's lane: the writer's hook
+        name, roles = name[len(hostile_tx.WRITE):], ("writer",)
+    else:
+        roles = ("reader", "writer")
     e = oracles.entries().get(name)
     role = "transformer" if hostile_tx.is_transformer(name) else \
-        next((r for r in ("reader", "writer") if e and getattr(e, r)), None)
+        next((r for r in roles if e and getattr(e, r)), None)
     if role is None:
         return {}
     b = os.path.join(os.path.abspath(asan_peers), "bin") if asan_peers else None
@@ -68,7 +72,7 @@ def diff_text(seed, image, patches, limit=64):
 
 
 def sig_dir(reader, v):
-    return f"{reader}-{v.kind}-{hashlib.sha1(v.signature(reader).encode()).hexdigest()[:10]}"
+    return f"{reader.replace(':', '-')}-{v.kind}-{hashlib.sha1(v.signature(reader).encode()).hexdigest()[:10]}"
 
 
 def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False):

@@ -145,7 +145,7 @@ def hang(rr, timeout=None):
         if re.search(pat, err):
             # signed by what the guest printed last (vfz.hostile.lastwords)
             if what == "U-Boot no prompt":
-                verb = re.search(r"\((\w[\w-]*) ", err)
+                verb = UBOOT_VERB.search(err.split("; console:")[0]) or re.search(r"\((\w[\w-]*) ", err)
                 what += (f" during {verb.group(1)}" if verb else "") + " after: " + hlw.uboot_last(err)
             elif what.startswith("kernel"):
                 what += " after: " + hlw.kernel_last(err)
@@ -156,6 +156,7 @@ def hang(rr, timeout=None):
 # U-Boot's "trap: ..." errors that are a trap (an exception dump, a reset,
 # QEMU gone); its time limits are hangs (above), its other errors (setup,
 # transfer disk, shell quoting) are the glue's
+UBOOT_VERB = re.compile(r"\b(fat\w+|size|ls|load|save|rm|mkdir|mv|unlink)\b")    # the FAT command in the glue
 UBOOT_TRAP = re.compile(r"U-Boot printed|QEMU exited|console is gone")
 
 
@@ -167,7 +168,7 @@ def uboot_message(err):
     why = err[6:].split("; console:")[0].strip()
     i = why.find(" (")
     if i >= 0 and why.endswith(")"):
-        verb = re.match(r"[\w-]*", why[i + 2:]).group(0)
+        verb = (UBOOT_VERB.search(why[i + 2:]) or re.match(r"[\w-]*", why[i + 2:])).group(0)
         why = why[:i] + (f" during {verb}" if verb else "")
     return norm(why, 80)
 

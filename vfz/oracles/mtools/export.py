@@ -13,7 +13,10 @@ campaign's command), a signal the symptom; a sanitizer report ("runtime
 error:", "AddressSanitizer") needs a sanitizer build of mtools, named by
 MDIR=/path/to/mdir (else CANNOT RUN; hostile_env names the finding's own
 when it is on this machine). A canary is the file the finding names
-copied out with `mcopy -n`, its contents compared with the canary.
+copied out with `mcopy -n`, its contents compared with the canary. A
+hostile write's crash or hang (finding.json "ops"): the writer's listing
+(mdir), then each op as the differential reproducer runs it, bounded by
+timeout; any exit status is an answer, a signal or the limit the symptom.
 """
 import json
 import os
@@ -23,7 +26,10 @@ from vfz.oracles.repro import CANARY_FN, canary_path, fsck_check, op_data, q
 
 PACKAGES = ["mtools"]
 HOSTILE_PACKAGES = ["mtools"]
-HOSTILE = "crash (mdir), canary (mcopy)"
+HOSTILE_STEPS_OPS = ("lists it with `mdir -/ -b -a` as the writer does before its ops, then applies "
+                     "`ops.txt` with mmd, mcopy, mmove, mdel and mrd, each bounded by `timeout` (HANG_S "
+                     "seconds, default 10): any exit status is an answer, a signal or the limit the symptom")
+HOSTILE = "crash (mdir), canary (mcopy), a writer's crash or hang (its listing, then ops.txt as mtools commands)"
 NEEDS = [("mdir", "mtools"), ("mtype", "mtools"), ("mmd", "mtools"), ("mcopy", "mtools"),
          ("mmove", "mtools"), ("mdel", "mtools"), ("mrd", "mtools"), ("sha256sum", "coreutils")]
 SIDES = ("reader", "writer")
@@ -238,6 +244,8 @@ def _ops(case, data):
 
 def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if info.get("ops") and info["kind"] in ("crash", "hang"):
+        return hostile_writer(info, data), [("mdir", "mtools"), ("mcopy", "mtools"), ("timeout", "coreutils")]
     if info["kind"] == "crash":
         san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
             "asan" in json.dumps(info.get("cfg", {}))
@@ -284,3 +292,37 @@ indent < "$OUT/err.txt"
 echo "    exit $rc, $(wc -c < "$OUT/file.bin") bytes"
 [ -f "$OUT/file.bin" ] && has_canary "$OUT/file.bin" && bug "mcopy returned bytes from past the declared volume end (the canary) for $P"
 """
+
+
+# A hostile write (vfz/hostile/writes.py): the writer lists the volume with mdir before it
+# decides each op's outcome, then runs the op's command; on a damaged volume any exit
+# status is an answer, a signal or the time limit is the symptom
+HSTEP = r"""
+step() {   # N WANT COMMAND...: any exit status is an answer; a signal or the limit is the bug
+    n=$1; shift 2
+    echo "op $n: $*"
+    timeout -k 2 ${HANG_S:-10} "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    head -n 20 "$OUT/op$n.txt" | indent
+    echo "    exit $rc"
+    [ $rc -ne 124 ] || bug "op $n: $1 did not end within ${HANG_S:-10} s"
+    [ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "op $n: $1 killed by signal $((rc - 128))"
+}
+echo "== the writer's listing before the ops: mdir -/ -b -a ::/"
+timeout -k 2 ${HANG_S:-10} mdir -i "$IMG" -/ -b -a ::/ > "$OUT/mdir0.txt" 2>&1
+rc=$?
+head -n 20 "$OUT/mdir0.txt" | indent
+echo "    exit $rc"
+[ $rc -ne 124 ] || bug "mdir did not end within ${HANG_S:-10} s"
+[ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "mdir killed by signal $((rc - 128))"
+"""
+
+
+def hostile_writer(info, data):
+    """run.sh body of a hostile write's crash or hang: the listing the writer starts
+    with, then each op of ops.txt as an mtools command (HSTEP)."""
+    from vfz import opscript
+    from vfz.oracles.repro import Case
+    ops = opscript.parse(info["ops"])
+    case = Case(impl="mtools", side="writer", ops=ops, fs="?", image="", results=["ok"] * len(ops))
+    return COMMON.format(rc=q(MTOOLSRC)) + HSTEP + _ops(case, data)
