@@ -43,9 +43,16 @@ def drain(run, log):
         log(f"hostile: settling {left} finding(s) after the deadline")
     for s in list(run.settlers.values()):
         s.q.put(None)
-    for s in list(run.settlers.values()):
-        while s.is_alive():
-            s.join(1.0)
+    try:
+        for s in list(run.settlers.values()):
+            while s.is_alive():
+                s.join(1.0)
+    except KeyboardInterrupt:
+        # the findings in hand are finished, the queued ones left (their signatures unclaimed)
+        log("hostile: interrupted: the settlers stop after the finding in hand")
+        run.stop.set()
+        for s in list(run.settlers.values()):
+            s.join(run.args.timeout * 4 + 30)
 
 
 class Settler(threading.Thread):
