@@ -27,6 +27,11 @@ vfz.hostile.findings.export_case gives kind, reader, image, hexdump):
              evidence, bounded by timeout, and compares them with cmp: a
              changed byte, or a file grown past the declared end, is the
              symptom (how many bytes, the first offset)
+    out-of-bounds  a user-space tool's (the evidence names its command, '... by
+             read in `CMD`'): the command under strace (-f -y), each read, pread,
+             write and pwrite of the image followed from lseek; an access of the
+             finding's kind that reaches its region (past the declared volume, or
+             past the image) is the symptom (vfz/hostile/bounds.py judged the same)
     other    a crash or hang whose evidence holds the tool's command line
              ('$ tool ... hostile.img ...'): that command, bounded by timeout
 
@@ -65,6 +70,10 @@ def body(info, impl, img, data=None, regions=None):
     cmd = evidence_command(info)
     if kind == "overwrite" and cmd and regions:
         return overwrite_body(cmd, regions), [(cmd.split()[0], pkg), ("timeout", "coreutils"), ("cmp", "diffutils")]
+    if kind == "out-of-bounds":
+        got = bounds_body(info, img, pkg)
+        if got:
+            return got
     if kind in ("crash", "hang") and cmd:
         return (GENERIC.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))),
                 [(cmd.split()[0], pkg), ("timeout", "coreutils")])
@@ -118,6 +127,78 @@ def overwrite_body(cmd, regions):
     return (OVERWRITE.replace("{SAVE}", save).replace("{CHECK}", check + "\n")
             .replace("{TOOL}", cmd.split()[0]).replace("{CMD}", cmd)
             .replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))))
+
+
+def bounds_command(info):
+    """The command an out-of-bounds finding's accesses came from ('... by read in `CMD`',
+    the image shown as IMAGE: vfz.iobounds) as sh text with the image as "$IMG" and any
+    other absolute path under "$OUT"; None when the evidence names none."""
+    import re
+    import shlex
+    m = re.search(r" by \w+ in `([^`]+)`", info.get("evidence", ""))
+    if not m:
+        return None
+    try:
+        argv = shlex.split(m.group(1))
+    except ValueError:
+        return None
+    if not argv or "/" in argv[0]:
+        return None
+    out = []
+    for k, a in enumerate(argv):
+        out.append('"$IMG"' if a == "IMAGE" else f'"$OUT/arg{k}"' if a.startswith("/") else q(a))
+    return " ".join(out)
+
+
+def bounds_body(info, img, pkg):
+    """An out-of-bounds finding of a user-space tool: its command under strace, each
+    read/pread/write/pwrite of the image followed (lseek moves the offset), and an access
+    that reaches past the finding's region (past the declared volume, or past the image)
+    is the symptom. None when the evidence names no command (FatFs, U-Boot, a mount)."""
+    from vfz.hostile import mutate as hm
+    cmd = bounds_command(info)
+    if not cmd or info["reader"] in ("fusefat",):
+        return None
+    parts = info["message"].split(" [")[0].split(" ", 2)           # "fsck.fat read past volume"
+    if len(parts) < 3 or parts[1] not in ("read", "write"):
+        return None
+    op, where = parts[1], parts[2]
+    end = hm.declared_end(img) if where == "past volume" else len(img)
+    lo = len(img) if where == "past image inside volume" else 0
+    sh = (BOUNDS.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img")))
+          .replace("{OP}", op).replace("{END}", str(end or len(img))).replace("{LO}", str(lo))
+          .replace("{WHERE}", where))
+    return sh, [(cmd.split()[0].strip("'"), pkg), ("strace", "strace"), ("timeout", "coreutils")]
+
+
+BOUNDS = r"""
+command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"
+for k in 0 1 2 3 4 5 6 7 8 9; do mkdir -p "$OUT/arg$k"; done
+echo "== strace of "{SHOWN}" (limit ${HANG_S:-10} s): its {OP}s of the image"
+timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=read,pread64,write,pwrite64,lseek -e signal=none     -o "$OUT/strace.txt" {CMD} > "$OUT/out.txt" 2>&1
+echo "    exit $?"
+head -n 10 "$OUT/out.txt" | cut -c1-200 | LC_ALL=C tr -c '[:print:]\n' '?' | indent
+# the image's offset per process and descriptor, moved by lseek and by read/write
+awk -v img="$(basename "$IMG")" -v op={OP} -v end={END} -v lo={LO} '
+index($0, img ">") == 0 { next }
+{
+    pid = $1; call = $2; sub(/\(.*/, "", call)
+    fd = $2; sub(/^[a-z0-9]*\(/, "", fd); sub(/<.*/, "", fd)
+    key = pid ":" fd
+    ret = $0; sub(/.*\) = /, "", ret); sub(/ .*/, "", ret)
+    if (call == "lseek") { if (ret + 0 >= 0) pos[key] = ret + 0; next }
+    args = $0; sub(/\) = .*/, "", args); n = split(args, a, ", ")
+    if (call == "pread64" || call == "pwrite64") { cnt = a[n - 1] + 0; off = a[n] + 0 }
+    else { cnt = a[n] + 0; off = pos[key] + 0; if (ret + 0 > 0) pos[key] += ret }
+    kind = (call ~ /read/) ? "read" : "write"
+    if (kind == op && off + cnt > end && off + cnt > lo) {
+        printf "%s of %d bytes at offset %d (0x%x) by %s: returned %s\n", kind, cnt, off, off, call, ret
+    }
+}' "$OUT/strace.txt" > "$OUT/outside.txt"
+n=$(wc -l < "$OUT/outside.txt")
+head -n 8 "$OUT/outside.txt" | indent
+[ "$n" -eq 0 ] || bug "$n {OP}(s) of the image reach {WHERE} (its end: byte {END})"
+"""
 
 
 def evidence_command(info):

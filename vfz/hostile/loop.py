@@ -11,12 +11,21 @@ what each of its writers (--pool-writers, default the campaign's) leaves
 after a `vfat gen` script, N from the run's seed; any --seeds DIR of images,
 e.g. a campaign workdir), then 1-4 structure-aware mutations
 (vfz.hostile.mutate); one image in four is a canary image.
-Every reader has its own thread walking i = 0, 1, 2, ... at its own pace
-until the deadline, so a slow reader (a VM) does not hold up the others and
-every reader's image i is the same volume.
+Every reader (and --writers lane) has its own thread walking i = 0, 1, 2, ... at its own
+pace until the deadline, so a slow reader (a VM) does not hold up the others and
+every reader's image i is the same volume; image i is made once for all lanes and
+each lane's next image is written (a writer's strict reads done) while its tool
+works on the one before (vfz.hostile.lane); a new signature is confirmed,
+minimised and written by the lane's settler thread (vfz.hostile.settler), so the
+lane's pace is its tool's (bench/bench_hostile.py: images a minute beside the
+own-time bound).
 
 Each answer is classified (vfz.hostile.verdict: crash, hang, trap, canary,
-overwrite, out-of-bounds, spread); a refusal is not a finding. The user-space readers
+overwrite, out-of-bounds, spread); a refusal is not a finding. Signatures keep
+bugs apart: a stock tool's crash is signed by its backtrace (vfz.hostile.backtrace:
+the command run again under gdb), an emulated tool's hang or trap by what it
+printed last (vfz.hostile.lastwords: U-Boot's console, QEMU's own message, the
+kernel's call trace). The user-space readers
 and transformers run under the I/O-bounds oracle's preload library, FatFs and
 U-Boot record their own sectors (vfz.hostile.bounds, docs/iobounds.md): a read
 or write outside the volume or the image is an out-of-bounds verdict.
