@@ -6,7 +6,9 @@
     crash hook (gdb run again over the same command): each signature names
     three frames, the two differ, and a second read signs the same crash
     the same way (gdb turns address randomisation off; frames are object +
-    offset); without the hook the signature is the program and signal only;
+    offset); a stack run out in a recursion (the SIGSEGV: mdir -/ into a
+    directory that holds itself) is signed by the frames that repeat; without
+    the hook the signature is the program and signal only;
   - the boundary mutator's values come from the volume's own layout, as a
     real tool reads that layout: fsck.fat -v's data cluster count N and FAT
     size give past-last N+2 and fat-end (FAT bits / entry width); the
@@ -86,6 +88,9 @@ class Signatures(unittest.TestCase):
             self.assertIsNotNone(m, v.message)
             self.assertIn("[backtrace]", v.evidence)
         self.assertNotEqual(fpe.message.split(" in ")[1], segv.message.split(" in ")[1])
+        # the SIGSEGV is a stack run out in mdir -/'s recursion: signed by the frames that
+        # repeat, not by where the stack happened to end
+        self.assertTrue(segv.message.startswith("mdir SIGSEGV in recursion<"), segv.message)
         self.assertEqual(self.read(FPE, True).message, fpe.message)      # stable across runs
         self.assertEqual(self.read(FPE, False).message, "mdir SIGFPE")   # no hook: no frames
 

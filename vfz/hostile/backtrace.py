@@ -27,6 +27,7 @@ import shutil
 import subprocess
 
 MAX_FRAMES = 3
+RECURSION = 3      # a frame this often in the stack printed: a recursion
 GDB_SLACK_S = 20
 FRAME = re.compile(r"^#(\d+)\s+(?:(0x[0-9a-f]+) in )?(\S+) \(", re.M)
 MAPPING = re.compile(r"^\s*(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)\s+\S*\s*(/\S+)\s*$",
@@ -49,7 +50,7 @@ def gdb_backtrace(argv, env=None, cwd=None, input=None, timeout=30.0):
         return "gdb: " + ("not installed" if not gdb else f"{argv[0]} not found")
     cmd = [gdb, "-q", "-batch", "-nx", "-ex", "set startup-with-shell off",
            "-ex", "set pagination off", "-ex", "run",
-           "-ex", f"echo {MARK}\\n", "-ex", "bt 12", "-ex", "info proc mappings",
+           "-ex", f"echo {MARK}\\n", "-ex", "bt 24", "-ex", "info proc mappings",
            "--args", exe] + list(argv[1:])
     try:
         p = subprocess.run(cmd, input=input, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -80,7 +81,15 @@ def render(out):
 
 def frames(text, n=MAX_FRAMES):
     """The first n frame names of a rendered backtrace, libc's signal and
-    abort machinery left out (they name how it died, not where)."""
+    abort machinery left out (they name how it died, not where). A stack that
+    ran out in a recursion is signed by the recursion: where the stack ended
+    is chance (mtools' mdir -/ died in mbrtowc once and in its own code the
+    next time), the frames that repeat are not: ["recursion", the repeating
+    frames in order of address]."""
+    names = [m.group(1) for m in re.finditer(r"^#\d+ (\S+)", text or "", re.M)]
+    again = sorted({x for x in names if names.count(x) >= RECURSION and x != "??"})
+    if again:
+        return ["recursion"] + again[:n]
     out = []
     for ln in (text or "").splitlines():
         m = re.match(r"#\d+ (\S+)", ln)

@@ -219,7 +219,11 @@ def replay(d, log=print, timeout=None, asan_peers=None, resign=False):
     if info["signature"] in sigs:
         log(f"REPRODUCED: {info['signature']}")
         return 0
-    finer = [v for v in vs if v.kind == info["kind"] and v.message.startswith(info["message"])]
+    # a crash's frames may be signed anew (a recursion: vfz.hostile.backtrace), the
+    # program and signal kept
+    finer = [v for v in vs if v.kind == info["kind"] and (
+        v.message.startswith(info["message"]) or
+        v.kind == "crash" and v.message.split(" in ")[0] == info["message"].split(" in ")[0])]
     if resign and finer:
         old, v = info["signature"], finer[0]
         info.update(message=v.message, signature=v.signature(name), evidence=v.evidence[:4000])
