@@ -66,6 +66,9 @@ SANITIZER = re.compile(r"(?:ERROR: AddressSanitizer: [\w-]+|runtime error: [^\n]
                        r"ERROR: LeakSanitizer)")
 ASAN_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\w+)")
 PROC_TIMEOUT = re.compile(r"\$ (\S+)[^\n]*\n\[rc=None timeout after ([\d.]+)s")
+# glibc's own aborts: "*** stack smashing detected ***: terminated", "free(): invalid pointer"
+GLIBC_ABORT = re.compile(r"\*\*\* ([^*\n]{1,60}) \*\*\*|^((?:free|malloc|realloc|munmap_chunk|double free|"
+                         r"corrupted)[^\n]{0,50})$", re.M)
 ASSERTION = re.compile(r"Assertion [`'](.{1,80}?)' failed")
 KERNEL_TRAP = re.compile(r"(Oops|kernel BUG|BUG: [^\n]{0,60}|WARNING: [^\n]{0,80}|general protection fault|"
                          r"UBSAN: [^\n]{0,60}|KASAN: [^\n]{0,60}|Call Trace)")
@@ -109,7 +112,9 @@ def crash(rr):
         cmd = t.rfind("$ ", 0, m.start())
         prog = t[cmd + 2:].split(None, 1)[0].rsplit("/", 1)[-1] if cmd >= 0 else "?"
         a = ASSERTION.search(t) if m.group(1) == "SIGABRT" else None
-        what = f" assertion {norm(a.group(1), 60)}" if a else ""
+        g = GLIBC_ABORT.search(t) if m.group(1) == "SIGABRT" and not a else None
+        what = f" assertion {norm(a.group(1), 60)}" if a else \
+            f" ({norm(g.group(1) or g.group(2), 50)})" if g else ""
         # the gdb run's frames (vfz.hostile.backtrace): two crash sites of one
         # program and signal are two signatures
         nxt = t.find("\n$ ", m.end())
