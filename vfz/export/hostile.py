@@ -47,7 +47,7 @@ from vfz.export import reproducer as export
 from vfz.export.report import clip, package_versions, where_run
 from vfz.export.script import RESULT, TAIL, last_line, preamble, run_script
 from vfz.hostile import findings as hf
-from vfz.oracles.repro import Data, ExportError, q
+from vfz.oracles.repro import Data, ExportError, q, strace_check
 
 
 def template(impl):
@@ -157,7 +157,7 @@ def bounds_body(info, img, pkg):
     is the symptom. None when the evidence names no command (FatFs, U-Boot, a mount)."""
     from vfz.hostile import mutate as hm
     cmd = bounds_command(info)
-    if not cmd or info["reader"] in ("fusefat",):
+    if not cmd:
         return None
     parts = info["message"].split(" [")[0].split(" ", 2)           # "fsck.fat read past volume"
     if len(parts) < 3 or parts[1] not in ("read", "write"):
@@ -166,9 +166,10 @@ def bounds_body(info, img, pkg):
     end = hm.declared_end(img) if where == "past volume" else len(img)
     lo = len(img) if where == "past image inside volume" else 0
     sh = (BOUNDS.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img")))
-          .replace("{OP}", op).replace("{END}", str(end or len(img))).replace("{LO}", str(lo))
-          .replace("{WHERE}", where))
+          + strace_check(op, where, end or len(img), lo))
     return sh, [(cmd.split()[0].strip("'"), pkg), ("strace", "strace"), ("timeout", "coreutils")]
+
+
 
 
 BOUNDS = r"""
@@ -178,26 +179,6 @@ echo "== strace of "{SHOWN}" (limit ${HANG_S:-10} s): its {OP}s of the image"
 timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=read,pread64,write,pwrite64,lseek -e signal=none     -o "$OUT/strace.txt" {CMD} > "$OUT/out.txt" 2>&1
 echo "    exit $?"
 head -n 10 "$OUT/out.txt" | cut -c1-200 | LC_ALL=C tr -c '[:print:]\n' '?' | indent
-# the image's offset per process and descriptor, moved by lseek and by read/write
-awk -v img="$(basename "$IMG")" -v op={OP} -v end={END} -v lo={LO} '
-index($0, img ">") == 0 { next }
-{
-    pid = $1; call = $2; sub(/\(.*/, "", call)
-    fd = $2; sub(/^[a-z0-9]*\(/, "", fd); sub(/<.*/, "", fd)
-    key = pid ":" fd
-    ret = $0; sub(/.*\) = /, "", ret); sub(/ .*/, "", ret)
-    if (call == "lseek") { if (ret + 0 >= 0) pos[key] = ret + 0; next }
-    args = $0; sub(/\) = .*/, "", args); n = split(args, a, ", ")
-    if (call == "pread64" || call == "pwrite64") { cnt = a[n - 1] + 0; off = a[n] + 0 }
-    else { cnt = a[n] + 0; off = pos[key] + 0; if (ret + 0 > 0) pos[key] += ret }
-    kind = (call ~ /read/) ? "read" : "write"
-    if (kind == op && off + cnt > end && off + cnt > lo) {
-        printf "%s of %d bytes at offset %d (0x%x) by %s: returned %s\n", kind, cnt, off, off, call, ret
-    }
-}' "$OUT/strace.txt" > "$OUT/outside.txt"
-n=$(wc -l < "$OUT/outside.txt")
-head -n 8 "$OUT/outside.txt" | indent
-[ "$n" -eq 0 ] || bug "$n {OP}(s) of the image reach {WHERE} (its end: byte {END})"
 """
 
 
