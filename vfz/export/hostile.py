@@ -166,7 +166,7 @@ def bounds_body(info, img, pkg):
     end = hm.declared_end(img) if where == "past volume" else len(img)
     lo = len(img) if where == "past image inside volume" else 0
     sh = (BOUNDS.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img")))
-          + strace_check(op, where, end or len(img), lo))
+          + strace_check(op, where, end or len(img), lo, parts[0]))
     return sh, [(cmd.split()[0].strip("'"), pkg), ("strace", "strace"), ("timeout", "coreutils")]
 
 
@@ -176,7 +176,7 @@ BOUNDS = r"""
 command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"
 for k in 0 1 2 3 4 5 6 7 8 9; do mkdir -p "$OUT/arg$k"; done
 echo "== strace of "{SHOWN}" (limit ${HANG_S:-10} s): its {OP}s of the image"
-timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=read,pread64,write,pwrite64,lseek -e signal=none     -o "$OUT/strace.txt" {CMD} > "$OUT/out.txt" 2>&1
+timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none     -o "$OUT/strace.txt" {CMD} > "$OUT/out.txt" 2>&1
 echo "    exit $?"
 head -n 10 "$OUT/out.txt" | cut -c1-200 | LC_ALL=C tr -c '[:print:]\n' '?' | indent
 """

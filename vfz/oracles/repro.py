@@ -234,13 +234,15 @@ has_canary() {   # FILE
 
 # The strace side of an out-of-bounds reproducer (vfz/export/hostile.py, and the templates
 # of tools run as a mount): "$OUT/strace.txt" of `strace -f -y -s 0 -e
-# trace=read,pread64,write,pwrite64,lseek`; each access of the image followed (lseek and
+# trace=execve,read,pread64,write,pwrite64,lseek`; each access of the image followed (lseek and
 # read/write move a descriptor's offset), those of kind OP reaching past END (and LO) listed;
 # any is the symptom
 STRACE_CHECK = r"""
 # the image's offset per process and descriptor, moved by lseek and by read/write
-awk -v img="$(basename "$IMG")" -v op={OP} -v end={END} -v lo={LO} '
+awk -v img="$(basename "$IMG")" -v op={OP} -v end={END} -v lo={LO} -v prog={PROG} '
+$2 ~ /^execve\(/ && $0 ~ /\) = 0/ { p = $2; sub(/^execve\("/, "", p); sub(/".*/, "", p); sub(/.*\//, "", p); name[$1] = p; next }
 index($0, img ">") == 0 { next }
+prog != "" && name[$1] != "" && name[$1] != prog { next }
 {
     pid = $1; call = $2; sub(/\(.*/, "", call)
     fd = $2; sub(/^[a-z0-9]*\(/, "", fd); sub(/<.*/, "", fd)
@@ -261,8 +263,10 @@ head -n 8 "$OUT/outside.txt" | indent
 """
 
 
-def strace_check(op, where, end, lo=0):
+def strace_check(op, where, end, lo=0, prog=""):
     """sh text: the accesses of kind op ("read"/"write") in $OUT/strace.txt that reach
-    past byte end (and lo), the bug when there is one; where names the region."""
+    past byte end (and lo), by the program prog when given (strace traced execve too:
+    a process is named by what it executed), the bug when there is one; where names the
+    region."""
     return (STRACE_CHECK.replace("{OP}", op).replace("{END}", str(end)).replace("{LO}", str(lo))
-            .replace("{WHERE}", where))
+            .replace("{WHERE}", where).replace("{PROG}", q(prog)))

@@ -393,7 +393,7 @@ HOSTILE_TRACED = r"""
 command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"
 M="$OUT/mnt"
 mkdir -p "$M"
-strace -f -y -s 0 -e trace=read,pread64,write,pwrite64,lseek -e signal=none -o "$OUT/strace.txt" \
+strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none -o "$OUT/strace.txt" \
     fusefat -f -s -o {MODE} "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
 FPID=$!
 i=0
@@ -445,4 +445,4 @@ def hostile_traced(info, img, data):
     else:
         work = WALK
     return (HOSTILE_TRACED.replace("{MODE}", "rw+" if info.get("ops") else "ro").replace("{WORK}", work)
-            .replace("{OP}", op) + strace_check(op, where, end, lo))
+            .replace("{OP}", op) + strace_check(op, where, end, lo, parts[0]))

@@ -246,6 +246,11 @@ def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
     if info.get("ops") and info["kind"] in ("crash", "hang"):
         return hostile_writer(info, data), [("mdir", "mtools"), ("mcopy", "mtools"), ("timeout", "coreutils")]
+    if info.get("ops") and info["kind"] == "out-of-bounds":
+        parts = info["message"].split(" [")[0].split(" ", 2)
+        if len(parts) == 3 and parts[1] in ("read", "write"):
+            return hostile_writer(info, data, traced=(parts[1], parts[2], img)), \
+                [("mdir", "mtools"), ("mcopy", "mtools"), ("strace", "strace"), ("timeout", "coreutils")]
     if info["kind"] == "crash":
         san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
             "asan" in json.dumps(info.get("cfg", {}))
@@ -318,11 +323,33 @@ echo "    exit $rc"
 """
 
 
-def hostile_writer(info, data):
+def hostile_writer(info, data, traced=None):
     """run.sh body of a hostile write's crash or hang: the listing the writer starts
-    with, then each op of ops.txt as an mtools command (HSTEP)."""
+    with, then each op of ops.txt as an mtools command (HSTEP); traced=(op, region,
+    image): an out-of-bounds finding, every command under strace and its accesses of
+    the image reaching the region the symptom (vfz.oracles.repro.strace_check)."""
     from vfz import opscript
-    from vfz.oracles.repro import Case
+    from vfz.oracles.repro import Case, strace_check
+    import struct
     ops = opscript.parse(info["ops"])
     case = Case(impl="mtools", side="writer", ops=ops, fs="?", image="", results=["ok"] * len(ops))
-    return COMMON.format(rc=q(MTOOLSRC)) + HSTEP + _ops(case, data)
+    if traced is None:
+        return COMMON.format(rc=q(MTOOLSRC)) + HSTEP + _ops(case, data)
+    # a write's copy of the file before it: its complaints are no answer of the op's
+    ops_sh = _ops(case, data).replace('"$OUT/w.bin"\n', '"$OUT/w.bin" 2>/dev/null\n')
+    op, where, img = traced
+    bps = struct.unpack_from("<H", img, 11)[0]
+    tot = struct.unpack_from("<H", img, 19)[0] or struct.unpack_from("<I", img, 32)[0]
+    end = bps * tot if where == "past volume" and bps and tot else len(img)
+    lo = len(img) if where == "past image inside volume" else 0
+    trace = ('command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"\n'
+             'K=0\nstraced() {   # COMMAND...: under strace, its log appended to $OUT/strace.txt\n'
+             '    K=$((K + 1))\n'
+             '    strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none '
+             '-o "$OUT/strace.$K.txt" "$@"; rc=$?\n'
+             '    cat "$OUT/strace.$K.txt" >> "$OUT/strace.txt"\n    return $rc\n}\n: > "$OUT/strace.txt"\n')
+    steps = HSTEP.replace('timeout -k 2 ${HANG_S:-10} "$@"', 'straced timeout -k 2 ${HANG_S:-10} "$@"') \
+        .replace("timeout -k 2 ${HANG_S:-10} mdir", "straced timeout -k 2 ${HANG_S:-10} mdir")
+    return (COMMON.format(rc=q(MTOOLSRC)) + trace + steps + ops_sh
+            + f'echo "== the image\'s {op}s past its {where.split()[-1]} (strace)"\n'
+            + strace_check(op, where, end, lo, info["message"].split()[0]))
