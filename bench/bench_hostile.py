@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Hostile volumes per minute, per reader, in the same run (issue 19).
+"""Hostile volumes per minute, per reader and writer, beside each one's own-time bound, in the same run.
 
     nice /usr/bin/python3 bench/bench_hostile.py [--minutes 5] [--seed 1]
-        [--oracles LIST] [--workdir DIR] [--timeout 30]
+        [--oracles LIST] [--writers LIST] [--workdir DIR] [--timeout 30]
 
 Runs the hostile campaign (vfz/hostile/loop.py: one thread per reader, each
 walking the same image sequence at its own pace) with the core's reader
@@ -37,18 +37,29 @@ def render(st, name, load_text, asked_seed=None):
     rows = []
     for n, r in st["readers"].items():
         rate = r["images"] / wall * 60
+        # the own-time bound: volumes a minute were the lane's wall all the tool's own time
+        bound = r["images"] / r["seconds"] * 60 if r["seconds"] else None
         rows.append({"reader": n, "images": r["images"], "per_min": round(rate, 1),
                      "s_per_image": round(r["seconds"] / r["images"], 2) if r["images"] else None,
+                     "bound_per_min": round(bound, 1) if bound else None,
+                     "pace": round(rate / bound, 2) if bound else None,
                      "refused": r["refused"], "verdicts": r["verdicts"], "error": r["error"],
                      "core_over_reader": round(core / rate, 1) if rate and core else None})
     md = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, seed {st['seed']}, "
           f"{wall / 60:.1f} min wall, timeout {st['timeout']:g} s, load {load_text}.", "",
-          "| reader | images | images/min | s/image | refused | verdicts | core / reader |",
-          "|---|---|---|---|---|---|---|"]
+          "| lane | images | images/min | s/image (own time) | own-time bound /min | pace | refused | verdicts "
+          "| core / reader |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| {r['reader']} | {r['images']} | {r['per_min']} | {r['s_per_image']} | {r['refused']} | "
+        md.append(f"| {r['reader']} | {r['images']} | {r['per_min']} | {r['s_per_image']} | "
+                  f"{r['bound_per_min'] or '-'} | {r['pace'] if r['pace'] is not None else '-'} | {r['refused']} | "
                   f"{r['verdicts'] or '-'} | {r['core_over_reader'] or '-'} |"
                   + (f" ({r['error']})" if r["error"] else ""))
+    md.append("")
+    md.append("Own time: the seconds of the tool's own calls (a writer's: its ops, without the strict "
+              "reader's listings around them); own-time bound = 60 / own s per image; pace = images/min over "
+              "that bound (the share of the lane's wall the tool had; issue 28 asks >= 0.5). Lanes: "
+              "'write:NAME' applies an op-script to each volume.")
     md.append("")
     md.append(f"Findings: {', '.join(st['findings']) or 'none'}")
     out = os.path.join(REPO, "bench", "results")
@@ -76,6 +87,7 @@ def main():
     ap.add_argument("--workdir", default=os.path.join(REPO, "work", "bench-hostile"))
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--min-seconds", type=float, default=60.0)
+    ap.add_argument("--writers", default=None, help="comma-separated writers, each in a lane of its own")
     ap.add_argument("--asan-peers", default=None, help="OUT of scripts/build-asan-peers.sh")
     ap.add_argument("--from-stats", default=None, help="render this run's stats.json, run nothing")
     ap.add_argument("--name", default="hostile", help="results file name (default hostile)")
@@ -100,7 +112,7 @@ def main():
         names = ["core"] + names
     args = argparse.Namespace(minutes=a.minutes, seed=a.seed, oracles=names, workdir=a.workdir,
                               timeout=a.timeout, min_seconds=a.min_seconds, seeds=None, replay=None,
-                              asan_peers=a.asan_peers)
+                              asan_peers=a.asan_peers, writers=a.writers.split(",") if a.writers else None)
     print(f"bench_hostile: seed {a.seed}, {a.minutes:g} min, readers {','.join(names)}", flush=True)
     rc = hostile.main(args, lambda s: print(s, flush=True))
     if rc:

@@ -257,14 +257,14 @@ class T(unittest.TestCase):
             rr = r.read(self.path("f0.img", h["image"]), 20)
             v = hv.classify(rr, timeout=20)
             self.assertEqual([x.kind for x in v], ["crash"])
-            run.found("dosfsck", r, h, v[0], rr, path)
+            run.found("dosfsck", r, h, v[0], rr, path, inline=True)
             self.assertEqual(os.listdir(os.path.join(work, "findings")), [], k)
             self.assertNotIn(v[0].signature("dosfsck"), run.sigs)
         # now every call crashes: confirmed, on the seed too, written once
         always = oracles.get_reader("dosfsck", fsck=["sh", "-c", "kill -SEGV $$", "sh"], repair=False)
         rr = always.read(self.path("f1.img", h["image"]), 20)
         v = hv.classify(rr, timeout=20)
-        run.found("dosfsck", always, h, v[0], rr, path)
+        run.found("dosfsck", always, h, v[0], rr, path, inline=True)
         fds = os.listdir(os.path.join(work, "findings"))
         self.assertEqual(len(fds), 1)
         import json

@@ -81,7 +81,7 @@ class ReproCases(unittest.TestCase):
             self.skipTest("fatcat is not installed (vfatfuzz setup installs it)")
         rc, out = repro(HOSTILE)
         self.assertIn("hostile finding", out)
-        self.assertIn("expected signature: fatcat|crash|fatcat SIGFPE", out)
+        self.assertIn("expected signature: fatcat|crash|fatcat SIGFPE in FatSystem::parseHeader()", out)
         self.assertEqual(rc, 1, out)
         self.assertIn("result: STILL SHOWS", out)
         d = os.path.join(self.tmp, "hostile")

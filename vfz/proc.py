@@ -55,6 +55,7 @@ class Proc:
     seconds: float = 0.0
     timed_out: bool = False
     error: str = None      # could not run at all / timed out / killed by signal
+    backtrace: str = None  # a crash_hook's account of a death by a signal
 
     @property
     def text(self):
@@ -77,6 +78,8 @@ class Proc:
             s += "[stderr]\n" + self.errtext
             if not s.endswith("\n"):
                 s += "\n"
+        if self.backtrace:
+            s += "[backtrace]\n" + self.backtrace.rstrip("\n") + "\n"
         return s
 
 
@@ -91,6 +94,19 @@ def env_hook(fn):
         yield
     finally:
         _tls.env_hook = old
+
+
+@contextlib.contextmanager
+def crash_hook(fn):
+    """Within the block, a command this thread runs through run() that dies
+    by a signal gets p.backtrace = fn(argv, env, cwd, input, timeout) (the
+    hostile campaign's gdb run: vfz.hostile.backtrace), shown in raw()."""
+    old = getattr(_tls, "crash_hook", None)
+    _tls.crash_hook = fn
+    try:
+        yield
+    finally:
+        _tls.crash_hook = old
 
 
 def traced_env(argv, env=None):
@@ -145,6 +161,9 @@ def run(argv, timeout=30.0, env=None, input=None, cwd=None):
             sig = str(-p.rc)
         p.error = f"killed by {sig}"
     p.seconds = time.monotonic() - t0
+    hook = getattr(_tls, "crash_hook", None)
+    if hook is not None and p.rc is not None and p.rc < 0:
+        p.backtrace = hook(p.argv, full_env, cwd, input, timeout)   # not the tool's own time
     return p
 
 

@@ -18,7 +18,7 @@ def add_arguments(p):
     p.add_argument("--oracles", type=_list, default=None,
                    help="readers and transformers, comma-separated (default: every reader apart from "
                         "the core, one per kernel family; transformers -- fatsort, fsck-repair -- only "
-                        "when named)")
+                        "when named; 'none': no reader, the --writers only)")
     p.add_argument("--writers", type=_list, default=None,
                    help="writers that apply an op-script to each hostile volume (vfz/hostile/writes.py: "
                         "crash, hang, trap, damage spread), e.g. core-dual,kernel,mtools,fusefat,fatfs,uboot")
@@ -38,6 +38,9 @@ def add_arguments(p):
     p.add_argument("--replay", metavar="FINDING", help="replay one finding directory and exit")
     p.add_argument("--minimise", action="store_true",
                    help="with --replay: minimise the finding again (--min-seconds budget) and rewrite it")
+    p.add_argument("--resign", action="store_true",
+                   help="with --replay: a verdict of the finding's kind whose message extends the recorded one "
+                        "(a crash's backtrace frames, a guest's last console lines) becomes its signature")
 
 
 def run(args):

@@ -21,7 +21,10 @@ from vfz import REPO# noqa: E402
 BUILD_PACKAGES = ["cmake", "gcc", "clang", "llvm", "libclang-rt-14-dev", "make", "python3-matplotlib",
                   "python3-yaml", "xz-utils", "afl++",
                   # tests/test_report.py renders the report page in headless Chromium
-                  "chromium", "xxd"]
+                  "chromium", "xxd",
+                  # the hostile campaign signs a stock tool's crash by a gdb run
+                  # (vfz/hostile/backtrace.py); out-of-bounds reproducers trace with strace
+                  "gdb", "strace"]
 
 
 def oracle_packages():

@@ -27,6 +27,11 @@ vfz.hostile.findings.export_case gives kind, reader, image, hexdump):
              evidence, bounded by timeout, and compares them with cmp: a
              changed byte, or a file grown past the declared end, is the
              symptom (how many bytes, the first offset)
+    out-of-bounds  a user-space tool's (the evidence names its command, '... by
+             read in `CMD`'): the command under strace (-f -y), each read, pread,
+             write and pwrite of the image followed from lseek; an access of the
+             finding's kind that reaches its region (past the declared volume, or
+             past the image) is the symptom (vfz/hostile/bounds.py judged the same)
     other    a crash or hang whose evidence holds the tool's command line
              ('$ tool ... hostile.img ...'): that command, bounded by timeout
 
@@ -42,7 +47,7 @@ from vfz.export import reproducer as export
 from vfz.export.report import clip, package_versions, where_run
 from vfz.export.script import RESULT, TAIL, last_line, preamble, run_script
 from vfz.hostile import findings as hf
-from vfz.oracles.repro import Data, ExportError, q
+from vfz.oracles.repro import Data, ExportError, q, strace_check
 
 
 def template(impl):
@@ -65,6 +70,10 @@ def body(info, impl, img, data=None, regions=None):
     cmd = evidence_command(info)
     if kind == "overwrite" and cmd and regions:
         return overwrite_body(cmd, regions), [(cmd.split()[0], pkg), ("timeout", "coreutils"), ("cmp", "diffutils")]
+    if kind == "out-of-bounds":
+        got = bounds_body(info, img, pkg)
+        if got:
+            return got
     if kind in ("crash", "hang") and cmd:
         return (GENERIC.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))),
                 [(cmd.split()[0], pkg), ("timeout", "coreutils")])
@@ -118,6 +127,59 @@ def overwrite_body(cmd, regions):
     return (OVERWRITE.replace("{SAVE}", save).replace("{CHECK}", check + "\n")
             .replace("{TOOL}", cmd.split()[0]).replace("{CMD}", cmd)
             .replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))))
+
+
+def bounds_command(info):
+    """The command an out-of-bounds finding's accesses came from ('... by read in `CMD`',
+    the image shown as IMAGE: vfz.iobounds) as sh text with the image as "$IMG" and any
+    other absolute path under "$OUT"; None when the evidence names none."""
+    import re
+    import shlex
+    m = re.search(r" by \w+ in `([^`]+)`", info.get("evidence", ""))
+    if not m:
+        return None
+    try:
+        argv = shlex.split(m.group(1))
+    except ValueError:
+        return None
+    if not argv or "/" in argv[0]:
+        return None
+    out = []
+    for k, a in enumerate(argv):
+        out.append('"$IMG"' if a == "IMAGE" else f'"$OUT/arg{k}"' if a.startswith("/") else q(a))
+    return " ".join(out)
+
+
+def bounds_body(info, img, pkg):
+    """An out-of-bounds finding of a user-space tool: its command under strace, each
+    read/pread/write/pwrite of the image followed (lseek moves the offset), and an access
+    that reaches past the finding's region (past the declared volume, or past the image)
+    is the symptom. None when the evidence names no command (FatFs, U-Boot, a mount)."""
+    from vfz.hostile import mutate as hm
+    cmd = bounds_command(info)
+    if not cmd:
+        return None
+    parts = info["message"].split(" [")[0].split(" ", 2)           # "fsck.fat read past volume"
+    if len(parts) < 3 or parts[1] not in ("read", "write"):
+        return None
+    op, where = parts[1], parts[2]
+    end = hm.declared_end(img) if where == "past volume" else len(img)
+    lo = len(img) if where == "past image inside volume" else 0
+    sh = (BOUNDS.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img")))
+          + strace_check(op, where, end or len(img), lo, parts[0]))
+    return sh, [(cmd.split()[0].strip("'"), pkg), ("strace", "strace"), ("timeout", "coreutils")]
+
+
+
+
+BOUNDS = r"""
+command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"
+for k in 0 1 2 3 4 5 6 7 8 9; do mkdir -p "$OUT/arg$k"; done
+echo "== strace of "{SHOWN}" (limit ${HANG_S:-10} s): its {OP}s of the image"
+timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none     -o "$OUT/strace.txt" {CMD} > "$OUT/out.txt" 2>&1
+echo "    exit $?"
+head -n 10 "$OUT/out.txt" | cut -c1-200 | LC_ALL=C tr -c '[:print:]\n' '?' | indent
+"""
 
 
 def evidence_command(info):

@@ -13,7 +13,8 @@ import os
 import shutil
 import tempfile
 
-from vfz import oracles
+from vfz import oracles, proc
+from vfz.hostile import backtrace as hbt
 from vfz.hostile import minimise as hostile_min
 from vfz.hostile import mutate as hm
 from vfz.hostile import transform as hostile_tx
@@ -24,9 +25,13 @@ def reader_cfg(name, asan_peers=None):
     (the transformer's when the campaign runs it as one, else the reader's,
     else the writer's); asan_peers: the OUT of scripts/build-asan-peers.sh
     (mtools and fsck.fat built with ASan+UBSan)."""
+    if name.startswith(hostile_tx.WRITE):          # a writer's lane: the writer's hook
+        name, roles = name[len(hostile_tx.WRITE):], ("writer",)
+    else:
+        roles = ("reader", "writer")
     e = oracles.entries().get(name)
     role = "transformer" if hostile_tx.is_transformer(name) else \
-        next((r for r in ("reader", "writer") if e and getattr(e, r)), None)
+        next((r for r in roles if e and getattr(e, r)), None)
     if role is None:
         return {}
     b = os.path.join(os.path.abspath(asan_peers), "bin") if asan_peers else None
@@ -67,7 +72,7 @@ def diff_text(seed, image, patches, limit=64):
 
 
 def sig_dir(reader, v):
-    return f"{reader}-{v.kind}-{hashlib.sha1(v.signature(reader).encode()).hexdigest()[:10]}"
+    return f"{reader.replace(':', '-')}-{v.kind}-{hashlib.sha1(v.signature(reader).encode()).hexdigest()[:10]}"
 
 
 def write_finding(workdir, reader, v, rr, h, seed_img, small, args, flaky=False):
@@ -160,8 +165,11 @@ def replay_cfg(info, asan_peers=None):
                   f"run `scripts/build-asan-peers.sh build-asan-peers` (or pass --asan-peers OUT)")
 
 
-def replay(d, log=print, timeout=None, asan_peers=None):
+def replay(d, log=print, timeout=None, asan_peers=None, resign=False):
     """-> 0 REPRODUCED (the same signature), 1 NOT REPRODUCED, 2 cannot run.
+    resign: a verdict of the finding's kind whose message extends the recorded
+    one (a backtrace's frames, a guest's last words: vfz.hostile.backtrace,
+    lastwords) becomes the finding's signature (finding.json, README.md).
     A finding whose finding.json holds "ops" (an op-script's text) is a
     writer's: the oracle applies the ops to the volume instead of reading it."""
     try:
@@ -197,7 +205,8 @@ def replay(d, log=print, timeout=None, asan_peers=None):
         path = os.path.join(tmp, "hostile.img")
         with open(path, "wb") as f:
             f.write(img)
-        rr = tool.read(path, t) if ops is None else tool.apply(path, ops, t)
+        with proc.crash_hook(hbt.gdb_backtrace):      # signed as the campaign signs it
+            rr = tool.read(path, t) if ops is None else tool.apply(path, ops, t)
         canary = bytes.fromhex(info["canary"]) if info.get("canary") else None
         vs = hv.classify(rr, img, canary, t)
     finally:
@@ -209,6 +218,22 @@ def replay(d, log=print, timeout=None, asan_peers=None):
         log(f"verdict {v.kind}: {v.message}")
     if info["signature"] in sigs:
         log(f"REPRODUCED: {info['signature']}")
+        return 0
+    # a crash's frames may be signed anew (a recursion: vfz.hostile.backtrace), the
+    # program and signal kept
+    finer = [v for v in vs if v.kind == info["kind"] and (
+        v.message.startswith(info["message"]) or
+        v.kind == "crash" and v.message.split(" in ")[0] == info["message"].split(" in ")[0])]
+    if resign and finer:
+        old, v = info["signature"], finer[0]
+        info.update(message=v.message, signature=v.signature(name), evidence=v.evidence[:4000])
+        with open(os.path.join(d, "diff.txt")) as f:
+            diff = f.read()
+        for fn, text in (("finding.json", json.dumps(info, indent=1)), ("README.md", readme(info, diff))):
+            with open(os.path.join(d, fn + ".tmp"), "w") as f:
+                f.write(text)
+            os.replace(os.path.join(d, fn + ".tmp"), os.path.join(d, fn))
+        log(f"REPRODUCED, RESIGNED: {old} -> {info['signature']}")
         return 0
     log(f"NOT REPRODUCED: expected {info['signature']}, got {sigs or 'no verdict'}")
     return 1
@@ -235,6 +260,8 @@ def reminimise(d, budget_s=600.0, log=print):
         return 2
     reader = hostile_tx.tool(info["reader"], **cfg)
     tmp = tempfile.mkdtemp(prefix="vfz-hostile-min-")
+    hook = proc.crash_hook(hbt.gdb_backtrace)
+    hook.__enter__()
     try:
         path = os.path.join(tmp, "hostile.img")
         t = info["timeout"]
@@ -250,6 +277,7 @@ def reminimise(d, budget_s=600.0, log=print):
             log("hostile: the minimised volume did not hang at twice the limit: kept the full one")
             small = full
     finally:
+        hook.__exit__(None, None, None)
         reader.close()
         shutil.rmtree(tmp, ignore_errors=True)
     diff = diff_text(seed_img, small, patches)

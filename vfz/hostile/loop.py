@@ -11,12 +11,21 @@ what each of its writers (--pool-writers, default the campaign's) leaves
 after a `vfat gen` script, N from the run's seed; any --seeds DIR of images,
 e.g. a campaign workdir), then 1-4 structure-aware mutations
 (vfz.hostile.mutate); one image in four is a canary image.
-Every reader has its own thread walking i = 0, 1, 2, ... at its own pace
-until the deadline, so a slow reader (a VM) does not hold up the others and
-every reader's image i is the same volume.
+Every reader (and --writers lane) has its own thread walking i = 0, 1, 2, ... at its own
+pace until the deadline, so a slow reader (a VM) does not hold up the others and
+every reader's image i is the same volume; image i is made once for all lanes and
+each lane's next image is written (a writer's strict reads done) while its tool
+works on the one before (vfz.hostile.lane); a new signature is confirmed,
+minimised and written by the lane's settler thread (vfz.hostile.settler), so the
+lane's pace is its tool's (bench/bench_hostile.py: images a minute beside the
+own-time bound).
 
 Each answer is classified (vfz.hostile.verdict: crash, hang, trap, canary,
-overwrite, out-of-bounds, spread); a refusal is not a finding. The user-space readers
+overwrite, out-of-bounds, spread); a refusal is not a finding. Signatures keep
+bugs apart: a stock tool's crash is signed by its backtrace (vfz.hostile.backtrace:
+the command run again under gdb), an emulated tool's hang or trap by what it
+printed last (vfz.hostile.lastwords: U-Boot's console, QEMU's own message, the
+kernel's call trace). The user-space readers
 and transformers run under the I/O-bounds oracle's preload library, FatFs and
 U-Boot record their own sectors (vfz.hostile.bounds, docs/iobounds.md): a read
 or write outside the volume or the image is an out-of-bounds verdict.
@@ -71,7 +80,9 @@ from vfz.hostile import mutate as hm
 from vfz.hostile import verdict as hv
 from vfz.hostile import minimise as hostile_min
 from vfz.hostile import transform as hostile_tx
-from vfz import iobounds
+from vfz.hostile import lane, settler
+from vfz import iobounds, proc
+from vfz.hostile import backtrace as hbt
 from vfz.hostile.seeds import corpus_seeds, campaign_seeds, dir_seeds, layouts  # noqa: F401
 from vfz.hostile.findings import reader_cfg, write_finding, replay, reminimise
 from vfz.hostile.writes import ops_of as writes_ops
@@ -98,13 +109,45 @@ def make(layouts_, seed, i):
     canary = hm.canary_pattern(rng) if rng.random() < CANARY_SHARE else None
     for _ in range(8):
         patches, tail, kinds = hm.mutate(L, rng, canary)
-        img = hm.apply(L.data, patches, tail)
-        if img != L.data:
+        if tail or any(L.data[p.offset:p.offset + len(p.data)] != p.data[:len(L.data) - p.offset]
+                       for p in patches if p.offset < len(L.data)):
             break
     if "canary" not in kinds:
         canary = None
-    return {"seed_name": name, "patches": patches, "tail": tail, "kinds": kinds,
-            "canary": canary, "image": img, "index": i}
+    return Hostile(L.data, {"seed_name": name, "patches": patches, "tail": tail, "kinds": kinds,
+                            "canary": canary, "index": i})
+
+
+class Hostile(dict):
+    """Image i of a run (make): its bytes, h["image"], are made on first use (a seed of up to
+    34 MiB copied twice per image was most of a fast lane's time); write() puts them in a
+    file from the seed and the patches, head(n) gives their first n bytes."""
+
+    def __init__(self, seed, d):
+        super().__init__(d)
+        self.seed = seed
+
+    def __missing__(self, key):
+        if key != "image":
+            raise KeyError(key)
+        img = self["image"] = hm.apply(self.seed, self["patches"], self["tail"])
+        return img
+
+    def head(self, n):
+        return self["image"][:n] if "image" in self else hm.apply(self.seed[:n], self["patches"])
+
+    def write(self, path):
+        with open(path, "wb") as f:
+            if "image" in self:
+                f.write(self["image"])
+                return
+            f.write(self.seed)
+            for p in self["patches"]:
+                if p.offset < len(self.seed):
+                    f.seek(p.offset)
+                    f.write(p.data[:len(self.seed) - p.offset])
+            f.seek(len(self.seed))
+            f.write(self["tail"])
 
 
 # ------------------------------------------------------------------ campaign
@@ -117,6 +160,7 @@ class Run:
         self.stats = {}
         self.unconfirmed = {}          # signature -> reads that did not confirm it
         self.stop = threading.Event()
+        self.settlers = {}             # lane -> its settler thread (vfz.hostile.settler)
         self.workdir = os.path.abspath(args.workdir)
         os.makedirs(os.path.join(self.workdir, "findings"), exist_ok=True)
         for f in glob.glob(os.path.join(self.workdir, "findings", "*", "finding.json")):
@@ -137,13 +181,18 @@ class Run:
         if not ok:
             st["error"] = f"unavailable: {why}"
             return
-        tmp = tempfile.mkdtemp(prefix=f"vfz-hostile-{name}-", dir=self.workdir)
-        path = os.path.join(tmp, "hostile.img")
-        i = 0
+        tmp = tempfile.mkdtemp(prefix=f"vfz-hostile-{name.replace(':', '-')}-", dir=self.workdir)
+        probe = getattr(reader, "reader", reader)   # under the I/O-bounds oracle's Traced
+        ahead = lane.Prefetch(self.images, tmp, probe, self.args.timeout)
+        bt = proc.crash_hook(hbt.gdb_backtrace)    # a stock tool's crash signed by its stack
+        bt.__enter__()
         try:
             while time.monotonic() < deadline and not self.stop.is_set():
+                i, h, path, pre = ahead.next()
                 try:
-                    self.one(name, reader, layouts_, i, path, st)
+                    if h is None:
+                        raise pre
+                    self.one(name, reader, probe, h, path, pre, st)
                 except Exception as e:
                     # the harness's own failure on one image: logged and
                     # counted, the reader goes on with the next image
@@ -152,24 +201,23 @@ class Run:
                     with self.lock:
                         st["harness_errors"] = st.get("harness_errors", 0) + 1
                         st["error"] = st["error"] or f"harness error on {msg}"[:300]
-                i += 1
         finally:
+            bt.__exit__(None, None, None)
+            ahead.close()
             try:
                 reader.close()
             except Exception:
                 pass
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def one(self, name, reader, layouts_, i, path, st):
-        h = make(layouts_, self.args.seed, i)
-        with open(path, "wb") as f:
-            f.write(h["image"])
-        probe = getattr(reader, "reader", reader)   # under the I/O-bounds oracle's Traced
+    def one(self, name, reader, probe, h, path, pre, st):
         if hasattr(probe, "offsets"):       # a writer: its script goes where the mutation hit
             probe.offsets = [p.offset for p in h["patches"]]
             probe.fixed = None
+            probe.pre = pre                 # its strict reads before the ops (lane.Prefetch)
         rr = reader.read(path, self.args.timeout)
-        vs = hv.classify(rr, h["image"], h["canary"], self.args.timeout)
+        # the image's bytes only where a verdict reads them: a canary image's file contents
+        vs = hv.classify(rr, h["image"] if h["canary"] else None, h["canary"], self.args.timeout)
         with self.lock:
             st["images"] += 1
             st["seconds"] += rr.seconds
@@ -179,7 +227,11 @@ class Run:
         for v in vs:
             self.found(name, reader, h, v, rr, path)
 
-    def found(self, name, reader, h, v, rr, path):
+    def found(self, name, reader, h, v, rr, path, inline=False):
+        """A verdict: a new signature is claimed here and settled (confirmed, minimised,
+        written) by the lane's settler thread with an oracle of its own, so the lane goes
+        on with the next image (its pace is the tool's, not the minimiser's); inline: here,
+        with this reader, at path (tests)."""
         sig = v.signature(name)
         with self.lock:
             if sig in self.sigs:
@@ -189,10 +241,18 @@ class Run:
             self.sigs[sig] = None          # claimed: other threads skip it
         self.log(f"hostile: {name}: {v.kind}: {v.message} (image {h['index']}, seed {h['seed_name']}, "
                  f"{'+'.join(h['kinds'])})")
+        fixed = writes_ops(rr) if (rr.extra or {}).get("writer") else None
+        if inline:
+            probe = getattr(reader, "reader", reader)
+            if hasattr(probe, "offsets"):
+                probe.fixed = fixed
+            return self.settle(name, reader, h, v, rr, path)
+        settler.submit(self, name, (h, v, rr, fixed))
+
+    def settle(self, name, reader, h, v, rr, path):
+        h = dict(h, image=h["image"])       # its bytes made, in a plain dict the minimiser may copy
+        sig = v.signature(name)
         seed_img = self.layouts[h["seed_name"]].data
-        if (rr.extra or {}).get("writer"):
-            # a writer's finding is confirmed, minimised and replayed with the script found
-            getattr(reader, "reader", reader).fixed = writes_ops(rr)
         # a hang is confirmed with twice the limit (a reader that was only
         # slow under load answers then), minimised with the limit, and the
         # minimised volume confirmed with twice the limit again
@@ -246,13 +306,14 @@ class Run:
         for d in a.seeds or ():
             seeds.update(dir_seeds(d, a.seed, log=self.log))
         self.layouts = layouts(seeds, self.log)
+        self.images = lane.Images(make, self.layouts, a.seed)
         if not self.layouts:
             self.log("hostile: error: no usable seed image")
             return 2
         self.log(f"hostile: {len(self.layouts)} seed images: {', '.join(sorted(self.layouts))}")
         self.log(f"hostile: I/O-bounds oracle: {iobounds.library() or 'libvfz_iotrace.so not built: user-space tools untraced'}")
-        names = (a.oracles or ([] if getattr(a, "writers", None) else default_readers())) + \
-            [hostile_tx.WRITE + w for w in getattr(a, "writers", None) or ()]
+        readers = [] if a.oracles == ["none"] else a.oracles or default_readers()
+        names = readers + [hostile_tx.WRITE + w for w in getattr(a, "writers", None) or ()]
         for n in names:
             self.stats[n] = {"images": 0, "seconds": 0.0, "refused": 0, "verdicts": {}, "error": None}
         t0 = time.monotonic()
@@ -275,7 +336,8 @@ class Run:
             self.stop.set()
             for t in threads:
                 t.join(a.timeout * 3 + 10)
-        wall = time.monotonic() - t0
+        wall = time.monotonic() - t0        # the lanes' wall: what their pace is measured on
+        settler.drain(self, self.log)
         out = {"seed": a.seed, "minutes": a.minutes, "wall_s": wall, "timeout": a.timeout,
                "load": {"min": min(loads), "max": max(loads), "mean": round(sum(loads) / len(loads), 2),
                         "cores": os.cpu_count()} if loads else None,
@@ -298,8 +360,9 @@ def main(args, log=print):
     if args.replay and getattr(args, "minimise", False):
         return reminimise(args.replay, args.min_seconds, log)
     if args.replay:
-        return replay(args.replay, log, asan_peers=getattr(args, "asan_peers", None))
-    if args.oracles:
+        return replay(args.replay, log, asan_peers=getattr(args, "asan_peers", None),
+                      resign=getattr(args, "resign", False))
+    if args.oracles and args.oracles != ["none"]:
         known = oracles.names("reader")
         bad = [n for n in args.oracles if n not in known and not hostile_tx.is_transformer(n)]
         if bad:

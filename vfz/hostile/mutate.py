@@ -23,6 +23,12 @@ Mutators (one concern each; mutate() applies 1 to 4 of them):
     fsinfo     FAT32 FSInfo signatures, free count, next free
     backup     FAT32: the backup boot sector's fields, or the primary's
                signature broken so that readers that fall back use it
+    bound      boundary values computed from the seed's own layout (vfz.hostile.boundary,
+               whose docstring lists each value): cluster numbers past the last
+               cluster, past what the FAT covers, up to the reserved and end-of-chain
+               range of each FAT type; 32-bit products that wrap (FAT size x FAT
+               count, sectors x bytes per sector, cluster number x cluster size);
+               cluster counts at the FAT12/16 and FAT16/32 boundaries
     canary     declares fewer sectors than the image holds, fills what lies
                past the declared end with a canary pattern (and appends
                canary clusters) and points a file at a cluster out there:
@@ -30,16 +36,9 @@ Mutators (one concern each; mutate() applies 1 to 4 of them):
                (see vfz.hostile.verdict.canary_hits)
 """
 import struct
-from dataclasses import dataclass
 
-from vfz.fatimg import Fat
-
-
-@dataclass
-class Patch:
-    offset: int
-    data: bytes
-    field: str
+from vfz.hostile import boundary
+from vfz.hostile.layout import Layout, Patch, SeedError, eoc as _eoc, geometry_problem  # noqa: F401
 
 
 BPB = {  # name: (offset, size)
@@ -55,66 +54,6 @@ CANARY_PERIOD = 32
 def canary_pattern(rng):
     """32 bytes, random but never all one value: the period of the canary fill."""
     return b"VFZ!" + bytes(rng.randrange(256) for _ in range(CANARY_PERIOD - 4))
-
-
-class Layout:
-    """The seed's geometry and its directory slots, read once per seed."""
-
-    def __init__(self, data):
-        self.data = bytes(data)
-        self.fat = Fat(data)
-        f = self.fat
-        if struct.unpack_from("<H", data, 22)[0] == 0:     # FAT32 by its BPB (as Linux decides),
-            f.bits = 32                                     # whatever its cluster count
-            f.root_cluster = struct.unpack_from("<I", data, 44)[0]
-        self.bits = f.bits
-        self.max_cluster = f.clusters + 1
-        self.fat_size = f.spf * f.bps
-        # (slot offset, path of its directory, cluster of its directory or None=root)
-        self.slots = []
-        self.chains = {}          # first cluster -> chain, of every file and directory
-        self._walk(None, "", 0, set())
-        if f.bits == 32:
-            self.chains.setdefault(f.root_cluster, f.chain(f.root_cluster))
-
-    def _walk(self, cluster, path, depth, seen):
-        if depth > 8 or cluster in seen:
-            return
-        seen.add(cluster)
-        for off in self.fat.dir_slots(cluster):
-            self.slots.append((off, path or "/", cluster))
-        for off, name11, attr, cl, size, lfns in self.fat.short_entries(cluster):
-            if name11[:1] == b"." or attr & 0x08 or not 2 <= cl <= self.max_cluster:
-                continue
-            self.chains[cl] = self.fat.chain(cl)
-            if attr & 0x10:
-                self._walk(cl, path + "/" + name11.decode("latin-1").strip(), depth + 1, seen)
-
-    def used_slots(self):
-        return [s for s in self.slots if self.data[s[0]] not in (0, 0xE5)]
-
-    def fat_entry_patches(self, n, value, all_fats):
-        """Patches writing FAT entry n (the seed's bytes around it kept)."""
-        f, out = self.fat, []
-        for k in range(f.nfats if all_fats else 1):
-            base = f.fat_off + k * self.fat_size
-            tag = f"fat{k}[{n}]" if all_fats else f"fat[{n}]"
-            if f.bits == 12:
-                p = base + n * 3 // 2
-                if p + 2 > base + self.fat_size:
-                    continue
-                v = struct.unpack_from("<H", self.data, p)[0]
-                v = ((v & 0x000F) | ((value & 0xFFF) << 4)) if n & 1 else ((v & 0xF000) | (value & 0xFFF))
-                out.append(Patch(p, struct.pack("<H", v), tag))
-            elif f.bits == 16:
-                if base + n * 2 + 2 <= base + self.fat_size:
-                    out.append(Patch(base + n * 2, struct.pack("<H", value & 0xFFFF), tag))
-            else:
-                p = base + n * 4
-                if p + 4 <= base + self.fat_size:
-                    hi = self.data[p + 3] & 0xF0
-                    out.append(Patch(p, struct.pack("<I", (value & 0x0FFFFFFF) | hi << 24), tag))
-        return out
 
 
 def _interesting(rng, old, size):
@@ -139,10 +78,6 @@ def m_bpb(L, rng):
     else:
         val = _interesting(rng, old, size)
     return [Patch(off, (val & ((1 << 8 * size) - 1)).to_bytes(size, "little"), "bpb." + name)]
-
-
-def _eoc(bits):
-    return {12: 0xFFF, 16: 0xFFFF, 32: 0x0FFFFFFF}[bits]
 
 
 def m_fat(L, rng):
@@ -305,7 +240,7 @@ def declared_end(image):
 
 
 MUTATORS = {"bpb": (m_bpb, 2), "fat": (m_fat, 4), "dir": (m_dir, 5), "fsinfo": (m_fsinfo, 1),
-            "backup": (m_backup, 1)}
+            "backup": (m_backup, 1), "bound": (boundary.m_bound, 3)}
 
 
 def mutate(L, rng, canary=None):
@@ -318,7 +253,7 @@ def mutate(L, rng, canary=None):
         if ps:
             kinds.append("canary")
             patches += ps
-    names = sorted(n for n in MUTATORS if not (kinds and n in ("bpb", "backup", "fsinfo")))
+    names = sorted(n for n in MUTATORS if not (kinds and n in ("bpb", "backup", "fsinfo", "bound")))
     weights = [MUTATORS[n][1] for n in names]
     for _ in range(rng.choice([1, 1, 2, 2, 3, 4]) - (1 if kinds else 0)):
         n = rng.choices(names, weights)[0]

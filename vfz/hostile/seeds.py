@@ -233,6 +233,8 @@ def layouts(seeds, log=print):
     for name, data in seeds.items():
         try:
             out[name] = hm.Layout(data)
+        except hm.SeedError as e:         # already broken: nothing to lay out
+            log(f"hostile: seed {name} skipped: {e}")
         except Exception as e:            # a seed the layout reader cannot walk
             log(f"hostile: seed {name} skipped: {type(e).__name__}: {e}")
     return out

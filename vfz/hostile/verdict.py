@@ -57,6 +57,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from vfz.hostile import backtrace as hbt
+from vfz.hostile import lastwords as hlw
 from vfz.hostile import mutate as hm
 
 SIGNAL = re.compile(r"killed by (SIG(?:SEGV|ABRT|BUS|FPE|ILL|TRAP|SYS|XCPU))")
@@ -64,6 +66,9 @@ SANITIZER = re.compile(r"(?:ERROR: AddressSanitizer: [\w-]+|runtime error: [^\n]
                        r"ERROR: LeakSanitizer)")
 ASAN_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\w+)")
 PROC_TIMEOUT = re.compile(r"\$ (\S+)[^\n]*\n\[rc=None timeout after ([\d.]+)s")
+# glibc's own aborts: "*** stack smashing detected ***: terminated", "free(): invalid pointer"
+GLIBC_ABORT = re.compile(r"\*\*\* ([^*\n]{1,60}) \*\*\*|^((?:free|malloc|realloc|munmap_chunk|double free|"
+                         r"corrupted)[^\n]{0,50})$", re.M)
 ASSERTION = re.compile(r"Assertion [`'](.{1,80}?)' failed")
 KERNEL_TRAP = re.compile(r"(Oops|kernel BUG|BUG: [^\n]{0,60}|WARNING: [^\n]{0,80}|general protection fault|"
                          r"UBSAN: [^\n]{0,60}|KASAN: [^\n]{0,60}|Call Trace)")
@@ -107,8 +112,17 @@ def crash(rr):
         cmd = t.rfind("$ ", 0, m.start())
         prog = t[cmd + 2:].split(None, 1)[0].rsplit("/", 1)[-1] if cmd >= 0 else "?"
         a = ASSERTION.search(t) if m.group(1) == "SIGABRT" else None
-        what = f" assertion {norm(a.group(1), 60)}" if a else ""
-        return Verdict("crash", f"{prog} {m.group(1)}{what}", t[max(cmd, 0):m.end() + 200][:2000])
+        g = GLIBC_ABORT.search(t) if m.group(1) == "SIGABRT" and not a else None
+        what = f" assertion {norm(a.group(1), 60)}" if a else \
+            f" ({norm(g.group(1) or g.group(2), 50)})" if g else ""
+        # the gdb run's frames (vfz.hostile.backtrace): two crash sites of one
+        # program and signal are two signatures
+        nxt = t.find("\n$ ", m.end())
+        bt = t.find("[backtrace]\n", m.end(), nxt if nxt >= 0 else len(t))
+        fr = hbt.frames(t[bt:nxt if nxt >= 0 else len(t)]) if bt >= 0 else []
+        what += " in " + "<".join(fr) if fr else ""
+        return Verdict("crash", f"{prog} {m.group(1)}{what}", t[max(cmd, 0):m.end() + 200][:2000]
+                       + (t[bt:bt + 1500] if bt >= 0 else ""))
     return None
 
 
@@ -134,13 +148,20 @@ def hang(rr, timeout=None):
                       (r"no prompt within the time limit|the image's time limit ran out", "U-Boot no prompt"),
                       (r"^kernel VM: timeout", "kernel VM request timeout")):
         if re.search(pat, err):
-            return Verdict("hang", what, err[:500])
+            # signed by what the guest printed last (vfz.hostile.lastwords)
+            if what == "U-Boot no prompt":
+                verb = UBOOT_VERB.search(err.split("; console:")[0]) or re.search(r"\((\w[\w-]*) ", err)
+                what += (f" during {verb.group(1)}" if verb else "") + " after: " + hlw.uboot_last(err)
+            elif what.startswith("kernel"):
+                what += " after: " + hlw.kernel_last(err)
+            return Verdict("hang", what, err[:1500])
     return None
 
 
 # U-Boot's "trap: ..." errors that are a trap (an exception dump, a reset,
 # QEMU gone); its time limits are hangs (above), its other errors (setup,
 # transfer disk, shell quoting) are the glue's
+UBOOT_VERB = re.compile(r"\b(fat\w+|size|ls|load|save|rm|mkdir|mv|unlink)\b")    # the FAT command in the glue
 UBOOT_TRAP = re.compile(r"U-Boot printed|QEMU exited|console is gone")
 
 
@@ -152,7 +173,7 @@ def uboot_message(err):
     why = err[6:].split("; console:")[0].strip()
     i = why.find(" (")
     if i >= 0 and why.endswith(")"):
-        verb = re.match(r"[\w-]*", why[i + 2:]).group(0)
+        verb = (UBOOT_VERB.search(why[i + 2:]) or re.match(r"[\w-]*", why[i + 2:])).group(0)
         why = why[:i] + (f" during {verb}" if verb else "")
     return norm(why, 80)
 
@@ -167,11 +188,18 @@ def kernel_messages(rr):
     return kmsg
 
 
+def _trace(lines):
+    """" < f1 < f2 < f3": the kernel's call trace (the first sure frames), or ""."""
+    fr = hlw.kernel_trace(lines)
+    return " < " + " < ".join(fr) if fr else ""
+
+
 def trap(rr):
     err = rr.error or ""
     if err.startswith("trap: "):          # U-Boot (vfz/oracles/uboot/board.py)
         if UBOOT_TRAP.search(err):
-            return Verdict("trap", uboot_message(err), err[:2000])
+            last = "" if "U-Boot printed" in err else " after: " + hlw.uboot_last(err)
+            return Verdict("trap", uboot_message(err) + last, err[:2000])
         return None
     if re.search(r"^fatfs: trap: ", err):  # FatFs: a wasm trap or JS exception
         return Verdict("trap", norm(err.split("trap: ", 1)[1], 80), err[:2000])
@@ -181,7 +209,8 @@ def trap(rr):
         m = KERNEL_TRAP.search(err.split("; guest: ", 1)[1]) if "; guest: " in err else None
         if m or "Kernel panic" in err:
             line = err.split("; guest: ", 1)[1].split(" | ")[0] if m else "Kernel panic"
-            return Verdict("trap", norm(line, 80), err[:3000])
+            return Verdict("trap", norm(line, 80) + _trace(err.split("; console tail: ")[-1].splitlines()),
+                           err[:3000])
         if re.search(r"QEMU exited|QEMU died", err):
             return Verdict("trap", "kernel VM died", err[:3000])
     hits = []
@@ -192,7 +221,7 @@ def trap(rr):
             if m and kmsg is not None:
                 hits.append((m.group(1), c))
     if hits:
-        return Verdict("trap", norm(hits[0][1], 80), "\n".join(c for _, c in hits)[:4000])
+        return Verdict("trap", norm(hits[0][1], 80) + _trace(kmsg), "\n".join(c for _, c in hits)[:4000])
     return None
 
 

@@ -29,7 +29,7 @@ during the ops; vfz.hostile.verdict reads the writer's "[kmsg]" section):
 import hashlib
 import random
 
-from vfz import opscript, oracles
+from vfz import opscript, oracles, proc
 from vfz.fatimg import Fat
 from vfz.model.names import walked
 from vfz.oracles import ReadResult
@@ -216,22 +216,36 @@ class WriterProbe:
         self.check = strict_reader(lists=False)
         self.fixed = opscript.parse(ops) if isinstance(ops, str) else ops
         self.offsets = ()           # the mutation's byte offsets (set per image by the campaign)
+        self.pre = None             # prepare()'s answer for the next read (the campaign's prefetch)
 
     def available(self):
         if hasattr(self.tool, "available"):
             return self.tool.available()
         return True, ""
 
-    def read(self, path, timeout=60.0):
-        with open(path, "rb") as f:
-            image = f.read()
-        rb = self.strict.read(path, timeout)
+    def prepare(self, path, image, offsets, timeout=60.0):
+        """The strict reader's view of the volume at path before the ops (its listing, what
+        its checker complained about) and the script made for it: done ahead of read() by
+        the campaign's prefetch thread (vfz.hostile.lane) while the writer works on the
+        volume before."""
+        with proc.env_hook(None):           # the strict reader is the harness's, not traced
+            rb = self.strict.read(path, timeout)
+            rc = self.check.read(path, timeout)
         before = None if rb.error else rb.listing
-        rc = self.check.read(path, timeout)
         dirty = {()} if rc.error else unclean(rc.complaints, before)
-        ops = self.fixed or script_for(before, image, self.offsets)
+        return {"path": path, "image": image, "before": before, "dirty": dirty,
+                "ops": script_for(before, image, offsets)}
+
+    def read(self, path, timeout=60.0):
+        pre, self.pre = self.pre, None
+        if pre is None or pre["path"] != path:
+            with open(path, "rb") as f:
+                pre = self.prepare(path, f.read(), self.offsets, timeout)
+        image, before, dirty = pre["image"], pre["before"], pre["dirty"]
+        ops = self.fixed or pre["ops"]
         wr = self.tool.apply(path, ops, timeout)
-        ra = self.strict.read(path, timeout) if not wr.error else None
+        with proc.env_hook(None):           # the strict reader is the harness's, not traced
+            ra = self.strict.read(path, timeout) if not wr.error else None
         after = None if ra is None or ra.error else ra.listing
         sp = [] if wr.error else spread(before, after, ops, wr.results, _root_cluster(image), dirty)
         text = opscript.dump(ops)

@@ -4,7 +4,7 @@ that more than one oracle's exceptions share.
 """
 from dataclasses import dataclass, field
 
-from vfz import oracles
+from vfz import oracles, proc
 
 
 @dataclass
@@ -30,7 +30,8 @@ class Evidence:
 def core_listing(image, timeout=30.0):
     """The core's listing of image (short-entry bytes included), or None
     when it could not read."""
-    r = oracles.get_reader("core").read(image, timeout)
+    with proc.env_hook(None):     # the harness's own reading: never under the I/O-bounds trace
+        r = oracles.get_reader("core").read(image, timeout)
     return None if r.error or r.listing is None else r.listing
 
 

@@ -255,3 +255,43 @@ has_canary() {   # FILE
     canary_hex "$(od -An -v -tx1 "$1" | tr -d ' \n')"
 }
 """
+
+
+# The strace side of an out-of-bounds reproducer (vfz/export/hostile.py, and the templates
+# of tools run as a mount): "$OUT/strace.txt" of `strace -f -y -s 0 -e
+# trace=execve,read,pread64,write,pwrite64,lseek`; each access of the image followed (lseek and
+# read/write move a descriptor's offset), those of kind OP reaching past END (and LO) listed;
+# any is the symptom
+STRACE_CHECK = r"""
+# the image's offset per process and descriptor, moved by lseek and by read/write
+awk -v img="$(basename "$IMG")" -v op={OP} -v end={END} -v lo={LO} -v prog={PROG} '
+$2 ~ /^execve\(/ && $0 ~ /\) = 0/ { p = $2; sub(/^execve\("/, "", p); sub(/".*/, "", p); sub(/.*\//, "", p); name[$1] = p; next }
+index($0, img ">") == 0 { next }
+prog != "" && name[$1] != "" && name[$1] != prog { next }
+{
+    pid = $1; call = $2; sub(/\(.*/, "", call)
+    fd = $2; sub(/^[a-z0-9]*\(/, "", fd); sub(/<.*/, "", fd)
+    key = pid ":" fd
+    ret = $0; sub(/.*\) = /, "", ret); sub(/ .*/, "", ret)
+    if (call == "lseek") { if (ret + 0 >= 0) pos[key] = ret + 0; next }
+    args = $0; sub(/\) = .*/, "", args); n = split(args, a, ", ")
+    if (call == "pread64" || call == "pwrite64") { cnt = a[n - 1] + 0; off = a[n] + 0 }
+    else { cnt = a[n] + 0; off = pos[key] + 0; if (ret + 0 > 0) pos[key] += ret }
+    kind = (call ~ /read/) ? "read" : "write"
+    if (kind == op && off + cnt > end && off + cnt > lo) {
+        printf "%s of %d bytes at offset %d (0x%x) by %s: returned %s\n", kind, cnt, off, off, call, ret
+    }
+}' "$OUT/strace.txt" > "$OUT/outside.txt"
+n=$(wc -l < "$OUT/outside.txt")
+head -n 8 "$OUT/outside.txt" | indent
+[ "$n" -eq 0 ] || bug "$n {OP}(s) of the image reach {WHERE} (its end: byte {END})"
+"""
+
+
+def strace_check(op, where, end, lo=0, prog=""):
+    """sh text: the accesses of kind op ("read"/"write") in $OUT/strace.txt that reach
+    past byte end (and lo), by the program prog when given (strace traced execve too:
+    a process is named by what it executed), the bug when there is one; where names the
+    region."""
+    return (STRACE_CHECK.replace("{OP}", op).replace("{END}", str(end)).replace("{LO}", str(lo))
+            .replace("{WHERE}", where).replace("{PROG}", q(prog)))

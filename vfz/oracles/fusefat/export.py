@@ -51,11 +51,14 @@ canary.
 import errno
 import os
 
-from vfz.oracles.repro import CANARY_FN, LIST_MOUNT, canary_path, fsck_check, looping_dirs, posix_ops, q
+import struct
+
+from vfz.oracles.repro import (CANARY_FN, LIST_MOUNT, Case, canary_path, fsck_check, looping_dirs, posix_ops, q,
+                               strace_check)
 
 PACKAGES = ["fusefat", "fuse"]
 HOSTILE_PACKAGES = ["fusefat", "fuse"]
-HOSTILE = "hang (ls of each looping directory), canary (cat)"
+HOSTILE = "hang (ls of each looping directory), canary (cat), a hostile write past the volume or the image (ops.txt on a rw+ mount, then the image's size and the bytes past the declared end)"
 NEEDS = [("fusefat", "fusefat"), ("fusermount", "fuse"), ("find", "findutils"),
          ("sha256sum", "coreutils"), ("dd", "coreutils"), ("perl", "perl-base"), ("od", "coreutils")]
 SIDES = ("reader", "writer")
@@ -244,6 +247,12 @@ cp "$IMG" "$OUT/after.img"
 
 def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if info.get("ops") and info["kind"] == "out-of-bounds" and " write past " in info["message"]:
+        return hostile_write(info, img, data), [("fusefat", "fusefat"), ("fusermount", "fuse"),
+                                                ("timeout", "coreutils"), ("cmp", "diffutils")]
+    if info["kind"] == "out-of-bounds" and info["message"].startswith("fusefat "):
+        return hostile_traced(info, img, data), [("fusefat", "fusefat"), ("fusermount", "fuse"),
+                                                 ("strace", "strace"), ("timeout", "coreutils")]
     if info["kind"] == "hang":
         words = " ".join(q(d) for d in looping_dirs(img) or ["/"])
         return HANG.replace("{DIRS}", words), [("fusefat", "fusefat"), ("fusermount", "fuse"),
@@ -317,3 +326,123 @@ for d in {DIRS}; do
     kill -0 $FPID 2>/dev/null || { bug "fusefat died: $(tail -n 1 "$OUT/fusefat.log")"; break; }
 done
 """
+
+
+# A hostile write that reached past the volume or the image (the I/O-bounds oracle's
+# "fusefat write past ..."): the ops on a rw+ mount, any answer allowed, each bounded by
+# HANG_S; then the file's size (a write past the image grows it) and the bytes past the
+# declared end (a write past the volume changes them) against the copy taken before
+HOSTILE_WRITE = r"""
+cp "$IMG" "$OUT/pristine.img"
+M="$OUT/mnt"
+mkdir -p "$M"
+fusefat -f -s -o rw+ "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+FPID=$!
+i=0
+until grep -q " $M fuse" /proc/mounts; do
+    i=$((i + 1))
+    if [ $i -gt 100 ] || ! kill -0 $FPID 2>/dev/null; then
+        cannot "fusefat did not mount the image: $(tail -n 2 "$OUT/fusefat.log")"
+    fi
+    sleep 0.1
+done
+trap 'fusermount -u -z "$M" 2>/dev/null' EXIT
+ren() {   # rename(2) itself
+    perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$1" "$2"
+}
+kstep() {   # N ANY COMMAND...: on a hostile volume any answer is allowed; the image is the test
+    n=$1; shift 2
+    echo "op $n: $*"
+    timeout -s KILL ${HANG_S:-10} "$@" > "$OUT/op$n.txt" 2>&1
+    echo "    exit $?"
+    head -n 5 "$OUT/op$n.txt" | indent
+}
+{OPS}
+fusermount -u "$M" && trap - EXIT
+wait $FPID
+echo "fusefat exit $?"
+END={END}
+size0=$(wc -c < "$OUT/pristine.img")
+size1=$(wc -c < "$IMG")
+echo "== the image: $size0 bytes before, $size1 after; the declared volume ends at byte $END"
+[ "$size1" -le "$size0" ] || bug "fusefat grew the image from $size0 to $size1 bytes: it wrote past the image's end"
+if [ "$END" -lt "$size0" ]; then
+    tail -c +$((END + 1)) "$OUT/pristine.img" > "$OUT/past.before"
+    tail -c +$((END + 1)) "$IMG" | head -c $((size0 - END)) > "$OUT/past.after"
+    cmp -s "$OUT/past.before" "$OUT/past.after" \
+        || bug "fusefat changed bytes past the declared volume end (byte $END): $(cmp "$OUT/past.before" "$OUT/past.after" | head -n 1)"
+fi
+"""
+
+
+def hostile_write(info, img, data):
+    from vfz import opscript
+    ops = opscript.parse(info["ops"])
+    case = Case(impl="fusefat", side="writer", ops=ops, fs="?", image="", results=["any"] * len(ops))
+    bps = struct.unpack_from("<H", img, 11)[0]
+    tot = struct.unpack_from("<H", img, 19)[0] or struct.unpack_from("<I", img, 32)[0]
+    end = bps * tot if bps and tot else len(img)
+    return HOSTILE_WRITE.replace("{OPS}", posix_ops(case, data)).replace("{END}", str(end))
+
+
+# Any other out-of-bounds access of fusefat (a read past the volume or the image; a write
+# its read-only mount attempts and the kernel refuses: EBADF, nothing changes on disk):
+# fusefat under strace, the volume walked (ls -R, every file read) or, for a writer's
+# finding, ops.txt applied; then its accesses of the image (STRACE_CHECK)
+HOSTILE_TRACED = r"""
+command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"
+M="$OUT/mnt"
+mkdir -p "$M"
+strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none -o "$OUT/strace.txt" \
+    fusefat -f -s -o {MODE} "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+FPID=$!
+i=0
+until grep -q " $M fuse" /proc/mounts; do
+    i=$((i + 1))
+    if [ $i -gt 150 ] || ! kill -0 $FPID 2>/dev/null; then
+        cannot "fusefat did not mount the image: $(tail -n 2 "$OUT/fusefat.log")"
+    fi
+    sleep 0.1
+done
+trap 'fusermount -u -z "$M" 2>/dev/null' EXIT
+ren() {   # rename(2) itself
+    perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$1" "$2"
+}
+kstep() {   # N ANY COMMAND...: any answer is allowed; fusefat's accesses are the test
+    n=$1; shift 2
+    echo "op $n: $*"
+    timeout -s KILL ${HANG_S:-10} "$@" > "$OUT/op$n.txt" 2>&1
+    echo "    exit $?"
+}
+{WORK}
+fusermount -u -z "$M" && trap - EXIT
+kill $FPID 2>/dev/null
+wait $FPID 2>/dev/null
+echo "== fusefat's {OP}s of the image (strace)"
+"""
+
+WALK = r"""echo "== ls -laR and every file read, each bounded by ${HANG_S:-10} s"
+timeout -s KILL ${HANG_S:-10} ls -laR "$M" > "$OUT/ls.txt" 2>&1
+echo "    ls exit $?"
+timeout -s KILL ${HANG_S:-10} find "$M" -type f -exec cat {} + > /dev/null 2>&1
+echo "    cat exit $?"
+"""
+
+
+def hostile_traced(info, img, data):
+    from vfz import opscript
+    parts = info["message"].split(" [")[0].split(" ", 2)
+    op, where = parts[1], parts[2]
+    bps = struct.unpack_from("<H", img, 11)[0]
+    tot = struct.unpack_from("<H", img, 19)[0] or struct.unpack_from("<I", img, 32)[0]
+    declared = bps * tot if bps and tot else len(img)
+    end = declared if where == "past volume" else len(img)
+    lo = len(img) if where == "past image inside volume" else 0
+    if info.get("ops"):
+        ops = opscript.parse(info["ops"])
+        work = posix_ops(Case(impl="fusefat", side="writer", ops=ops, fs="?", image="",
+                              results=["any"] * len(ops)), data)
+    else:
+        work = WALK
+    return (HOSTILE_TRACED.replace("{MODE}", "rw+" if info.get("ops") else "ro").replace("{WORK}", work)
+            .replace("{OP}", op) + strace_check(op, where, end, lo, parts[0]))

@@ -13,7 +13,10 @@ campaign's command), a signal the symptom; a sanitizer report ("runtime
 error:", "AddressSanitizer") needs a sanitizer build of mtools, named by
 MDIR=/path/to/mdir (else CANNOT RUN; hostile_env names the finding's own
 when it is on this machine). A canary is the file the finding names
-copied out with `mcopy -n`, its contents compared with the canary.
+copied out with `mcopy -n`, its contents compared with the canary. A
+hostile write's crash or hang (finding.json "ops"): the writer's listing
+(mdir), then each op as the differential reproducer runs it, bounded by
+timeout; any exit status is an answer, a signal or the limit the symptom.
 """
 import json
 import os
@@ -23,7 +26,10 @@ from vfz.oracles.repro import CANARY_FN, canary_path, fsck_check, op_data, q
 
 PACKAGES = ["mtools"]
 HOSTILE_PACKAGES = ["mtools"]
-HOSTILE = "crash (mdir), canary (mcopy)"
+HOSTILE_STEPS_OPS = ("lists it with `mdir -/ -b -a` as the writer does before its ops, then applies "
+                     "`ops.txt` with mmd, mcopy, mmove, mdel and mrd, each bounded by `timeout` (HANG_S "
+                     "seconds, default 10): any exit status is an answer, a signal or the limit the symptom")
+HOSTILE = "crash (mdir), canary (mcopy), a writer's crash or hang (its listing, then ops.txt as mtools commands)"
 NEEDS = [("mdir", "mtools"), ("mtype", "mtools"), ("mmd", "mtools"), ("mcopy", "mtools"),
          ("mmove", "mtools"), ("mdel", "mtools"), ("mrd", "mtools"), ("sha256sum", "coreutils")]
 SIDES = ("reader", "writer")
@@ -284,6 +290,13 @@ def _meta_lines(n, op):
 
 def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if info.get("ops") and info["kind"] in ("crash", "hang"):
+        return hostile_writer(info, data), [("mdir", "mtools"), ("mcopy", "mtools"), ("timeout", "coreutils")]
+    if info.get("ops") and info["kind"] == "out-of-bounds":
+        parts = info["message"].split(" [")[0].split(" ", 2)
+        if len(parts) == 3 and parts[1] in ("read", "write"):
+            return hostile_writer(info, data, traced=(parts[1], parts[2], img)), \
+                [("mdir", "mtools"), ("mcopy", "mtools"), ("strace", "strace"), ("timeout", "coreutils")]
     if info["kind"] == "crash":
         san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
             "asan" in json.dumps(info.get("cfg", {}))
@@ -330,3 +343,59 @@ indent < "$OUT/err.txt"
 echo "    exit $rc, $(wc -c < "$OUT/file.bin") bytes"
 [ -f "$OUT/file.bin" ] && has_canary "$OUT/file.bin" && bug "mcopy returned bytes from past the declared volume end (the canary) for $P"
 """
+
+
+# A hostile write (vfz/hostile/writes.py): the writer lists the volume with mdir before it
+# decides each op's outcome, then runs the op's command; on a damaged volume any exit
+# status is an answer, a signal or the time limit is the symptom
+HSTEP = r"""
+step() {   # N WANT COMMAND...: any exit status is an answer; a signal or the limit is the bug
+    n=$1; shift 2
+    echo "op $n: $*"
+    timeout -k 2 ${HANG_S:-10} "$@" > "$OUT/op$n.txt" 2>&1
+    rc=$?
+    head -n 20 "$OUT/op$n.txt" | indent
+    echo "    exit $rc"
+    [ $rc -ne 124 ] || bug "op $n: $1 did not end within ${HANG_S:-10} s"
+    [ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "op $n: $1 killed by signal $((rc - 128))"
+}
+echo "== the writer's listing before the ops: mdir -/ -b -a ::/"
+timeout -k 2 ${HANG_S:-10} mdir -i "$IMG" -/ -b -a ::/ > "$OUT/mdir0.txt" 2>&1
+rc=$?
+head -n 20 "$OUT/mdir0.txt" | indent
+echo "    exit $rc"
+[ $rc -ne 124 ] || bug "mdir did not end within ${HANG_S:-10} s"
+[ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "mdir killed by signal $((rc - 128))"
+"""
+
+
+def hostile_writer(info, data, traced=None):
+    """run.sh body of a hostile write's crash or hang: the listing the writer starts
+    with, then each op of ops.txt as an mtools command (HSTEP); traced=(op, region,
+    image): an out-of-bounds finding, every command under strace and its accesses of
+    the image reaching the region the symptom (vfz.oracles.repro.strace_check)."""
+    from vfz import opscript
+    from vfz.oracles.repro import Case, strace_check
+    import struct
+    ops = opscript.parse(info["ops"])
+    case = Case(impl="mtools", side="writer", ops=ops, fs="?", image="", results=["ok"] * len(ops))
+    if traced is None:
+        return COMMON.format(rc=q(MTOOLSRC)) + HSTEP + _ops(case, data)
+    # a write's copy of the file before it: its complaints are no answer of the op's
+    ops_sh = _ops(case, data).replace('"$OUT/w.bin"\n', '"$OUT/w.bin" 2>/dev/null\n')
+    op, where, img = traced
+    bps = struct.unpack_from("<H", img, 11)[0]
+    tot = struct.unpack_from("<H", img, 19)[0] or struct.unpack_from("<I", img, 32)[0]
+    end = bps * tot if where == "past volume" and bps and tot else len(img)
+    lo = len(img) if where == "past image inside volume" else 0
+    trace = ('command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"\n'
+             'K=0\nstraced() {   # COMMAND...: under strace, its log appended to $OUT/strace.txt\n'
+             '    K=$((K + 1))\n'
+             '    strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none '
+             '-o "$OUT/strace.$K.txt" "$@"; rc=$?\n'
+             '    cat "$OUT/strace.$K.txt" >> "$OUT/strace.txt"\n    return $rc\n}\n: > "$OUT/strace.txt"\n')
+    steps = HSTEP.replace('timeout -k 2 ${HANG_S:-10} "$@"', 'straced timeout -k 2 ${HANG_S:-10} "$@"') \
+        .replace("timeout -k 2 ${HANG_S:-10} mdir", "straced timeout -k 2 ${HANG_S:-10} mdir")
+    return (COMMON.format(rc=q(MTOOLSRC)) + trace + steps + ops_sh
+            + f'echo "== the image\'s {op}s past its {where.split()[-1]} (strace)"\n'
+            + strace_check(op, where, end, lo, info["message"].split()[0]))

@@ -52,6 +52,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 
 from vfz import iobounds, lifeline
 
@@ -82,6 +83,7 @@ def available():
 MAX_IDLE = 6                  # paused boards kept per process (~55 MB each)
 _LOCK = threading.Lock()
 _IDLE = set()
+_SETS = weakref.WeakSet()    # the live Boards (their max_boards raise the idle cap)
 
 
 class Trap(Exception):
@@ -205,8 +207,9 @@ class Board:
                 self.paused = True
                 self.idle_since = time.monotonic()
                 _IDLE.add(self)
+            cap = max(MAX_IDLE, sum(bs.max_boards for bs in _SETS))    # what the Boards keep
             extra = sorted((b for b in _IDLE if b is not self and b.paused),
-                           key=lambda b: b.idle_since)[:max(0, len(_IDLE) - MAX_IDLE)]
+                           key=lambda b: b.idle_since)[:max(0, len(_IDLE) - cap)]
             for b in extra:
                 b._kill_locked()
 
@@ -437,13 +440,18 @@ class Boards:
     """Boards by image size (each QEMU's slot has one size): a campaign
     cycles FAT12, FAT16 and FAT32 volumes of three sizes, and a swap costs
     ~0.01 s where a boot costs seconds. At most MAX_BOARDS, the least
-    recently used one killed; idle boards are SIGSTOPped (no CPU)."""
+    recently used one killed; idle boards are SIGSTOPped (no CPU). The
+    hostile campaign's seeds come in a dozen sizes (canary images add two
+    clusters): its oracles keep more (hostile_cfg boards=), and a swap
+    instead of a boot is most of its U-Boot pace."""
     MAX_BOARDS = 3
 
-    def __init__(self, board=None, iotrace=False):
+    def __init__(self, board=None, iotrace=False, max_boards=None):
         self.fixed = board            # one given board (tests): always that one
         self.by_size = {}
         self.iotrace = iotrace
+        self.max_boards = max_boards or self.MAX_BOARDS
+        _SETS.add(self)
 
     def get(self, image):
         if self.fixed is not None:
@@ -452,7 +460,7 @@ class Boards:
         b = self.by_size.pop(size, None)
         if b is None:
             b = Board(iotrace=self.iotrace)
-            if len(self.by_size) >= self.MAX_BOARDS:
+            if len(self.by_size) >= self.max_boards:
                 old = next(iter(self.by_size))
                 self.by_size.pop(old).kill()
         self.by_size[size] = b        # most recent last

@@ -29,6 +29,8 @@ canary is `fatload` of the file the finding names and `md.b` of the bytes
 it read, compared with the canary. Paths are typed as hush words
 (uboot_word).
 """
+import re
+
 from vfz.oracles.repro import CANARY_FN, ExportError, canary_path, fsck_check, looping_dirs, op_data, q
 
 PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
@@ -374,6 +376,9 @@ def uboot_word(path):
 def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
     if info["kind"] == "hang":
+        cmd = hung_command(info)
+        if cmd and not looping_dirs(img):
+            return CONSOLE.replace("{XFER}", "") + HUNG.replace("{CMD}", q(cmd)), NEEDS
         words = " ".join(q(uboot_word(d)) for d in looping_dirs(img) or ["/"])
         return CONSOLE.replace("{XFER}", "") + HANG.replace("{DIRS}", words), NEEDS
     if info["kind"] == "canary":
@@ -423,6 +428,48 @@ for d in {DIRS}; do
         break
     fi
 done
+kill $QPID 2>/dev/null
+wait $QPID 2>/dev/null
+trap - EXIT
+"""
+
+
+HUNG_RE = re.compile(r"\b((?:fat\w+|size|ls|load)) virtio 0:0 ('[^'$\\]*'|/[^\s;'\"$\\]*)")
+
+
+def hung_command(info):
+    """The FAT command a hang was found in (the board's error: "no prompt within the
+    time limit (CMD; ...)"), when its path is literal: "size virtio 0:0 /x"; else None
+    (a name passed through env import)."""
+    m = HUNG_RE.search((info.get("error") or "").split("; console:")[0])
+    if not m:
+        return None
+    path = m.group(2).strip("'")
+    try:
+        return f"{m.group(1)} virtio 0:0 {uboot_word(path or '/')}"
+    except ExportError:
+        return None
+
+
+# a hang in one FAT command, found with a literal path: that command alone, bounded
+HUNG = r"""
+C={CMD}
+echo "== U-Boot: $C (limit ${HANG_S:-10} s)"
+N=$((N + 1))
+printf '%s; echo "@@V""FZ%d" $?\n' "$C" $N >&3
+end=$(($(date +%s) + ${HANG_S:-10}))
+while ! grep -q "@@VFZ$N " "$OUT/console.log" && kill -0 $QPID 2>/dev/null \
+        && [ "$(date +%s)" -le $end ]; do
+    sleep 0.2
+done
+if grep -q "@@VFZ$N " "$OUT/console.log"; then
+    echo "    returned"
+elif ! kill -0 $QPID 2>/dev/null; then
+    cannot "QEMU ended: $(tail -n 3 "$OUT/console.log")"
+else
+    tr -d '\r' < "$OUT/console.log" | tail -n 6 | indent
+    bug "U-Boot $C did not return to the prompt within ${HANG_S:-10} s"
+fi
 kill $QPID 2>/dev/null
 wait $QPID 2>/dev/null
 trap - EXIT

@@ -42,6 +42,7 @@ from vfz.oracles.uboot.exceptions import UNADDRESSABLE
 from vfz.oracles.uboot.explain import reader_explain, reader_name_exception
 from vfz.oracles.uboot.shell import DEV, Session, Unnameable, parse_ls
 
+HOSTILE_BOARDS = 12
 READ_LINE = re.compile(rb"^(\d+) bytes read")
 BATCH = 200                     # names per round trip (the environment holds a few hundred)
 
@@ -53,12 +54,13 @@ class UbootReader(Reader):
 
     @classmethod
     def hostile_cfg(cls, asan_bin=None):
-        """In the hostile campaign QEMU logs the guest's sectors (vfz.iobounds)."""
-        return {"iotrace": True}
+        """In the hostile campaign QEMU logs the guest's sectors (vfz.iobounds), and a
+        board is kept for each of up to HOSTILE_BOARDS image sizes (a swap, not a boot)."""
+        return {"iotrace": True, "boards": HOSTILE_BOARDS}
 
-    def __init__(self, name="uboot", board=None, iotrace=False, **cfg):
+    def __init__(self, name="uboot", board=None, iotrace=False, boards=None, **cfg):
         self.name = name
-        self.boards = Boards(board, iotrace)
+        self.boards = Boards(board, iotrace, boards)
         self.board = board
 
     def available(self):

@@ -12,6 +12,7 @@ import time
 from vfz import opscript
 from vfz.oracles import Writer, WriteResult, Timer
 from vfz.oracles.uboot.board import DATA_ADDR, Board, Boards, Trap, available
+from vfz.oracles.uboot.reader import HOSTILE_BOARDS
 from vfz.oracles.uboot.explain import known_failure, result_exception, writer_explain
 from vfz.oracles.uboot.profile import uboot_name_err
 from vfz.oracles.uboot.shell import (
@@ -108,9 +109,14 @@ class UbootWriter(Writer):
     known_failure = staticmethod(known_failure)
 
 
-    def __init__(self, name="uboot", board=None, **cfg):
+    @classmethod
+    def hostile_cfg(cls, asan_bin=None):
+        """Hostile writes: a board for each of up to HOSTILE_BOARDS image sizes."""
+        return {"boards": HOSTILE_BOARDS}
+
+    def __init__(self, name="uboot", board=None, boards=None, **cfg):
         self.name = name
-        self.boards = Boards(board)
+        self.boards = Boards(board, max_boards=boards)
         self.board = board
 
     def available(self):

@@ -1,0 +1,139 @@
+"""A lane's pipeline in the hostile campaign: images made once, the next one ready before it is due.
+
+Every lane (one thread per reader or writer, vfz.hostile.loop) walks the
+same image sequence. Measured before (bench/bench_hostile.py, 4 min, seven
+writer lanes at load ~21 on 2 cores): a lane spent 0.13-0.45 of its wall in
+the tool's own calls; making the image (mutation + a copy of a seed of up
+to 34 MiB: 0.06 s), writing it (0.04 s) and a writer's strict reads before
+the ops (`vfat ls`, `vfat check`: 0.08 s) were all done by each lane,
+one after the other, between two calls of its tool.
+
+    Images       image i made once for all lanes (the most recent KEEP kept;
+                 a lane far behind makes its own again: the same bytes,
+                 since image i depends on the run seed and i alone)
+    Prefetch     one lane's next images, each written to a file of its own
+                 (three in rotation: the one the tool has, the one queued,
+                 the one being written) and, for a writer, its strict reads
+                 before the ops (WriterProbe.prepare: `vfat ls`, `vfat
+                 check`, the script) taken from Images.pre, which does them
+                 once per image for all writer lanes; in a thread of its
+                 own while the tool works on the one before
+"""
+import os
+import queue
+import threading
+from collections import OrderedDict
+
+KEEP = 12          # images kept for the lanes behind (a 34 MiB seed's images: ~400 MiB at most)
+FILES = 3
+PRE_WAIT_S = 120   # a writer lane waits this long for another's strict reads of one image
+
+
+class Images:
+    def __init__(self, make, layouts, seed, keep=KEEP):
+        self.make, self.layouts, self.seed, self.keep = make, layouts, seed, keep
+        self.lock = threading.Lock()
+        self.cache = OrderedDict()
+        self.pres = OrderedDict()       # i -> a writer's strict reads before the ops (no image bytes)
+        self.pending = {}
+        self.made = 0
+
+    def get(self, i):
+        with self.lock:
+            h = self.cache.get(i)
+            if h is not None:
+                return h
+        # made outside the lock (two lanes may make one image twice: the same bytes), so
+        # a lane far behind does not hold up the others while it makes its own
+        h = self.make(self.layouts, self.seed, i)
+        with self.lock:
+            self.made += 1
+            self.cache[i] = h
+            while len(self.cache) > self.keep:
+                self.cache.popitem(last=False)
+        return h
+
+    def pre(self, i, compute):
+        """The writers' strict reads before the ops of image i, done once for all writer
+        lanes (compute() -> the dict WriterProbe.prepare answers; kept beside the image)."""
+        with self.lock:
+            got = self.pres.get(i)
+            ev = self.pending.get(i)
+            if got is None and ev is None:
+                ev = self.pending[i] = threading.Event()
+                mine = True
+            else:
+                mine = False
+        if got is not None:
+            return got
+        if not mine:
+            ev.wait(PRE_WAIT_S)
+            with self.lock:
+                got = self.pres.get(i)
+            return got if got is not None else compute()
+        try:
+            got = compute()
+        finally:
+            with self.lock:
+                if got is not None:
+                    self.pres[i] = got
+                    while len(self.pres) > self.keep * 4:
+                        self.pres.popitem(last=False)
+                self.pending.pop(i, None)
+            ev.set()
+        return got
+
+
+class Prefetch:
+    def __init__(self, images, tmpdir, probe, timeout):
+        self.images, self.tmp, self.probe, self.timeout = images, tmpdir, probe, timeout
+        self.q = queue.Queue(maxsize=1)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="prefetch")
+        self.thread.start()
+
+    def _run(self):
+        i = 0
+        while not self.done.is_set():
+            try:
+                item = self._prepare(i)
+            except Exception as e:          # the lane logs it as the harness's error on image i
+                item = (i, None, None, e)
+            while not self.done.is_set():
+                try:
+                    self.q.put(item, timeout=0.5)
+                    break
+                except queue.Full:
+                    continue
+            i += 1
+
+    def _prepare(self, i):
+        h = self.images.get(i)
+        path = os.path.join(self.tmp, f"hostile{i % FILES}.img")
+        h.write(path)
+        prep = getattr(self.probe, "prepare", None)
+        pre = None
+        if prep:
+            # a writer's script and view need the volume's first MiB (its boot sector, FATs
+            # and the hash the script is seeded with: vfz.hostile.writes.script_for)
+            offs, head = [p.offset for p in h["patches"]], h.head(1 << 20)
+            pre = dict(self.images.pre(i, lambda: dict(prep(path, head, offs, self.timeout), image=None)),
+                       path=path, image=head)
+        return i, h, path, pre
+
+    def next(self):
+        """-> (i, h, path, pre) or (i, None, None, exception)."""
+        while True:
+            try:
+                return self.q.get(timeout=1.0)
+            except queue.Empty:
+                if not self.thread.is_alive():
+                    raise RuntimeError("the prefetch thread ended")
+
+    def close(self):
+        self.done.set()
+        try:
+            self.q.get_nowait()
+        except queue.Empty:
+            pass
+        self.thread.join(self.timeout * 3 + 10)
