@@ -1,5 +1,6 @@
 """Twins: a core writer and the kernel writer it reimplements must write the same bytes under the same script."""
 from vfz import oracles
+from vfz.check import metadata
 from vfz.oracles.evidence import core_listing
 
 
@@ -10,7 +11,9 @@ def check_twins(ck, res, ops):
     attributes, first clusters and LFN slot counts, per path, from the
     core's listing of both images. Masked only where the kernel draws
     randomness: its hex-tail aliases (jiffies) and dummies of another
-    seed. One divergence per differing field."""
+    seed. One divergence per differing field. Then the whole metadata
+    (vfz.check.metadata: boot sector, FSInfo, every FAT copy, every
+    directory slot), one divergence per region and field."""
     from vfz.check.checker import Divergence, family, name_class, op_for_path, ops_for   # (checker imports this module)
     ws = dict(ck.writers)
     for wn, w in ck.writers:
@@ -31,6 +34,31 @@ def check_twins(ck, res, ops):
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
                                 "kind": f"twin-{field}", "op": op_for_path(ops, path),
                                 "cls": name_class(path)}, wn, det))
+        for d, n in metadata_differences(res.images[wn], res.images[tn], tn, same_seed):
+            det = (f"{wn} and its twin {tn} wrote the metadata differently ({n} field(s) of this "
+                   f"kind): {d}")
+            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
+                                "kind": f"twin-{d.kind}", "op": op_for_path(ops, d.path) if d.path else "-",
+                                "cls": name_class(d.path)}, wn, det))
+
+
+def metadata_differences(mine, theirs, twin, same_seed):
+    """[(first Difference, count)] per kind (region-field) between the
+    images of a writer and of its twin (vfz.check.metadata). The JIFFIES
+    mask when the twin is not seeded (the stock kernel: jiffies); nothing
+    when both are seeded but not alike (their dummies differ everywhere)."""
+    seeded = oracles.entry(twin).seeded
+    if seeded and not same_seed:
+        return []
+    try:
+        diffs = metadata.compare(mine, theirs, jiffies=not seeded)
+    except (metadata.Unusable, OSError):
+        return []                  # no image to compare: the writer's own finding
+    first, count = {}, {}
+    for d in diffs:
+        first.setdefault(d.kind, d)
+        count[d.kind] = count.get(d.kind, 0) + 1
+    return [(d, count[k]) for k, d in first.items()]
 
 
 TWIN_FIELDS = ("type", "short", "nt", "attr", "cluster", "lfn")
