@@ -34,9 +34,9 @@ static const struct tmpl *get_tmpl(int k)
 	char err[200];
 
 	if (!tmpls[k].img) {
-		tmpls[k].size = vfat_fuzz_image_size(type[k], cs[k]);
+		tmpls[k].size = vfat_fuzz_image_size(type[k], cs[k], 0);
 		tmpls[k].img = malloc(tmpls[k].size);
-		if (!tmpls[k].img || vfat_fuzz_make_image(type[k], cs[k], tmpls[k].img, tmpls[k].size,
+		if (!tmpls[k].img || vfat_fuzz_make_image(type[k], cs[k], 0, tmpls[k].img, tmpls[k].size,
 							  err, sizeof(err)))
 			abort();
 	}

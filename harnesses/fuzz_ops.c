@@ -62,7 +62,7 @@ struct geo {
 	uint32_t base_hw;      /* highest cluster in use in the template */
 };
 
-static struct geo geos[3][4];
+static struct geo geos[4][4];   /* FAT12, FAT16, FAT32, tiny FAT12 x cluster size */
 static vfat_checker *checker;   /* reused: no allocation per check */
 
 /* With VFAT_FUZZ_OPS_COUNT set in the environment, one line at exit:
@@ -110,9 +110,9 @@ static void fail(struct run *R, const char *fmt, ...)
 
 static void on_finding(void *ctx, const char *line);
 
-static struct geo *get_geo(int fat_type, uint32_t cs)
+static struct geo *get_geo(int fat_type, uint32_t cs, int tiny)
 {
-	int t = fat_type == 12 ? 0 : fat_type == 16 ? 1 : 2, c = 0;
+	int t = tiny ? 3 : fat_type == 12 ? 0 : fat_type == 16 ? 1 : 2, c = 0;
 	struct geo *G;
 	char err[200];
 
@@ -121,13 +121,13 @@ static struct geo *get_geo(int fat_type, uint32_t cs)
 	G = &geos[t][c];
 	if (G->tmpl)
 		return G;
-	G->size = vfat_fuzz_image_size(fat_type, cs);
+	G->size = vfat_fuzz_image_size(fat_type, cs, tiny);
 	G->tmpl = malloc(G->size);
 	G->work = malloc(G->size);
 	G->snap = malloc(G->size);
 	if (!G->tmpl || !G->work || !G->snap)
 		abort();
-	if (vfat_fuzz_make_image(fat_type, cs, G->tmpl, G->size, err, sizeof(err)) ||
+	if (vfat_fuzz_make_image(fat_type, cs, tiny, G->tmpl, G->size, err, sizeof(err)) ||
 	    fat_parse_boot(G->tmpl, G->size, &G->g, err, sizeof(err))) {
 		fprintf(stderr, "fuzz_ops: template FAT%d/%u: %s\n", fat_type, cs, err);
 		abort();
@@ -563,9 +563,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (!getenv("__AFL_SHM_ID"))
 		return 0;
-	for (int t = 0; t < 3; t++)
+	for (int t = 0; t < 4; t++)
 		for (uint32_t cs = 512; cs <= 4096; cs *= 2)
-			get_geo(types[t], cs);
+			get_geo(types[t % 3], cs, t == 3);
 	return 0;
 }
 
@@ -589,7 +589,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		atexit(count_print);
 	memset(&R, 0, sizeof(R));
 	R.in = &in;
-	R.G = get_geo(in.fat_type, in.cluster_bytes);
+	R.G = get_geo(in.fat_type, in.cluster_bytes, in.tiny);
 	R.nodual = in.opts.names == VFAT_NAMES_NODUAL;
 	R.allow_dummy_dup = R.nodual && !in.opts.unique;
 	model_init(&R.m, &in.opts);

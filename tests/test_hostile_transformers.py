@@ -38,11 +38,11 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz.hostile.loop import findings as hostile_findings
-from vfz.hostile.loop import minimise as hostile_min
-from vfz.hostile.loop import transform as hostile_tx# noqa: E402
-from vfz.hostile.loop import mutate as hm# noqa: E402
-from vfz.hostile.loop import verdict as hv# noqa: E402
+from vfz.hostile import findings as hostile_findings
+from vfz.hostile import minimise as hostile_min
+from vfz.hostile import transform as hostile_tx# noqa: E402
+from vfz.hostile import mutate as hm# noqa: E402
+from vfz.hostile import verdict as hv# noqa: E402
 from vfz.fatimg import Fat  # noqa: E402
 from vfz.oracles import fatsort  # noqa: E402
 from vfz.oracles.fsck_repair import FsckRepairTransformer  # noqa: E402
@@ -175,7 +175,7 @@ class T(unittest.TestCase):
         self.assertEqual(hostile_findings.replay(d, log.append), 1, log)
         with open(os.path.join(d, "hostile.img.xz"), "wb") as f2:
             f2.write(lzma.compress(small))
-        from vfz.export.reproducer import hostile as export_hostile
+        from vfz.export import hostile as export_hostile
         out = os.path.join(self.tmp, "export")
         r = export_hostile.export_finding(d, out, run=True, timeout=60)
         with open(os.path.join(out, "printed.txt")) as f2:

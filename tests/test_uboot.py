@@ -341,6 +341,84 @@ class TestUboot(unittest.TestCase):
         self.assertEqual(sorted(d.fields["kind"] for d in r.divs.values()), [uboot.LFN_LOW_BYTE],
                          r.details.get("mtools"))
 
+    def test_5h_low_bytes(self):
+        """Names whose U-Boot form (one byte per UTF-16 unit) holds a LF
+        ('吊' U+540A), '/' ('启' U+542F), '\\' ('呜' U+545C) or 0xFF ('哿'
+        U+54FF) cannot be handed to a command: the reader lists them, marks
+        them unaddressable and walks no directory so named; a CR ('名'
+        U+540D) or another control byte ('𠀋': D840 DC0B) reaches fatload
+        intact (measured on all 255 low bytes of U+54xx). '呟x呟' shows as
+        '_x_', a prefix of the alias _X_~1 of '吁x吁' as long as its shown
+        name: U-Boot's lookup loads that file instead (uboot-lfn-collide
+        through the 8.3 name). explain names both, and nothing more."""
+        from collections import Counter
+        from vfz.oracles.evidence import Evidence
+        from vfz.check.verdict import ListingDiff, compare_listing
+        script = ('mkdir "/d"\ncreate "/d/x吊y" 1 1\ncreate "/d/x启y" 2 2\ncreate "/d/x呜y" 3 3\n'
+                  'create "/d/x哿y" 4 4\ncreate "/d/日本語のファイル名.txt" 5 5\ncreate "/d/a𠀋b" 6 6\n'
+                  'mkdir "/d/启"\ncreate "/d/启/f" 7 7\nmkdir "/d/上"\ncreate "/d/上/g" 8 8\n'
+                  'create "/吁x吁" 9 9\ncreate "/呟x呟" 10 10\n')
+        path = self.img("low.img", script)
+        core = core_ls(path)
+        r = self.reader.read(path, 120.0)
+        self.assertIsNone(r.error, r.raw[-2000:])
+        marked = sorted((e["path"], e["type"]) for e in r.listing if e.get("unread") == uboot.UNADDRESSABLE)
+        self.assertEqual(marked, sorted([("/d/\n", "dir"), ("/d/x\ny", "file"), ("/d/x/y", "file"),
+                                         ("/d/x\\y", "file"), ("/d/x\xffy", "file"), ("/d//", "dir")]))
+        want = {e["path"]: e for e in core}
+        got = {e["path"]: e for e in r.listing}
+        self.assertEqual(got["/d/" + uboot.lfn_low_byte_form("日本語のファイル名.txt")]["sha256"],
+                         want["/d/日本語のファイル名.txt"]["sha256"])
+        self.assertEqual(got["/d/a@\x0bb"]["sha256"], want["/d/a𠀋b"]["sha256"])
+        self.assertEqual(got["/_x_"]["sha256"], want["/吁x吁"]["sha256"])
+        self.assertEqual(r.complaints, ["/_x_: fatls says 10 bytes, fatload read 9"])
+        diff = compare_listing(core, listing.normalize(r.listing), uboot.UbootReader, None, Counter())
+
+        def explain(d):
+            return uboot.UbootReader.explain(Evidence(opscript.parse(script), writer="core-dual",
+                                                      reader="uboot", rr=r, verdict="differs",
+                                                      diff=d, image=path, entries=core))
+        self.assertEqual(sorted(explain(diff)), [uboot.COLLIDE, uboot.UNADDRESSABLE])
+        b = {"path": "/d/a𠀋b", "type": "file", "size": 6}
+        self.assertIsNone(explain(ListingDiff(missing=diff.missing + [b], extra=diff.extra,
+                                              changed=diff.changed)))
+
+    def test_5i_many_names_in_one_read(self):
+        """U-Boot's environment holds a few hundred variables: a read that
+        hands over ~770 names had the last dozen come out empty ("Failed to
+        load ''"). A Session deletes the variables of older round trips,
+        its own and those of the sessions before it on the board."""
+        from vfz.oracles.uboot.shell import Session
+        import time
+        self.board.load(self.img("vars.img", ""))
+        for k in range(6):
+            if k % 3 == 0:
+                s = Session(self.board, time.monotonic() + 120)
+            paths = [("/é%d-%d" % (k, i)).encode("latin-1") for i in range(180)]
+            res = s.runs([b"echo " + w for w in s.words(paths)])
+            self.assertEqual([o.strip() for o, _ in res], paths)
+
+    def test_5j_05_dummy_after_rename_in_a_whole_script(self):
+        """uboot-05-skipped on a whole mixed script (issue 26): under
+        core-v3, seed 80, the renamed directory's new dummy starts with 0x05
+        and U-Boot loses it and its file; '名' (U+540D: a CR to U-Boot)
+        loads. The checker files exactly the one named exception."""
+        from vfz.check import checker
+        script = ('mkdir "/Dir B"\ncreate "/Dir B/inner file.txt" 100 3\n'
+                  'create "/日本語のファイル名.txt" 50 2\ncreate "/plain.txt" 10 1\n'
+                  'rename "/Dir B" "/Dir B renamed with contents"\n')
+        ck = checker.Checker(["uboot"], ["core-v3"], cfg={"uboot": {"board": self.board},
+                                                           "core-v3": {"seed": 80}})
+        try:
+            r = ck.check(opscript.parse(script), "fat16")
+            img = r.images["core-v3"]
+            shorts = {e["path"]: e["short"] for e in listing.loads(run([VFAT, "ls", img]).stdout)}
+            self.assertTrue(shorts["/Dir B renamed with contents"].startswith("05"), shorts)
+            self.assertEqual(sorted(d.fields["kind"] for d in r.divs.values()), [uboot.SKIPPED_05],
+                             r.details.get("core-v3"))
+        finally:
+            ck.close()
+
     def test_6_hostile_images(self):
         garbage = os.path.join(self.tmp, "garbage.img")
         with open(garbage, "wb") as f:

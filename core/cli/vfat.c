@@ -783,17 +783,17 @@ static int cmd_gen_from_input(int argc, char **argv)
 		return die("%s", "gen: out of memory");
 	vfat_fuzz_format_options(&in, opts, sizeof(opts));
 	if (image) {
-		isz = vfat_fuzz_image_size(in.fat_type, in.cluster_bytes);
+		isz = vfat_fuzz_image_size(in.fat_type, in.cluster_bytes, in.tiny);
 		img = calloc(1, isz);
-		if (!img || vfat_fuzz_make_image(in.fat_type, in.cluster_bytes, img, isz, err, sizeof(err)))
+		if (!img || vfat_fuzz_make_image(in.fat_type, in.cluster_bytes, in.tiny, img, isz, err, sizeof(err)))
 			return die("gen: cannot make the template image: %s", img ? err : "out of memory");
 		r = write_atomic(image, img, isz);
 		free(img);
 		if (r)
 			return die("gen: cannot write image '%s'", image);
 	}
-	printf("# vfat gen --from-input: FAT%d, %u-byte clusters, %zu ops\n", in.fat_type,
-	       in.cluster_bytes, in.script.n);
+	printf("# vfat gen --from-input: FAT%d%s, %u-byte clusters, %zu ops\n", in.fat_type,
+	       in.tiny ? " (tiny)" : "", in.cluster_bytes, in.script.n);
 	printf("# apply-options: %s\n", opts);
 	for (size_t i = 0; i < in.script.n; i++)
 		if (vfat_op_format(&in.script.ops[i], line, sizeof(line)) == 0)

@@ -37,6 +37,7 @@ struct vfat_fuzz_input {
 	struct vfat_opts opts;
 	int fat_type;             /* 12, 16 or 32 */
 	uint32_t cluster_bytes;   /* 512 .. 4096 */
+	int tiny;                 /* FAT12 of TINY_CLUSTERS clusters: it fills within a script */
 	struct vfat_script script;
 };
 
@@ -46,13 +47,13 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 void vfat_fuzz_input_free(struct vfat_fuzz_input *in);
 
 /* Bytes of the template image for a geometry. */
-size_t vfat_fuzz_image_size(int fat_type, uint32_t cluster_bytes);
+size_t vfat_fuzz_image_size(int fat_type, uint32_t cluster_bytes, int tiny);
 
 /* Format the template (buf of vfat_fuzz_image_size bytes): vfat_mkfs for
  * FAT12/16; for FAT32 a vfat_mkfs FAT32 volume shrunk to 2048 clusters
  * (as mkfs.fat -F 32 makes on small media, with its warning) so that a
  * check stays cheap. 0 or -EINVAL with err. */
-int vfat_fuzz_make_image(int fat_type, uint32_t cluster_bytes, uint8_t *buf,
+int vfat_fuzz_make_image(int fat_type, uint32_t cluster_bytes, int tiny, uint8_t *buf,
 			 size_t size, char *err, size_t errlen);
 
 /* "--names dual --dummy v1 --shortname mixed --seed N [--unique]" */

@@ -325,33 +325,64 @@ static int open_file(vfat_vol *v, const char *path, struct walk *w)
 	return 0;
 }
 
-/* Make the chain of a file at least `need` clusters long; on failure
- * everything allocated here is released again. */
+/* Make the chain of a file at least `need` clusters long. On -ENOSPC the
+ * clusters taken so far stay in the chain (every free cluster is then
+ * in it, as in the kernel's failed page) and *chain_n counts them; the
+ * caller cuts the chain back to what the kept size needs. */
 static int extend_chain(vfat_vol *v, uint8_t *de, uint32_t *chain_n,
 			uint32_t last, uint32_t need)
 {
-	uint32_t have = *chain_n, c, first_new = 0, prev = last;
+	uint32_t c, prev = last;
 	int r;
 
-	while (have < need) {
+	while (*chain_n < need) {
 		r = fat_alloc_cluster(v, prev, &c);
-		if (r) {
-			if (first_new) {
-				fat_free_chain(v, first_new);
-				if (prev != last && last)
-					fat_set(v, last, v->ops->eoc);
-			}
+		if (r)
 			return r;
-		}
-		if (!first_new)
-			first_new = c;
 		if (!prev)
 			de_set_start(de, c);
 		prev = c;
-		have++;
+		(*chain_n)++;
 	}
-	*chain_n = have;
 	return 0;
+}
+
+/* Linux writes page by page (generic_perform_write, cont_expand_zero for
+ * the gap from the old size): each page's blocks get their clusters in
+ * write_begin, and i_size grows after each page. The first page that
+ * cannot get a cluster fails; fat_write_failed truncates the file back
+ * to i_size. So a write that runs out of space at `room` bytes (the
+ * clusters it had plus every free one) keeps the largest page boundary
+ * not beyond `room` (or `off`, where the zero gap ends and the data
+ * starts, when `data_at_off`), never less than the old size. */
+#define VFS_PAGE 4096u
+
+static uint64_t short_write_end(uint64_t size, uint64_t off, uint64_t room,
+				int data_at_off)
+{
+	uint64_t kept = size, page = room / VFS_PAGE * VFS_PAGE;
+
+	if (page > kept)
+		kept = page;
+	if (data_at_off && off > kept && off <= room)
+		kept = off;
+	return kept;
+}
+
+/* Cut a file's chain to the clusters `size` bytes need; the rest is
+ * freed in chain order (fat_truncate_blocks). */
+static void cut_chain(vfat_vol *v, uint8_t *de, const uint32_t *chain,
+		      uint32_t n, uint64_t size)
+{
+	uint32_t keep = (uint32_t)((size + v->g.cluster_size - 1) / v->g.cluster_size);
+
+	if (keep >= n)
+		return;
+	if (keep)
+		fat_set(v, chain[keep - 1], v->ops->eoc);
+	else
+		de_set_start(de, 0);
+	fat_free_chain(v, chain[keep]);
 }
 
 #define FILE_INLINE_CLUSTERS 64
@@ -363,8 +394,9 @@ static void chain_free(uint32_t *chain, const uint32_t *inl)
 }
 
 static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
-		   const uint8_t *wdata, size_t len, size_t *got)
+		   const uint8_t *wdata, size_t len, size_t *got, int trunc)
 {
+	int nospc = 0;
 	uint32_t size = get32(de + 28), cs = v->g.cluster_size, n = 0, *chain = NULL;
 	uint32_t inl[FILE_INLINE_CLUSTERS];   /* most files: no malloc per read/write */
 	uint64_t end = off + len, lim, pos;
@@ -388,12 +420,24 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		inode_dirty(v, de);           /* start, size, attr, mtime: in memory */
 		r = extend_chain(v, de, &n, n ? chain[n - 1] : 0, need);
 		chain_free(chain, inl);
-		if (r)
+		if (r != 0 && r != -ENOSPC)
 			return r;
+		nospc = r;
 		r = fat_chain_buf(v, de_start(v, de), inl, FILE_INLINE_CLUSTERS, &chain, &n);
 		if (r)
 			return r;
 		lim = end;
+		if (nospc) {
+			lim = short_write_end(size, off, (uint64_t)n * cs, !trunc);
+			cut_chain(v, de, chain, n, lim);
+			if (lim <= size) {
+				/* no page was written: only file_update_time ran */
+				fat_stamp_mtime(de);
+				chain_free(chain, inl);
+				return nospc;
+			}
+			end = lim;
+		}
 	}
 	/* a write past the end zero-fills the gap, as cont_write_begin */
 	for (pos = wdata && off > size ? size : off; pos < lim;) {
@@ -424,7 +468,7 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		fat_stamp_mtime(de);
 	}
 	chain_free(chain, inl);
-	return 0;
+	return nospc;
 }
 
 int vfat_write(vfat_vol *v, const char *path, uint64_t off,
@@ -437,7 +481,7 @@ int vfat_write(vfat_vol *v, const char *path, uint64_t off,
 		return r;
 	if (len == 0)
 		return 0;
-	return file_io(v, w.e.de, off, NULL, data, len, NULL);
+	return file_io(v, w.e.de, off, NULL, data, len, NULL, 0);
 }
 
 int vfat_read(vfat_vol *v, const char *path, uint64_t off, uint8_t *out,
@@ -451,7 +495,7 @@ int vfat_read(vfat_vol *v, const char *path, uint64_t off, uint8_t *out,
 		return r;
 	if (len == 0 || off >= get32(w.e.de + 28))
 		return 0;
-	return file_io(v, w.e.de, off, out, NULL, len, got);
+	return file_io(v, w.e.de, off, out, NULL, len, got, 0);
 }
 
 /* The kernel's clock stands still in the core: an op that stamps "now"
@@ -486,9 +530,9 @@ int vfat_truncate(vfat_vol *v, const char *path, uint64_t size)
 	if (size > old) {
 		static const uint8_t zero[1];
 		/* extend by writing one zero byte at the end; the gap is zeroed */
-		r = file_io(v, de, size - 1, NULL, zero, 1, NULL);
-		if (r == 0)
-			fat_stamp_mtime(de);
+		r = file_io(v, de, size - 1, NULL, zero, 1, NULL, 1);
+		/* a short growth keeps its size and still fails (fat_setattr) */
+		fat_stamp_mtime(de);
 		return r;
 	}
 	r = fat_chain(v, de_start(v, de), &chain, &n);

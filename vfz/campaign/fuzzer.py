@@ -62,6 +62,8 @@ def convert_input(vfat, path, timeout=20):
             for fat in ("12", "16", "32"):       # "# vfat gen --from-input: FAT16, ..."
                 if f"FAT{fat}" in ln:
                     opts += f" --fat {fat}"
+            if "(tiny)" in ln:                    # fuzz_ops' tiny FAT12: one that fills
+                opts += " --tiny"
     return opscript.parse(p.text), opts, p.text
 
 
@@ -71,7 +73,7 @@ def fs_from_options(opts):
     if "--fat" in w:
         i = w.index("--fat")
         if i + 1 < len(w) and w[i + 1] in ("12", "16", "32"):
-            return "fat" + w[i + 1]
+            return "fat12:64K" if "--tiny" in w and w[i + 1] == "12" else "fat" + w[i + 1]
     return None
 
 

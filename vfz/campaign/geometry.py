@@ -20,6 +20,7 @@ import functools
 import os
 import random
 import tempfile
+import threading
 
 from vfz import geometry, oracles
 from vfz.fatimg import Fat
@@ -138,25 +139,28 @@ def _layout(r, formatter, fat, size_class):
     return geometry.Geometry(fat, 0, cluster, sector, fats, reserved, root, formatter)
 
 
-def draw(r, formatters, tries=12):
+def draw(r, formatters, tries=12, fat=None):
     """A geometry (vfz.geometry.Geometry) and its class, drawn with random.Random r from the
-    formatters enabled; (None, why) when none could be made."""
+    formatters enabled (those that make FAT type fat, when given); (None, why) when none
+    could be made."""
     why = "no formatter"
-    for _ in range(tries):
+    if fat is not None:
+        formatters = [n for n in formatters if fat in oracles.oracle_class(n, "formatter").fats_types]
+    for _ in range(tries if formatters else 0):
         name = r.choice(formatters)
         cls = oracles.oracle_class(name, "formatter")
-        fat = r.choice(sorted(cls.fats_types))
-        size_class = r.choices(CLASSES[fat], weights=[8, 4] + [2] * (len(CLASSES[fat]) - 2))[0]
-        lay = _layout(r, name, fat, size_class)
+        fat_ = fat or r.choice(sorted(cls.fats_types))
+        size_class = r.choices(CLASSES[fat_], weights=[8, 4] + [2] * (len(CLASSES[fat_]) - 2))[0]
+        lay = _layout(r, name, fat_, size_class)
         if size_class == "plain":
-            size, cl = PLAIN[fat]
+            size, cl = PLAIN[fat_]
             if "cluster" not in cls.accepts or cl < lay.bytes_per_sector:
                 cl = 0
             g = geometry.Geometry(**{**lay.__dict__, "size": size, "cluster": lay.cluster or cl})
         elif size_class == "small":
             size = size_for(lay, r.randrange(40, 400))
             if size is None:
-                why = f"{name} makes no small FAT{fat} with {lay.spec()}"
+                why = f"{name} makes no small FAT{fat_} with {lay.spec()}"
                 continue
             g = geometry.Geometry(**{**lay.__dict__, "size": size})
         elif size_class == "fat32:few-clusters":
@@ -168,7 +172,7 @@ def draw(r, formatters, tries=12):
         else:
             size = size_for(lay, BOUNDARY_TARGETS[size_class](r))
             if size is None:
-                why = f"{name} makes no {size_class} FAT{fat} with {lay.spec()}"
+                why = f"{name} makes no {size_class} FAT{fat_} with {lay.spec()}"
                 continue
             g = geometry.Geometry(**{**lay.__dict__, "size": size})
         with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
@@ -178,6 +182,64 @@ def draw(r, formatters, tries=12):
             continue
         return g, None
     return None, why
+
+
+class Pool:
+    """The geometries a campaign draws scripts' volumes from: POOL per FAT type, drawn once
+    from the run's seed (so a run is replayable), refreshed one at a time every REFRESH
+    scripts of that type, with SHARE of the scripts on them (the rest on the classic three
+    volumes, which every earlier finding names)."""
+    SIZE, REFRESH, SHARE = 6, 40, 0.5
+
+    def __init__(self, seed, formatters, log=None):
+        self.seed, self.formatters, self.log = seed, list(formatters), log
+        self.pools, self.uses, self.made = {}, {}, {}
+        self.lock = threading.Lock()
+        self.classes = {}          # spec -> its cluster-count class (filled as volumes are made)
+
+    def _draw(self, fat, k):
+        g, why = draw(random.Random(f"{self.seed}:geometry:{fat}:{k}"), self.formatters, fat=fat)
+        if g is None and self.log:
+            self.log(f"geometry: no FAT{fat} volume drawn ({why})")
+        return g.spec() if g else None
+
+    def spec_for(self, fat, u, k):
+        """The volume of a script of FAT type fat: None (the classic one) when u >= SHARE,
+        else pool entry k mod SIZE."""
+        if u >= self.SHARE or not self.formatters:
+            return None
+        with self.lock:
+            pool = self.pools.get(fat)
+            if pool is None:
+                pool = self.pools[fat] = [s for s in (self._draw(fat, i) for i in range(self.SIZE)) if s]
+                self.made[fat] = self.SIZE
+            n = self.uses[fat] = self.uses.get(fat, 0) + 1
+            if pool and n % self.REFRESH == 0:          # one entry replaced by a new draw
+                s = self._draw(fat, self.made[fat])
+                self.made[fat] += 1
+                if s:
+                    pool[self.made[fat] % len(pool)] = s
+            return pool[k % len(pool)] if pool else None
+
+
+    def script_volume(self, fs, key, k):
+        """The drawn volume of a script (key: what makes it, k: its number) whose classic
+        volume is fs, or None for the classic one."""
+        from vfz.check.checker import fat_bits
+        u = random.Random(f"{self.seed}:{key}").random()
+        return self.spec_for(fat_bits(fs), u, k)
+
+    def class_of(self, checker, fs):
+        """The geometry class of the checker's fresh volume of fs (cached per spec)."""
+        from vfz.check.checker import FS_SPECS, fat_bits
+        spec = FS_SPECS.get(fs, fs)
+        with self.lock:
+            cls = self.classes.get(spec)
+        if cls is None:
+            cls = geometry_class(checker.pristine_image(fs), fat_bits(fs))
+            with self.lock:
+                self.classes[spec] = cls
+        return cls
 
 
 def geometry_class(image, fat_bits=None):

@@ -47,26 +47,27 @@ from collections import Counter
 
 from vfz import findings, opscript, oracles
 from vfz.check import diff
-from vfz.campaign import minimize
 from vfz.campaign import minworker
 from vfz.campaign import pace
+from vfz.campaign import geometry
 from vfz.campaign import steer
-from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS
+from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS, fat_bits
 from vfz.errors import UsageError
 from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
                         fuzz_ops_fast_binary)
 from vfz.campaign.scriptgen import enrich, gen_script, iter_params
-from vfz.campaign.targets import minimize_crash
 from vfz.campaign import summary as campaign_summary
 from vfz.campaign import lanes
+from vfz.campaign import newfindings
+from vfz.campaign import progress
+from vfz.campaign.newfindings import MIN_LATE  # noqa: F401
 from vfz.campaign.state import load_state, save_state  # noqa: F401
 from vfz.campaign.lanes import Job, Lane
-from vfz.campaign.filing import MIN_BUDGET, divergence_test, finding_summary, write_full
+from vfz.campaign.filing import MIN_BUDGET
 from vfz.campaign.shards import parse_shard, shard_iteration, shard_seed  # noqa: F401
 
 DEFAULT_FS = ["fat12", "fat16", "fat32"]
 PROGRESS_EVERY = 5.0
-MIN_LATE = 5.0                         # ... when the time budget is already spent
 
 
 class Stop(BaseException):
@@ -117,30 +118,7 @@ class Campaign:
         return out
 
     def progress_line(self):
-        el = time.monotonic() - self.t0
-        ck = self.checker
-        imgs = self.total("images_checked")
-        per = " ".join(f"{n}={imgs[n]}" for n in ck.reader_names) if ck else ""
-        execs = self.fuzzer.execs_per_s() if self.fuzzer else 0.0
-        if not execs:
-            execs = sum(self.total("applies").values()) / el if ck and el > 0 else 0.0
-        corpus = ""
-        if self.fuzzer:
-            try:
-                corpus = f"corpus {len(os.listdir(self.fuzzer.corpus))} "
-                if self.fuzzer.judge != self.fuzzer.binary:
-                    corpus += f"asan-replayed {len(self.fuzzer.replayed)} "
-            except OSError:
-                pass
-        mn = self.minimiser
-        mstate = "idle"
-        if mn and mn.current:
-            mstate = f"minimising {mn.current}"
-        if mn and mn.queued():
-            mstate += f", {mn.queued()} queued"
-        return (f"[campaign] {el:6.0f}s execs/s {execs:.1f} {corpus}scripts {self.scripts} "
-                f"images[{per}] findings {len(self.new)} new/{len(self.known)} total "
-                f"({self.phase}; minimiser {mstate})")
+        return progress.line(self)
 
     def _progress_loop(self):
         while not self._stop_progress.wait(PROGRESS_EVERY):
@@ -203,6 +181,13 @@ class Campaign:
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
+        fmts = getattr(a, "formatters", None)
+        fmts = [] if a.fs or fmts == "none" else (fmts.split(",") if fmts else oracles.names("formatter"))
+        bad = [f for f in fmts if f not in oracles.names("formatter")]
+        if bad:
+            raise UsageError(f"unknown formatter(s) {', '.join(bad)} (known: {', '.join(oracles.names('formatter'))})")
+        self.geo = geometry.Pool(self.seed, fmts, log=self.say)   # the geometry dimension
+        self.geo_stats = {}            # geometry class -> {"scripts": n, "findings": n}
         self.kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
         self.transformers = a.transformers.split(",") if getattr(a, "transformers", None) else []
         self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes,
@@ -326,10 +311,12 @@ class Campaign:
                     job.note = str(e)
                     return
                 fs = fs_from_options(opts) or self.fs_list[job.slot % len(self.fs_list)]
+                fs = self.geo.script_volume(fs, f"corpus:{os.path.basename(job.path)}", job.slot) or fs
                 src = {"source": "fuzz_ops corpus", "input": os.path.basename(job.path)}
             else:
                 gseed, nops, fsb = iter_params(self.seed, shard_iteration(job.iteration, self.shard))
                 fs = self.fs_list[fsb % len(self.fs_list)]
+                fs = self.geo.script_volume(fs, f"gen:{job.iteration}", job.iteration) or fs
                 ops = gen_script(self.vfat, gseed, nops, self.args.names)
                 if fsb & 0x80:                   # half the scripts: tricky additions
                     ops = enrich(ops, random.Random(gseed))
@@ -346,6 +333,7 @@ class Campaign:
         job.ops, job.fs, job.src = ops, fs, src
         if ops:
             job.res = checker.check(ops, fs)
+            job.geo_class = self.geo.class_of(checker, fs)
             t0 = time.monotonic()
             try:
                 job.census = steer.result_census(checker, job.res, ops, fs)
@@ -432,7 +420,9 @@ class Campaign:
             self.notes.append(job.note)
         if job.res is not None:
             self.scripts += 1
-            self.census.add(job.fs, job.src.get("source"), getattr(job, "census", None))
+            self.census.add(f"fat{fat_bits(job.fs)}", job.src.get("source"), getattr(job, "census", None))
+            g = self.geo_stats.setdefault(getattr(job, "geo_class", "?"), {"scripts": 0, "findings": 0})
+            g["scripts"] += 1
             for sig, d in job.res.divs.items():
                 # a writer's own (results, failures) by writer name: family
                 # names ("kernel") would mix with the reader of that name
@@ -441,6 +431,7 @@ class Campaign:
                 if sig in self.known:
                     continue
                 src = dict(job.src, found_after_s=round(time.monotonic() - self.t0, 1))
+                g["findings"] += 1
                 minworker.journal_add(self.workdir, d, job.ops, job.fs, src)
                 self.known.add(sig)
                 self.say(f"new divergence {d.sig}: {findings.sig_text(d.fields)} (writer {d.writer}, "
@@ -452,83 +443,10 @@ class Campaign:
 
     # ......................................................... the minimiser
     def minimise_job(self, worker, job):
+        """The minimiser's work on one job (vfz.campaign.newfindings)."""
         if job[0] == "crash":
-            return self.crash_finding(worker, job[1])
-        _, d, ops, fs, src = job
-        worker.current = d.sig
-        t0 = time.monotonic()
-        # minimisation may overrun the budget a little, never by much:
-        # past the deadline a finding gets MIN_LATE seconds; stopped: none
-        left = self.deadline - time.monotonic()
-        budget = 0.0 if worker.hurry.is_set() else min(self.args.min_budget, max(MIN_LATE, left))
-        test = divergence_test(worker.checker, d, fs)
-
-        def hurried_test(cand):
-            if worker.hurry.is_set():        # stopped by a signal: keep the best so far
-                raise minimize.BudgetSpent()
-            return test(cand)
-        mops, stats = minimize.minimize(ops, hurried_test, budget=budget)
-        extra = dict(src, seed=self.seed, minimise_s=round(time.monotonic() - t0, 1), minimise=stats)
-        # shown once, not on the next run of the same script: filed all the
-        # same (a nondeterministic peer is a finding), labelled for triage
-        flaky = stats.get("reproduced") is False
-        if flaky:
-            extra["flaky"] = True
-        write_full(self.workdir, worker.checker, d, ops, mops, fs, extra)
-        minworker.journal_done(self.workdir, d.sig)
-        line = finding_summary(d, mops, fs, flaky)
-        with self.lock:
-            self.new.append((d.sig, line))
-        self.say(f"finding {d.sig}: {line}")
-
-    def crash_finding(self, worker, path):
-        msg = self.fuzzer.crash_message(path)
-        if msg is None:
-            self.say(f"note: {os.path.basename(path)} no longer fails in fuzz_ops; ignored")
-            return
-        fields = {"role": "fuzz", "oracle": "fuzz_ops", "verdict": "failed",
-                  "kind": findings.normalise(msg, 80), "op": "-", "cls": "-"}
-        h = findings.sig_hash(fields)
-        with self.lock:
-            if h in self.known:
-                return
-            self.known.add(h)
-        worker.current = h
-        try:
-            ops, opts, text = convert_input(self.vfat, path)
-        except opscript.OpScriptError as e:
-            ops, opts, text = [], "", f"# {e}\n"
-        # shrink the input bytes (libFuzzer -minimize_crash); keep the result
-        # only if it still fails with the same kind of violation
-        mtext, mops = text, ops
-        left = self.deadline - time.monotonic()
-        mpath = os.path.join(self.fuzzer.logs, f"min-{os.path.basename(path)}")
-        if not worker.hurry.is_set():
-            ok, _ = minimize_crash(path, mpath, min(15.0, self.args.min_budget, max(MIN_LATE, left)),
-                                   self.fuzzer.judge)
-            if ok:
-                m2 = self.fuzzer.crash_message(mpath)
-                if m2 is not None and findings.normalise(m2, 80) == fields["kind"]:
-                    try:
-                        mops, _, mtext = convert_input(self.vfat, mpath)
-                    except opscript.OpScriptError:
-                        mtext, mops = text, ops
-        summary = f"fuzz_ops violation: {msg[:200]} ({len(mops)} ops)"
-        info = {"signature": h, "fields": fields, "summary": summary, "message": msg,
-                "crash_file": os.path.basename(path), "apply_options": opts, "seed": self.seed,
-                "ops_orig": len(ops), "ops_min": len(mops), "fuzz_bin": self.fuzzer.judge,
-                "found_after_s": round(time.monotonic() - self.t0, 1)}
-        files = {"ops.txt": mtext, "ops.orig.txt": text}
-        with open(path, "rb") as f:
-            files_bin = {"crash.bin": f.read()}
-        if os.path.isfile(mpath):
-            with open(mpath, "rb") as f:
-                files_bin["crash.min.bin"] = f.read()
-            os.unlink(mpath)
-        findings.write_finding(self.workdir, h, info, files, {}, {}, binary=files_bin)
-        with self.lock:
-            self.new.append((h, summary))
-        self.say(f"finding {h}: {summary}")
+            return newfindings.crash_finding(self, worker, job[1])
+        return newfindings.divergence_finding(self, worker, job)
 
     # ......................................................... the summary
 
@@ -552,7 +470,11 @@ def add_arguments(p):
     p.add_argument("--shard", help="I/N: run shard I of N (disjoint generated scripts and fuzzer "
                                    "seeds; give each shard its own workdir; merge with vfatfuzz merge)")
     p.add_argument("--workdir", default="campaign", help="findings, corpus and state (default ./campaign)")
-    p.add_argument("--fs", help=f"volumes, comma-separated (default {','.join(DEFAULT_FS)})")
+    p.add_argument("--fs", help=f"volumes, comma-separated (default {','.join(DEFAULT_FS)}, and half the scripts "
+                                "on volumes drawn by geometry: vfz/campaign/geometry.py; a --fs list turns "
+                                "the drawing off)")
+    p.add_argument("--formatters", help="formatters the geometry draws from, comma-separated (default: every "
+                                        "registered one; 'none' keeps the classic volumes only)")
     p.add_argument("--names", help="name classes for vfat gen (default all)")
     p.add_argument("--vfat", help="the vfat binary the core writers run (default build/vfat)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per oracle call")

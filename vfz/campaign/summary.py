@@ -46,6 +46,11 @@ def summarise(self):
                     if prep["minimiser"]["pending"] else ""))
     for ln in self.census.lines():
         self.say(ln)
+    geo = getattr(self, "geo_stats", None) or {}
+    if geo:
+        self.say("geometry classes (scripts / new divergences; vfz/campaign/geometry.py):")
+        for cls in sorted(geo):
+            self.say(f"  {cls:<22} {geo[cls]['scripts']:>6} scripts  {geo[cls]['findings']:>4} divergences")
     if self.fuzzer:
         self.say(f"fuzz_ops: {self.harvested} corpus entries checked in this run "
                  f"({len(self.fuzzer.seen)} in all), {self.fuzzer.restarts} worker restarts")
@@ -72,6 +77,8 @@ def summarise(self):
                             if self.fuzzer and self.fuzzer.judge != self.fuzzer.binary else None),
             "pipeline": prep,
             "census": self.census.to_json(),
+            "geometry": getattr(self, "geo_stats", None) or {},
+            "geometries": {s: c for s, c in getattr(getattr(self, "geo", None), "classes", {}).items()},
             "new_findings": [h for h, _ in self.new], "total_findings": len(self.known)}
     try:
         tmp = os.path.join(self.workdir, f".summary.json.{os.getpid()}")

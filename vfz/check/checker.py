@@ -21,43 +21,20 @@ from collections import Counter
 from vfz import findings, lifeline, model, oracles, proc
 from vfz.check import diff
 from vfz.check import verdict
-from vfz import opscript
 from vfz.errors import UsageError
-from vfz.oracles.evidence import Evidence
+from vfz.oracles.evidence import Evidence, fat_type_exception
+from vfz.check import transform
 from vfz.check import twins
+from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, fold_path, ops_for,  # noqa: F401
+                                  name_class, op_for_path)
 from vfz.check.twins import twin_listing
+from vfz.check.formatted import check_formatted
+from vfz import geometry
 
 DEFAULT_READERS = oracles.names("reader", default=True)
 DEFAULT_WRITERS = [n for n in oracles.names("writer", default=True) if oracles.entry(n).cost != "vm"]
 OPTIONAL_WRITERS = [n for n in oracles.names("writer", default=True) if n not in DEFAULT_WRITERS]
 FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:512"}
-
-
-def family(writer):
-    return oracles.entry(writer).family
-
-
-def fold_path(p):
-    return p.upper()
-
-
-def op_for_path(ops, path):
-    """Kind of the last op that touched path (by exact or case-folded path,
-    or by leaf name), '-' when none did."""
-    if not path:
-        return "-"
-    leaf = findings.leaf_of(path).upper()
-    best = "-"
-    for op in ops:
-        for k, a in zip(opscript.OPS[op.kind], op.args):
-            if k == "s" and (a == path or fold_path(a) == fold_path(path) or
-                             findings.leaf_of(a).upper() == leaf):
-                best = op.kind
-    return best
-
-
-def name_class(path):
-    return findings.name_class(findings.leaf_of(path)) if path else "-"
 
 
 class HarnessError:
@@ -78,15 +55,6 @@ def model_of(wn, base, ops):
     m = model.Model(e.profile, e.names, root=model.root_for(e.profile, base), rule=e.shortname)
     m.apply(ops)
     return m
-
-
-def ops_for(wn, ops):
-    """The ops writer wn is sent: those its traits say it supports (no
-    renames for a writer without rename; no write at an offset for one
-    without "write-offset"). The model predicts the same cut script."""
-    sup = oracles.entry(wn).supports
-    return [op for op in ops if op.kind in sup and
-            not (op.kind == "write" and op.args[1] and "write-offset" not in sup)]
 
 
 def write_copy(w, wn, base, img, ops):
@@ -130,8 +98,14 @@ class ImageTemplate:
             g.truncate(self.size)
 
 
+def is_geometry(spec):
+    """A --fs spec of the geometry dimension (vfz.geometry: key=N fields or @FORMATTER)."""
+    return "@" in spec or "=" in spec
+
+
 def fat_bits(fs):
-    return diff.parse_fs(FS_SPECS.get(fs, fs))[0]
+    spec = FS_SPECS.get(fs, fs)
+    return geometry.parse(spec).fat if is_geometry(spec) else diff.parse_fs(spec)[0]
 
 
 @functools.lru_cache(maxsize=None)
@@ -143,35 +117,6 @@ def no_sync_supported(vfat=None):
         return False
     p = proc.run([b, "apply", "--no-sync"], timeout=20)
     return "unknown option" not in p.errtext
-
-
-def _own_exception(fields):
-    """The divergence is a reader's named exception of its own family."""
-    fam = oracles.entry(fields["oracle"]).family if fields.get("role") == "reader" else None
-    return fam is not None and any(x.oracle == fam for x in oracles.exception(fields["kind"]))
-
-
-class Divergence:
-    def __init__(self, fields, writer, detail):
-        self.fields = fields
-        self.sig = findings.sig_hash(fields)
-        self.writer = writer
-        self.detail = detail
-
-    def __repr__(self):
-        return f"<{self.sig} {findings.sig_text(self.fields)} via {self.writer}>"
-
-
-class CheckResult:
-    def __init__(self):
-        self.divs = {}            # sig -> Divergence (first writer wins)
-        self.images = {}          # writer -> image after
-        self.raws = {}            # "writer" / "writer.oracle" -> raw text
-        self.verdicts = {}        # writer -> {oracle: verdict}
-        self.details = {}         # writer -> {oracle: detail}
-
-    def add(self, d):
-        self.divs.setdefault(d.sig, d)
 
 
 def _first_bad(ops, m, wr, wcls):
@@ -188,7 +133,7 @@ def _first_bad(ops, m, wr, wcls):
     return None
 
 
-FORMATTERS = ("mkfs.fat", "vfat")
+FORMATTERS = ("mkfs.fat", "vfat")      # the checker's default formatters (--formatter)
 
 
 def vfat_mkfs(image, fat, size, cluster, vfat=None):
@@ -216,6 +161,8 @@ class Checker:
         self.unread = frozenset(unread)
         self.timeout = timeout
         self.vfat = vfat
+        self.formatted = set()          # geometry specs whose fresh volume the readers checked
+        self.format_argv = {}           # spec -> the formatter's exact command
         if formatter not in FORMATTERS:
             raise UsageError(f"unknown formatter {formatter!r} (known: {', '.join(FORMATTERS)})")
         self.formatter = formatter      # who makes the pristine volumes
@@ -287,12 +234,16 @@ class Checker:
     def pristine_image(self, fs):
         with self._lock:             # lanes of the campaign share a checker
             if fs not in self.pristine:
-                fat, size, cl = diff.parse_fs(FS_SPECS.get(fs, fs))
-                p = os.path.join(self.tmp, f"pristine-{fs.replace(':', '_')}.img")
-                if oracles.entry(self.formatter).under_test:     # the build under test's own mkfs
-                    vfat_mkfs(p, fat, size, cl, self.vfat)
+                spec = FS_SPECS.get(fs, fs)
+                p = os.path.join(self.tmp, f"pristine-{len(self.pristine)}.img")
+                if is_geometry(spec):
+                    self._format(spec, p)
                 else:
-                    diff.mkfs(p, fat, size, cl)
+                    fat, size, cl = diff.parse_fs(spec)
+                    if oracles.entry(self.formatter).under_test:     # the build under test's own mkfs
+                        vfat_mkfs(p, fat, size, cl, self.vfat)
+                    else:
+                        diff.mkfs(p, fat, size, cl)
                 self.templates[p] = ImageTemplate(p)
                 self.pristine[fs] = p
             return self.pristine[fs]
@@ -327,13 +278,32 @@ class Checker:
             self.applies[wn] += 1
         return wr
 
+    def _format(self, spec, path):
+        """The fresh volume of a geometry spec, made by its formatter (else the checker's)."""
+        g = geometry.parse(spec)
+        name = g.formatter or self.formatter
+        cfg = {"vfat": self.vfat} if oracles.entry(name).under_test and self.vfat else {}
+        r = oracles.get_formatter(name, **cfg).format(path, g, self.timeout)
+        if r.error:
+            raise UsageError(f"{spec}: {r.error}")
+        self.format_argv[spec] = r.argv
+
     def check(self, ops, fs, writers=None, readers=None, workdir=None):
         """Apply ops with each writer to a fresh image of fs, read with each
-        reader. writers/readers: subsets by name (None = all)."""
+        reader. writers/readers: subsets by name (None = all). The first check
+        of a geometry spec first has every reader read its fresh volume
+        (vfz.check.formatted)."""
         res = CheckResult()
         wdir = workdir or self.tmp
         models = {}
         base = self.pristine_image(fs)
+        spec = FS_SPECS.get(fs, fs)
+        if is_geometry(spec) and spec not in self.formatted:
+            self.formatted.add(spec)
+            g = geometry.parse(spec)
+            check_formatted(res, [(rn, r) for rn, r in self.readers if readers is None or rn in readers],
+                            g, g.formatter or self.formatter, self.format_argv.get(spec, []), base,
+                            g.fat, self.timeout)
         for wn, w in self.writers:
             if writers is not None and wn not in writers:
                 continue
@@ -487,79 +457,16 @@ class Checker:
             for div in (relabel(ev, divs) if relabel else divs):
                 res.add(div)
 
-    # ------------------------------------------------------------ transformers
     def _transform_image(self, res, ops, fs, wn, m, img, readers):
-        """Each transformer rewrites a copy of writer wn's image (fatsort,
-        fsck.fat -a); every reader that read the writer's image right must
-        then see the same tree. A divergence is the transformer's: its own
-        named exception when its hook explains it, else the reader's kind
-        prefixed with the reader ('kernel:missing'); a failed transform is
-        one finding of its own."""
-        used = Counter()
-        exp_entries = m.entries()
-        wentry = oracles.entry(wn)
-        for tn, t in self.transformers:
-            key = f"{wn}>{tn}"
-            timg = os.path.join(os.path.dirname(img), f"{wn}-{tn}.img")
-            findings.sparse_copy(img, timg)
-            t0 = time.monotonic()
-            try:
-                tr = t.transform(timg, self.timeout)
-            except Exception as e:
-                tr = oracles.WriteResult(tn, error=f"{type(e).__name__}: {e}")
-            self.timed(f"transform {tn}", time.monotonic() - t0, tr.seconds)
-            fam = oracles.entry(tn).family
-            res.images[key] = timg
-            res.raws[key] = tr.raw
-            res.verdicts[key] = {}
-            res.details[key] = {}
-            if tr.error:
-                res.verdicts[key]["(transformer)"] = "failed"
-                res.details[key]["(transformer)"] = tr.error
-                named = type(t).failure_exception(tr)
-                res.add(Divergence({"role": "transformer", "oracle": fam, "verdict": "failed",
-                                    "kind": named or findings.normalise(tr.error, 60), "op": "-",
-                                    "cls": "-"}, wn, tr.error))
-                continue
-            tcls = type(t)
-
-            def relabel(ev, divs, tr=tr, tcls=tcls, fam=fam):
-                d = ev.diff
-                named = tcls.explain({"raw": tr.raw, "wr": tr, "verdict": ev.verdict, "reader": ev.reader,
-                                      "before": img,
-                                      "missing": [e["path"] for e in d.missing] if d else [],
-                                      "extra": [e["path"] for e in d.extra] if d else []})
-                if named:
-                    yield Divergence({"role": "transformer", "oracle": fam, "verdict": ev.verdict,
-                                      "kind": named, "op": "-", "cls": "-"}, ev.writer, ev.detail)
-                    return
-                for div in divs:
-                    if _own_exception(div.fields):
-                        # a named exception of the reader, recognised from
-                        # this image: the reader's known bug (e.g. fatcat's
-                        # nondeterministic -o hang that the writer's image
-                        # happened not to show), not the transformer's doing
-                        yield div
-                        continue
-                    f = dict(div.fields, role="transformer", oracle=fam,
-                             kind=f"{ev.reader}:{div.fields['kind']}")
-                    yield Divergence(f, div.writer, div.detail)
-            for rn, r in self.readers:
-                if (readers is not None and rn not in readers) or res.verdicts[wn].get(rn) != "ok":
-                    continue            # a reader that already differs: not the transformer's doing
-                try:
-                    rr = r.read(timg, self.timeout)
-                except Exception as ex:
-                    rr = oracles.ReadResult(rn, error=f"{type(ex).__name__}: {ex}")
-                self._judge(res, ops, fs, wn, m, timg, rn, r, type(r), rr, used, exp_entries, wentry,
-                            key=key, relabel=relabel)
+        """The transformers' pass on writer wn's image (vfz.check.transform)."""
+        transform.transform_image(self, res, ops, fs, wn, m, img, readers)
 
     def _reader_divs(self, ev, rcls, wcls):
         """The divergences of one reader verdict: a named exception of the
         reader or of the writer that explains it all (one finding each), else
         one per kind of difference."""
         base = {"role": "reader", "oracle": ev.reader, "verdict": ev.verdict}
-        for hook in (rcls.explain, wcls.explain):
+        for hook in (fat_type_exception, rcls.explain, wcls.explain):
             kinds = hook(ev)
             if not kinds:
                 continue

@@ -12,8 +12,11 @@ IMAGE alone, the core's own listing (`vfat ls`). Each reader's verdict:
   complains  reads the same tree but complains (fsck.fat, mcopy errors) or,
              for fsck.fat, the complaint count differs from the write mode's
   failed     raised, timed out or could not read at all
-Writers are compared on per-op results too. Exit 0 all ok, 1 any
-divergence (differs/complains/failed), 2 could not run (bad input).
+A verdict other than ok shows "(named: EXC, ...)" when the reader's or the
+writer's explain hook names the whole divergence from its evidence, as the
+checker files it (report: "named"). Writers are compared on per-op results
+too. Exit 0 all ok, 1 any divergence (differs/complains/failed, named or
+not), 2 could not run (bad input).
 """
 import json
 import os
@@ -65,6 +68,12 @@ def parse_size(s):
 
 
 def parse_fs(spec):
+    """A --fs spec -> (FAT bits, size, cluster bytes); a geometry spec (key=N fields,
+    @FORMATTER: vfz.geometry) too, its other fields read by the checker's formatter."""
+    if "@" in spec or "=" in spec:
+        from vfz import geometry
+        g = geometry.parse(spec)
+        return g.fat, g.size, g.cluster
     parts = spec.split(":")
     if parts[0] not in FS_DEFAULTS or len(parts) > 3:
         raise UsageError(f"--fs: expected fat12|fat16|fat32[:SIZE[:CLUSTER]], got {spec!r}")
@@ -76,6 +85,19 @@ def parse_fs(spec):
         if cl < 512 or cl > 65536 or cl & (cl - 1):
             raise UsageError(f"--fs: cluster size {cl} is not a power of two in 512..65536")
     return int(parts[0][3:]), size, cl
+
+
+def make_volume(image, spec, timeout=60.0):
+    """The fresh volume of a --fs spec: a geometry spec's by its formatter (vfz.geometry,
+    the registry's formatters), else mkfs.fat's."""
+    if "@" in spec or "=" in spec:
+        from vfz import geometry
+        g = geometry.parse(spec)
+        r = oracles.get_formatter(g.formatter or "mkfs.fat").format(image, g, timeout)
+        if r.error:
+            raise UsageError(f"{spec}: {r.error}")
+        return
+    mkfs(image, *parse_fs(spec), timeout=timeout)
 
 
 def mkfs(image, fat, size, cluster, timeout=60.0):
@@ -276,7 +298,27 @@ def progress(msg):
         sys.stderr.flush()
 
 
-def _read_all(image, readers, expected_entries, expect, timeout, used, writer=None):
+def named(ops, writer, reader, r, vd, exp_c, image, entries):
+    """The named exceptions that explain a reader's whole divergence, as
+    the checker files it (the reader's, else the writer's explain hook on
+    its Evidence), or []."""
+    from vfz.oracles.evidence import Evidence
+    ev = Evidence(list(ops or ()), writer=writer, reader=reader, rr=r, verdict=vd.verdict,
+                  diff=vd.diff, lines=vd.lines, detail=vd.text(), exp_complaints=exp_c,
+                  image=image, entries=entries, fat_bits=fat_bits_of(image))
+    from vfz.oracles.evidence import fat_type_exception
+    hooks = [fat_type_exception, oracles.oracle_class(reader, "reader").explain] + \
+        ([oracles.oracle_class(writer, "writer").explain] if writer else [])
+    for h in hooks:
+        kinds = h(ev)
+        if isinstance(kinds, tuple):
+            kinds = kinds[0]
+        if kinds:
+            return [kinds] if isinstance(kinds, str) else list(kinds)
+    return []
+
+
+def _read_all(image, readers, expected_entries, expect, timeout, used, writer=None, ops=None):
     """expect(reader name) -> what that reader must report."""
     out = {}
     for n, o in readers:
@@ -285,10 +327,13 @@ def _read_all(image, readers, expected_entries, expect, timeout, used, writer=No
             r = o.read(image, timeout)
         except Exception as e:  # the contract says never raise; belt and braces
             r = oracles.ReadResult(n, error=f"{type(e).__name__}: {e}")
-        vd = verdict.verdict_for(r, expected_entries, n, expect(n), used, writer)
+        exp_c = expect(n)
+        vd = verdict.verdict_for(r, expected_entries, n, exp_c, used, writer)
         out[n] = {"verdict": vd.verdict, "detail": vd.text(), "seconds": round(r.seconds, 3),
                   "complaints": r.complaints, "raw": r.raw[-20000:],
                   "extra": {k: v for k, v in r.extra.items() if k != "complaints"}}
+        if vd.verdict != "ok":
+            out[n]["named"] = named(ops, writer, n, r, vd, exp_c, image, expected_entries)
     return out
 
 
@@ -320,7 +365,7 @@ def _diff_image(args, ops, readers, notes):
         return (expectations(rn, core_listing=core_listing, fat_bits=bits, image=args.image)
                 if core_listing is not None else {})
     t["expected"] = expected_entries
-    t["readers"] = _read_all(args.image, readers, expected_entries, expect, args.timeout, used)
+    t["readers"] = _read_all(args.image, readers, expected_entries, expect, args.timeout, used, ops=ops)
     t["exceptions"] = dict(used)
     return t
 
@@ -345,7 +390,7 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
     ops = [o for o in ops if o.kind not in oracles.META_OPS or o.kind in sup]
     profile, names = model_for_writer(wn)
     img = os.path.join(tmp, f"{wn}.img")
-    mkfs(img, *fs)
+    make_volume(img, args.fs)
     m = model.Model(profile, names, root=model.root_for(profile, img), rule=shortname_rule(wn))
     m.apply(ops)
     exp_entries = m.entries()
@@ -367,7 +412,7 @@ def _diff_writer(args, ops, wn, w, fs, readers, tmp):
 
     def expect(rn):
         return expectations(rn, wn, m, fat_bits=fs[0], image=img)
-    t["readers"] = _read_all(img, readers, exp_entries, expect, args.timeout, used, wn)
+    t["readers"] = _read_all(img, readers, exp_entries, expect, args.timeout, used, wn, ops)
     t["exceptions"] = dict(used)
     return t
 
@@ -383,7 +428,8 @@ def print_report(rep):
         else:
             print(f"== image {t['target']} (expected tree from {t['expected_from']})")
         for n, v in t["readers"].items():
-            print(f"   {n:<14} {v['verdict']}")
+            why = f" (named: {', '.join(v['named'])})" if v.get("named") else ""
+            print(f"   {n:<14} {v['verdict']}{why}")
             if v["detail"]:
                 print(_indent(v["detail"], 6))
         if t.get("exceptions"):

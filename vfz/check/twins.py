@@ -1,6 +1,7 @@
 """Twins: a core writer and the kernel writer it reimplements must write the same bytes under the same script."""
 from vfz import oracles
 from vfz.check import metadata
+from vfz.check.divergence import Divergence, family, name_class, op_for_path, ops_for
 from vfz.oracles.evidence import core_listing
 
 
@@ -14,7 +15,6 @@ def check_twins(ck, res, ops):
     seed. One divergence per differing field. Then the whole metadata
     (vfz.check.metadata: boot sector, FSInfo, every FAT copy, every
     directory slot), one divergence per region and field."""
-    from vfz.check.checker import Divergence, family, name_class, op_for_path, ops_for   # (checker imports this module)
     ws = dict(ck.writers)
     for wn, w in ck.writers:
         tn = oracles.entry(wn).twin

@@ -30,7 +30,9 @@ import tempfile
 import types
 
 from vfz import opscript
-from vfz.export import reproducer as export
+from vfz.export import case as export_case
+from vfz.export import command as export_command
+from vfz.export import script as export_script
 from vfz.hostile import findings as hostile_findings
 from vfz.check.checker import Checker
 from vfz.errors import UsageError
@@ -43,7 +45,7 @@ def kind_of(path):
         return None
     if hostile_findings.is_hostile_finding(path):
         return "hostile"
-    if export.is_spec(path):
+    if export_command.is_spec(path):
         return "peer-bug"
     if all(os.path.isfile(os.path.join(path, n)) for n in REGRESSION_FILES):
         return "regression"
@@ -137,7 +139,7 @@ def replay_regression(args, path):
 
 
 def replay_peer_bug(args, path):
-    spec = export.load_spec(os.path.join(path, "bug.json"))
+    spec = export_case.load_spec(os.path.join(path, "bug.json"))
     name = os.path.basename(os.path.abspath(path))
     repo = os.path.abspath(os.path.join(path, "..", "..", ".."))
     committed = os.path.join(repo, "reports", "bugs", name)
@@ -158,20 +160,20 @@ def replay_peer_bug(args, path):
             ns = types.SimpleNamespace(target=path, export=rdir, timeout=args.timeout, writers=None,
                                        oracles=None, fs=None)
             print(f"no committed reproducer in {committed}: exporting one to a scratch directory")
-            if export.repro_export(ns, None) == 2:
+            if export_command.repro_export(ns, None) == 2:
                 return 2
-        status, printed, work = export.run_script(rdir, timeout=max(120.0, args.timeout * 5))
+        status, printed, work = export_script.run_script(rdir, timeout=max(120.0, args.timeout * 5))
         shutil.rmtree(work, ignore_errors=True)
         print("\n".join("   | " + ln for ln in printed.strip().splitlines()[-25:]))
         missing = [s for s in spec.get("expect", []) if s not in printed]
         if status == 2:
-            print(f"result: CANNOT RUN ({export.last_line(printed)})")
+            print(f"result: CANNOT RUN ({export_script.last_line(printed)})")
             return 2
         if status == 0 and not missing:
             print("result: STILL SHOWS (REPRODUCED with every expected symptom)")
             return 1
         print("result: does not show" + (f" (missing: {json.dumps(missing, ensure_ascii=False)})" if missing else
-                                         f" ({export.last_line(printed)})"))
+                                         f" ({export_script.last_line(printed)})"))
         return 0
     finally:
         if scratch:

@@ -1,8 +1,9 @@
 """The model: what Linux 6.1 vfat does with an op-script, as an oracle of its own.
 
-Three modules: names (the name rules), tree (the expected tree and op
-results: Model), profiles (writers that differ by design: mtools, and the
-knobs an oracle module may define for its own).
+Four modules: names (the name rules), tree (the expected tree and op
+results: Model), root (directory slots and the FAT12/16 fixed root that
+can fill), profiles (writers that differ by design: mtools, and the knobs
+an oracle module may define for its own).
 
 Why two models. harnesses/model.c is the C model that fuzz_ops checks the
 core against in-process, thousands of times a second: it covers what the
@@ -19,4 +20,5 @@ from vfz.model.names import *  # noqa: F401,F403
 from vfz.model.names import _cp437_upper, _short_able, _upper_nonascii, _bare_shown, _raw_oem  # noqa: F401
 from vfz.model.profiles import *  # noqa: F401,F403
 from vfz.model.profiles import mtools_store, _mtools_reserved  # noqa: F401
+from vfz.model.root import *  # noqa: F401,F403
 from vfz.model.tree import *  # noqa: F401,F403

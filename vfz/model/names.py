@@ -237,12 +237,16 @@ def _upper_nonascii(s):
 
 def _short_able(name):
     """Could some writer (mtools does) store this name as a bare 8.3 entry:
-    every character one cp437 byte, 8.3 shape, one case per part."""
+    every character one cp437 byte, 8.3 shape, one case per part. A
+    character with no case ('▓', '²', '∞', '₧') fits either case of its
+    part, a lower-case one ('ª', 'ⁿ', 'θ') only a lower-case part (measured
+    on mtools 4.0.32, codepage 437: '┬▓ao' bare with NT 0x08, '▓A' bare
+    with 0x00, 'ªA' and 'ⁿA' get a long name)."""
     try:
         name.encode("cp437")
     except UnicodeEncodeError:
         return False
-    return short_only("".join(c if c.isascii() else ("X" if c.isupper() or not c.isalpha() else "x")
+    return short_only("".join(c if c.isascii() else "X" if c.isupper() else "x" if c.islower() else "0"
                               for c in name), "winnt")
 
 

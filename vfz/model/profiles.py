@@ -100,6 +100,10 @@ def _mtools_translit_short(name):
         if case == "L":
             shown = "".join(x.lower() if len(x.lower()) == 1 else x for x in shown)
         out.append((b, shown))
+    if not out[0][0]:
+        # nothing left of the base ('\ufeff', U+200B: iconv drops them):
+        # mtools keeps the long name, alias '~1' (measured)
+        return None
     base = out[0][0].upper().ljust(8)
     if base[:3] in (b"CON", b"AUX", b"PRN", b"NUL") and base[3:] == b"     " or \
             base[:3] in (b"COM", b"LPT") and b"1" <= base[3:4] <= b"4" and base[4:] == b"    ":
@@ -133,7 +137,25 @@ def _mtools_bare(name):
     entry: 8.3 shape, every character one cp437 byte, one case per part,
     no reserved base."""
     base = name.rsplit(".", 1)[0] if "." in name else name
-    return _short_able(name) and base.upper() not in MTOOLS_RESERVED
+    return _short_able(name) and base.upper() not in MTOOLS_RESERVED and all(
+        _upper_converts(c) for c in name if not c.isascii())
+
+
+def _upper_converts(c):
+    """mtools upper-cases a character before it converts it to cp437 for
+    the 8.3 name: a lower-case letter whose capital cp437 lacks and iconv
+    cannot transliterate ('µ' -> 'Μ' -> '?') makes the 8.3 name lossy, so
+    the name keeps a long name (measured: 'µa' gets _A with LFN slots and
+    NT 0x00, 'πa' likewise)."""
+    u = c.upper()
+    if len(u) != 1:
+        return True                      # 'ß' stays (cp437 E1)
+    try:
+        u.encode("cp437")
+        return True
+    except UnicodeEncodeError:
+        t = _translit(u)
+        return t is None or b"?" not in t
 
 
 def _mtools_parts(n):

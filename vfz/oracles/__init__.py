@@ -341,6 +341,8 @@ class Entry:
     label: str = None                # how reports name it ("7-Zip"); default: the name
     lists: bool = True               # as a reader: answers with a listing (False: a checker)
     independent: bool = True         # an implementation apart from the core under test
+    fat_type: str = "bpb"            # how it decides FAT12/16/32: "bpb" (the boot sector's FAT32
+                                     # fields, as Linux) or "count" (the cluster count, as Microsoft)
     iotrace: str = None              # how the I/O-bounds oracle sees its accesses (vfz.iobounds):
                                      # "preload" (a user-space tool under the trace library),
                                      # "own" (it records its sectors itself), None (not traced)

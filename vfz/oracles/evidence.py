@@ -54,3 +54,96 @@ def lost_behind_dummy_05(ev):
         return False
     d05 = {e["path"] for e in listing if e.get("dummy") and str(e.get("short", "")).startswith("05")}
     return bool(d05) and all(any(p == q or p.startswith(q + "/") for q in d05) for p in lost)
+
+
+def raw_short_form(e, lower_ascii_always):
+    """A bare 8.3 entry of the core's listing as a reader that prints its
+    raw bytes shows it (7-Zip, GRUB): base and extension trimmed of blanks,
+    ASCII letters lower-cased by the NT case bits (GRUB: always), bytes >=
+    0x80 as stored (cp437), the whole decoded as UTF-8 with replacement as
+    the glues do ('┬▓AO' NT 0x08, C2 B2 41 4F: '²ao'). None for an entry
+    with LFN slots or no short entry."""
+    sh = e.get("short")
+    if not sh or e.get("lfn"):
+        return None
+    raw = bytes.fromhex(sh)
+    nt = e.get("nt") or 0
+    parts = []
+    for part, bit in ((raw[:8], 0x08), (raw[8:11], 0x10)):
+        part = part.rstrip(b" ")
+        if lower_ascii_always or nt & bit:
+            part = bytes(c + 32 if 0x41 <= c <= 0x5A else c for c in part)
+        parts.append(part)
+    return (parts[0] + (b"." + parts[1] if parts[1] else b"")).decode("utf-8", "replace")
+
+
+def raw_short_explains(ev, lower_ascii_always):
+    """True when a reader's whole listing is the image as raw_short_form
+    shows it and nothing else differs: the core's listing of the image is
+    the expected tree (paths, types, contents), and the reader shows each
+    entry at the path made of its components' forms (a long name as it is,
+    a bare 8.3 name as raw_short_form), with its type and contents, at
+    least one bare name holding a byte >= 0x80. Names the raw bytes make
+    alike ('ç' and '▄', 80 and DC: both U+FFFD) are told apart by type and
+    contents only as a whole listing (campaign issue 26, mtools seed 44)."""
+    from collections import Counter
+    from vfz import listing
+    r = ev.rr
+    if r is None or r.listing is None or not ev.image or ev.entries is None:
+        return False
+    core = core_listing(ev.image)
+    if core is None:
+        return False
+    key = lambda e: tuple(listing.core(e).get(k) for k in listing.KEYS)   # noqa: E731
+    if Counter(map(key, core)) != Counter(map(key, ev.entries)):
+        return False
+    own, raw_high = {}, False
+    for e in core:
+        form = raw_short_form(e, lower_ascii_always)
+        leaf = e["path"].rpartition("/")[2]
+        if form is not None and form != leaf and any(ord(c) > 0x7F for c in leaf):
+            raw_high = True
+        own[e["path"]] = leaf if form is None else form
+    predicted = []
+    for e in core:
+        comps = e["path"].split("/")[1:]
+        path = "".join("/" + own.get("/".join([""] + comps[:i + 1]), c) for i, c in enumerate(comps))
+        predicted.append(dict(e, path=path))
+    return raw_high and Counter(map(key, predicted)) == Counter(map(key, r.listing))
+
+
+def fat32_few_clusters(image):
+    """True when image's boot sector is a FAT32 one (16-bit FAT size 0, as Linux decides)
+    over fewer than 65 525 clusters, which Microsoft's rule -- the type follows the count --
+    calls FAT12 or FAT16 (what BusyBox's mkdosfs and mkfs.fat -F 32 make on small volumes)."""
+    from vfz.fatimg import Fat
+    try:
+        with open(image, "rb") as f:
+            head = f.read(4096)
+        if len(head) < 512 or int.from_bytes(head[22:24], "little") != 0:
+            return False
+        return Fat(head).clusters < 65525
+    except (OSError, ValueError, ZeroDivisionError):
+        return False
+
+
+def few_clusters_exception(family):
+    """The named exception of a reader that decides the FAT type by the cluster count."""
+    return oracles.NamedException(
+        f"{family}-fat32-few-clusters", family, "reader",
+        "decides the FAT type by the cluster count (Microsoft's rule), so a FAT32 boot sector "
+        "over fewer than 65 525 clusters reads as FAT12/16 and the tree is lost or refused; "
+        "Linux, 7-Zip, GRUB and fatcat follow the boot sector (design difference, measured on "
+        "BusyBox's 1 MiB FAT32: 1 984 clusters)",
+        "the image's boot sector is FAT32 (16-bit FAT size 0) over < 65 525 clusters "
+        "(vfz.oracles.evidence.fat32_few_clusters; Entry.fat_type == 'count')")
+
+
+def fat_type_exception(ev):
+    """A reader that decides the FAT type by the cluster count (Entry.fat_type "count"), on a
+    FAT32 boot sector over fewer than 65 525 clusters: its family's exception
+    (few_clusters_exception), which explains the whole divergence; else None."""
+    e = oracles.entry(ev.reader)
+    if e.fat_type == "count" and ev.image and fat32_few_clusters(ev.image):
+        return f"{e.family}-fat32-few-clusters"
+    return None

@@ -1,4 +1,4 @@
-"""vfatfuzz selftest [--faults LIST] [--budget SECONDS]: detection power.
+"""Detection power against the planted faults: `vfatfuzz selftest [--faults LIST] [--budget SECONDS]`.
 (With --mutants N: automatic mutants of core/src instead, see vfz.selftest.mutants.)
 
 For each planted fault (harnesses/FAULTS.md; `#ifdef VFAT_FAULT_<NAME>` in
@@ -10,9 +10,9 @@ vfz.campaign.scriptgen.enrich) on FAT12/16/32 (with --fuzz, also the in-process
 fuzz_ops target of a fuzz-preset build of the fault, build-fuzzfault-NAME/,
 running in the background), written by the core writers of the
 fault build, read by the fast readers (dosfsck, mtools, vfat-check by
-default). A divergence counts only when the reference build (build/vfat)
-does not show the same signature on the same script, so the model's known
-gaps never count as detection. The first such divergence is minimised
+default): the hunt, vfz.selftest.search. A divergence counts only when the
+reference build (build/vfat) does not show the same signature on the same
+script, so the model's known gaps never count as detection. The first such divergence is minimised
 (same signature on the fault build, absent on the reference build).
 
 Prints a table: fault, found, seconds to first finding, minimised ops,
@@ -21,25 +21,20 @@ oracle, signature. Exit 0 when every planted fault was found, 1 if not,
 """
 import json
 import os
-import random
 import re
 import sys
 import time
 
-from vfz import REPO, errors, findings, lifeline, opscript
+from vfz import REPO, errors
 from vfz.campaign import loop as campaign
 from vfz.check import checker
-from vfz.campaign import filing
-from vfz.campaign import fuzzer
-from vfz.selftest import mutants
-from vfz.campaign import scriptgen
-from vfz.proc import run as prun
+from vfz.selftest.builds import build_fault, build_fuzz_fault  # noqa: F401 (imported from here)
+from vfz.selftest.search import FAST_READERS, FaultFuzzer, _REF, div_writers, hunt, ref_vfat  # noqa: F401
 
 HELP = "build each planted fault (-DVFAT_FAULT=NAME), run the campaign on it, report what was caught"
 REPO = REPO
 FAULTS = ["FAT12_PACKING", "SECOND_FAT", "FSINFO", "CHECKSUM", "DUMMY_SPACE", "CLUSTER_LEAK",
           "DOTDOT", "LFN_SLOT_COUNT", "ALIAS_COLLISION", "CASE_CLASH"]
-FAST_READERS = ["dosfsck", "mtools", "vfat-check"]
 
 
 def add_arguments(p):
@@ -55,7 +50,6 @@ def add_arguments(p):
     p.add_argument("--fuzz", action="store_true",
                    help="also build the fuzz preset with each fault (build-fuzzfault-NAME/) and run "
                         "the in-process fuzz_ops target alongside the campaign loop")
-    mutants.add_arguments(p)
 
 
 def listed_faults():
@@ -79,182 +73,7 @@ def planted_faults():
     return found
 
 
-def build_fault(name, werror=True, src=REPO, preset="default"):
-    """-> (vfat path, None, note) or (None, error line, note). A fault that
-    only trips -Werror (an unused helper, say) is built once more without
-    it, and the row says so. src: the source tree (vfz.selftest.mutants builds a
-    mutated copy); preset: a CMake configure preset (asan: build-fault-
-    NAME-asan/, the sanitizers' build of the same sources)."""
-    bdir = os.path.join(REPO, f"build-fault-{name}" + ("" if preset == "default" else f"-{preset}"))
-    p = prun(["cmake", "--preset", preset, "-B", bdir, f"-DVFAT_FAULT={name}",
-              f"-DVFAT_WERROR={'ON' if werror else 'OFF'}"], timeout=300, cwd=src)
-    if p.rc != 0:
-        return None, f"configure failed: {(p.errtext or p.text).strip()[-300:]}", ""
-    p = prun(["cmake", "--build", bdir, "-j2", "--target", "vfat"], timeout=900, cwd=REPO)
-    if p.rc != 0:
-        out = p.text + p.errtext
-        first = next((ln.strip() for ln in out.splitlines() if "error:" in ln), out.strip()[-300:])
-        if werror and "-Werror" in out:
-            vfat, err, _ = build_fault(name, werror=False, src=src, preset=preset)
-            if vfat:
-                return vfat, None, f"built without -Werror ({first[:160]})"
-        return None, f"build failed: {first[:300]}", ""
-    return os.path.join(bdir, "vfat"), None, ""
-
-
-def build_fuzz_fault(name, preset="fuzz"):
-    """fuzz preset + fault: build-fuzzfault-NAME/fuzz/fuzz_ops -> (path, err);
-    preset fuzz-ubsan: build-fuzzubsanfault-NAME/fuzz/fuzz_ops."""
-    bdir = os.path.join(REPO, f"build-{preset.replace('-', '')}fault-{name}")
-    if not os.path.isfile(os.path.join(bdir, "CMakeCache.txt")):
-        p = prun(["cmake", "--preset", preset, "-B", bdir, f"-DVFAT_FAULT={name}"], timeout=300, cwd=REPO)
-        if p.rc != 0:
-            return None, f"fuzz configure failed: {(p.errtext or p.text).strip()[-300:]}"
-    p = prun(["cmake", "--build", bdir, "-j2", "--target", "fuzz_ops"], timeout=1800, cwd=REPO)
-    if p.rc != 0:
-        return None, f"fuzz build failed: {(p.errtext or p.text).strip()[-300:]}"
-    return os.path.join(bdir, "fuzz", "fuzz_ops"), None
-
-
-class FaultFuzzer:
-    """fuzz_ops of a fault build in the background; crash() -> (path, message)
-    of the first crash the reference fuzz_ops does not share."""
-
-    def __init__(self, binary, seconds):
-        import subprocess
-        import tempfile
-        self.dir = tempfile.mkdtemp(prefix="vfz-selftest-fuzz-")
-        self.corpus = os.path.join(self.dir, "corpus")
-        self.crashes = os.path.join(self.dir, "crashes")
-        os.makedirs(self.corpus)
-        os.makedirs(self.crashes)
-        self.binary = binary
-        self.log = open(os.path.join(self.dir, "log"), "wb")
-        self.p = lifeline.Popen([binary, self.corpus, f"-max_total_time={max(1, int(seconds))}",
-                                 f"-artifact_prefix={self.crashes}/", "-seed=1"],
-                                stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        self.checked = set()
-
-    def crash(self):
-        for n in sorted(os.listdir(self.crashes)):
-            if n in self.checked:
-                continue
-            self.checked.add(n)
-            path = os.path.join(self.crashes, n)
-            ref = fuzzer.fuzz_ops_binary()
-            if ref and prun([ref, path], timeout=60).rc != 0:
-                continue              # the reference fails too: not the planted fault
-            p = prun([self.binary, path], timeout=60)
-            msg = fuzzer.crash_line(p.errtext + p.text, p.rc)
-            return path, msg
-        return None
-
-    def stop(self):
-        import shutil
-        import signal
-        if self.p.poll() is None:
-            try:
-                os.killpg(self.p.pid, signal.SIGTERM)
-            except OSError:
-                pass
-        try:
-            self.p.wait(timeout=10)
-        except Exception:
-            os.killpg(self.p.pid, signal.SIGKILL)
-            self.p.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
-    """Search for the fault within the budget -> row dict. first: [(ops,
-    fs)] checked before the generated scripts (vfz.campaign.steer's tour)."""
-    row = {"fault": fault, "found": False, "seconds": None, "ops": None, "oracle": None,
-           "signature": None, "scripts": 0}
-    readers = ref.reader_names
-    ck = checker.Checker(readers, ref.writer_names, vfat=vfat, timeout=30.0, notes=notes,
-                         formatter=ref.formatter, unread=ref.unread)
-    ff = FaultFuzzer(fuzz_bin, args.budget) if fuzz_bin else None
-    try:
-        t0 = time.monotonic()
-        i = 0
-        fsl = campaign.DEFAULT_FS
-        while time.monotonic() - t0 < args.budget:
-            c = ff.crash() if ff else None
-            if c:
-                ops, _, _ = fuzzer.convert_input(ref_vfat(), c[0])
-                row.update(found=True, seconds=round(time.monotonic() - t0, 1), oracle="fuzz_ops",
-                           signature=findings.normalise(c[1], 100), ops=len(ops),
-                           script=opscript.dump(ops), writer="core-dual", fs="fat16")
-                break
-            if i < len(first):
-                ops, fs = first[i]
-            else:
-                j = i - len(first)
-                gseed, nops, fsb = scriptgen.iter_params(args.seed, j)
-                fs = fsl[j % len(fsl)]
-                ops = scriptgen.gen_script(ref_vfat(), gseed, min(nops, 12))
-                if j % 2:
-                    ops = scriptgen.enrich(ops, random.Random(gseed))
-            i += 1
-            res = ck.check(ops, fs)
-            row["scripts"] += 1
-            hit = None
-            for d in res.divs.values():
-                rr = ref.check(ops, fs, writers=div_writers(ref, d),
-                               readers=[d.fields["oracle"]] if d.fields["role"] == "reader" else [])
-                if d.sig not in rr.divs:
-                    hit = d
-                    break
-            if not hit:
-                continue
-            row.update(found=True, seconds=round(time.monotonic() - t0, 1),
-                       oracle=hit.fields["oracle"], signature=findings.sig_text(hit.fields),
-                       writer=hit.writer, fs=fs, ops_orig=len(ops))
-            rdr = [hit.fields["oracle"]] if hit.fields["role"] == "reader" else []
-
-            def test(o, d=hit):
-                if d.sig not in ck.check(o, fs, writers=div_writers(ck, d), readers=rdr).divs:
-                    return False
-                return d.sig not in ref.check(o, fs, writers=div_writers(ref, d), readers=rdr).divs
-            from vfz.campaign import minimize
-            mops, st = minimize.minimize(ops, test, budget=args.min_budget)
-            row["ops"] = len(mops)
-            row["script"] = opscript.dump(mops)
-            row["minimise_tests"] = st["tests"]
-            if args.workdir:
-                filing.write_full(os.path.join(args.workdir, fault), ck, hit, ops, mops, fs,
-                                    {"fault": fault, "seconds": row["seconds"]})
-            break
-    finally:
-        ck.close()
-        if ff:
-            ff.stop()
-    return row
-
-
-def div_writers(ck, d):
-    """The writers that show divergence d again: its writer, and for a
-    twin byte comparison (vfz.check.twins) the twin it is compared with."""
-    ws = [d.writer]
-    if d.fields.get("verdict") == "bytes":
-        from vfz import oracles
-        t = oracles.entry(d.writer).twin
-        if t and t in ck.writer_names:
-            ws.append(t)
-    return ws
-
-
-_REF = []
-
-
-def ref_vfat():
-    return _REF[0]
-
-
 def run(args):
-    if args.mutants is not None:
-        return mutants.run(args)
     if args.budget <= 0:
         print("vfatfuzz selftest: --budget must be positive", file=sys.stderr)
         return 2

@@ -36,6 +36,21 @@ class DosfsckReader(Reader):
     def fresh_exceptions(geo, rr):
         return fresh_exceptions(geo, rr)
 
+    @staticmethod
+    def explain(ev):
+        """fsck.fat's warning on a FAT32 boot sector over few clusters, when it is all it said
+        beyond what the image should make it say."""
+        from vfz.oracles.evidence import fat32_few_clusters
+        rr = ev.rr
+        if ev.verdict != "complains" or not ev.image or not fat32_few_clusters(ev.image):
+            return None
+        rest = [c for c in rr.complaints or () if not any(w in c for w in FEW_WORDS)]
+        if len(rest) == len(rr.complaints or ()):
+            return None
+        trimmed = type(rr)(rr.oracle, listing=rr.listing, complaints=rest, raw=rr.raw, error=rr.error)
+        complains, _ = DosfsckReader.judge(trimmed, ev.exp_complaints, {})
+        return None if complains else FEW_CLUSTERS
+
 
     def _read(self, image, timeout, r):
         if not os.path.isfile(image):

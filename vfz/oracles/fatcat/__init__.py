@@ -162,15 +162,18 @@ def short_fallback_paths(image):
     path has a long-named component that fatcat reads as empty (every UTF-16
     unit's low byte 0x00 or 0xFF: 'ÿ', 'ĀÿĀ'): fatcat then shows the 8.3
     field (short_form) -- for a v1 or v3 dummy, its raw bytes, '/' and NULs
-    included -- and every name below it as fatcat spells it. From the core's
-    listing of the image (its "short" bytes and "lfn" counts)."""
+    included -- and every name below it as fatcat spells it; or whose form
+    holds a '/' byte (a unit whose low or high byte is 0x2F: the combining
+    U+032F, U+2F00-U+2FFF), which splits it into two components of the
+    listing. From the core's listing of the image (its "short" bytes and
+    "lfn" counts)."""
     from vfz.oracles.evidence import core_listing
     shown, fell = {}, set()
     for e in core_listing(image) or ():
         leaf = e["path"].rpartition("/")[2]
         form = lfn_bytes_form(leaf) if e.get("lfn") else ""
         shown[e["path"]] = form or short_form(bytes.fromhex(e["short"]))
-        if e.get("lfn") and not form:
+        if e.get("lfn") and (not form or "/" in form):
             fell.add(e["path"])
     out = {}
     for path in shown:
@@ -428,10 +431,12 @@ EXCEPTIONS = [
                    "read right, any other character as one or two unrelated bytes ('日' U+65E5 "
                    "-> 'åe') or nothing ('ÿ' U+00FF, the low surrogate U+DE00 of '😀'); a long "
                    "name that comes out empty is taken for none and the 8.3 field is shown "
-                   "('ÿ' written nodual v1 lists as the dummy's bytes). fatcat is wrong (LFN "
-                   "slots hold UTF-16)",
+                   "('ÿ' written nodual v1 lists as the dummy's bytes); a form holding the byte "
+                   "'/' ('é̯': U+032F gives 2F 03) splits the name into two path components. "
+                   "fatcat is wrong (LFN slots hold UTF-16)",
                    "actual leaf == lfn_bytes_form(expected leaf), not empty; or every missing "
-                   "entry is at or below a long name whose form is empty and is shown with the "
+                   "entry is at or below a long name whose form is empty or holds '/' and is "
+                   "shown with the "
                    "same fields at the path short_fallback_paths reads from the image "
                    "(FatcatReader.explain)"),
     NamedException(PAST_END, "fatcat", "reader",

@@ -125,6 +125,7 @@ and the public names.
 import os
 import shutil
 
+from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
 from vfz.oracles.fatfs.exceptions import CASE_TWINS, DEL_UNOPENABLE, EXCEPTIONS, OWN_ALIASES  # noqa: F401
 from vfz.oracles.fatfs.names import (CASEFOLD, PROFILE, candidate_pairs, fatfs_fold,  # noqa: F401
@@ -136,7 +137,7 @@ from vfz.oracles.fatfs.writer import FatfsWriter, known_failure, spells_alias  #
 
 EXPORTS = {"fatfs": "vfz.oracles.fatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("fatfs", "fatfs", iotrace="own", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
+    Entry("fatfs", "fatfs", fat_type="count", iotrace="own", reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
           profile=PROFILE, names="dual", shortname="winnt", shorts="own", label="FatFs R0.15",
           needs=("nodejs", "npm:js-fatfs"), cost="process"),
 ]
@@ -148,3 +149,6 @@ def install(sh, apt):
     (vfz.proc.npm_ci). -> exit code."""
     from vfz.proc import npm_ci
     return npm_ci(sh, apt, NODE_DIR, WASM)
+
+# decides the FAT type by the cluster count (Entry.fat_type; the checker applies it)
+EXCEPTIONS = EXCEPTIONS + [few_clusters_exception("fatfs")]

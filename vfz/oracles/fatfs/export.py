@@ -32,7 +32,7 @@ STEPS = ("installs js-fatfs 0.2.1 (FatFs R0.15 in WebAssembly) with `npm ci` and
          "`list` request (f_readdir over the tree, f_open/f_read of every file)")
 EXPECTED = ("the tree a correct implementation holds: `d PATH` for a directory, `f PATH SIZE "
             "SHA256` for a file (a file FatFs lists but cannot read shows without its hash).")
-SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oracles", "fatfs")
+SERVER = os.path.dirname(os.path.abspath(__file__))   # the oracle's own folder: server.js and its lock
 FILES = ("server.js", "package.json", "package-lock.json")
 DIRS = ("fatfs",)          # the reproducer's files of its own: fatfs/ (the server, the requests)
 

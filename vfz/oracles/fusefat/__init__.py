@@ -51,6 +51,7 @@ known.py (the first op of a writer's known failure), damage.py (the image
 evidence of its data-losing writes), exceptions.py (the catalogue). This
 module holds the registry entry and the public names.
 """
+from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
 from vfz.oracles.fusefat.damage import (erase_overrun_evidence, fusefat_seek_relinks, gap_evidence,  # noqa: F401
                                         lost_chains, orphan_short, orphan_tail, write_gap_cut)
@@ -69,7 +70,10 @@ from vfz.oracles.fusefat.writer import FusefatWriter, check_kind, fat1  # noqa: 
 
 EXPORTS = {"fusefat": "vfz.oracles.fusefat.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("fusefat", "fusefat", iotrace="preload", reader="vfz.oracles.fusefat:FusefatReader",
+    Entry("fusefat", "fusefat", fat_type="count", iotrace="preload", reader="vfz.oracles.fusefat:FusefatReader",
           writer="vfz.oracles.fusefat:FusefatWriter", profile=PROFILE, names="nodual",
           shortname="win95", shorts="own", needs=("fusefat", "fuse"), cost="process"),
 ]
+
+# decides the FAT type by the cluster count (Entry.fat_type; the checker applies it)
+EXCEPTIONS = EXCEPTIONS + [few_clusters_exception("fusefat")]

@@ -18,7 +18,7 @@ import shutil
 import tempfile
 
 from vfz import model
-from vfz.oracles.evidence import lost_behind_dummy_05
+from vfz.oracles.evidence import lost_behind_dummy_05, raw_short_explains
 from vfz.oracles import Entry, NamedException, Reader
 from vfz import listing
 from vfz.proc import run
@@ -26,6 +26,7 @@ from vfz.proc import run
 LINE = re.compile(rb"^(DIR|\d+)\s+(\d{14})? ?(.*)$")
 MAX_DIRS = 4096
 DEV = "(loop0)"     # grub-fstest's name for the image
+RAW_OEM = "grub-raw-oem-bytes"
 
 
 class GrubReader(Reader):
@@ -49,12 +50,18 @@ class GrubReader(Reader):
         if act == exp.lower() and model.short_only(exp, "winnt"):
             return "grub-lowercase-83"
         if not exp.isascii() and model._bare_shown(exp) and act == model._raw_oem(exp, True):
-            return "grub-raw-oem-bytes"
+            return RAW_OEM
         return None
 
     @staticmethod
     def explain(ev):
-        return V3_DUMMY_05 if ev.verdict == "differs" and lost_behind_dummy_05(ev) else None
+        if ev.verdict != "differs":
+            return None
+        if lost_behind_dummy_05(ev):
+            return V3_DUMMY_05
+        # bare names whose raw bytes show alike ('ç' and '▄': U+FFFD both),
+        # which a name-by-name mapping cannot pair: the whole listing
+        return RAW_OEM if not ev.rr.complaints and raw_short_explains(ev, True) else None
 
     def __init__(self, name="grub", fstest="grub-fstest", **cfg):
         self.name = name
@@ -200,10 +207,12 @@ EXCEPTIONS = [
                    "last file: 32 KiB at 0x2518000, 16 KiB of it past the end)",
                    "a read past the volume of at most 32 KiB of the 32 KiB-aligned block that holds "
                    "the volume's last byte (GrubReader.io_exception); any other block stays a verdict"),
-    NamedException("grub-raw-oem-bytes", FAMILY, "reader",
+    NamedException(RAW_OEM, FAMILY, "reader",
                    "GRUB prints a bare 8.3 name's bytes >= 0x80 raw (cp437, not UTF-8), so every "
                    "non-ASCII character of a short-only name reads as U+FFFD",
-                   "the shown name is the cp437 bytes of the expected one decoded as UTF-8"),
+                   "the shown name is the cp437 bytes of the expected one decoded as UTF-8; or, "
+                   "where such names show alike, the whole listing is the image with every bare "
+                   "8.3 name as its raw bytes (GrubReader.explain, raw_short_explains)"),
     NamedException("grub-lowercase-83", FAMILY, "reader",
                    "GRUB lists a bare 8.3 entry (no LFN) in lower case regardless of the NT case byte",
                    "the shown name is the expected 8.3 name in lower case"),

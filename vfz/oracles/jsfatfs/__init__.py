@@ -52,13 +52,14 @@ into the freed clusters and leaves the new last cluster's link: op-scripts
 never shrink a file, so only tests/test_jsfatfs.py shows it (server.js
 'truncate').
 """
+from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
 from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS  # noqa: F401
 from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
 
 ENTRIES = [
-    Entry("jsfatfs", "jsfatfs", reader="vfz.oracles.jsfatfs.reader:JsfatfsReader",
+    Entry("jsfatfs", "jsfatfs", fat_type="count", reader="vfz.oracles.jsfatfs.reader:JsfatfsReader",
           writer="vfz.oracles.jsfatfs.writer:JsfatfsWriter", profile=PROFILE, names="nodual",
           shortname="lfn", shorts="own", label="fatfs (npm, natevw)",
           supports=frozenset({"mkdir", "create", "write", "write-offset"}),
@@ -70,3 +71,6 @@ def install(sh, apt):
     """Setup's step: npm ci of the pinned package (vfz.proc.npm_ci)."""
     from vfz.proc import npm_ci
     return npm_ci(sh, apt, NODE_DIR, PACKAGE)
+
+# decides the FAT type by the cluster count (Entry.fat_type; the checker applies it)
+EXCEPTIONS = EXCEPTIONS + [few_clusters_exception("jsfatfs")]

@@ -2,7 +2,7 @@
 import re
 import struct
 
-from vfz import listing, model
+from vfz import listing, model, opscript
 from vfz.fatimg import open_ro
 from vfz.oracles import NamedException
 from vfz.oracles.jsfatfs.profile import PROFILE, js_upper, longname, throws
@@ -37,14 +37,14 @@ def _comps(path):
 
 def op_throws(op):
     """Does any path component of op make longname() throw?"""
-    return any(throws(c) for k, a in zip(model.tree._KINDS[op.kind], op.args) if k == "s"
+    return any(throws(c) for k, a in zip(opscript.OPS[op.kind], op.args) if k == "s"
                for c in _comps(a))
 
 
 # ---------------------------------------------------------------- the image
 def _core_clusters(image):
     """{upper-cased path: (first cluster, size, type)} of the core's listing."""
-    from vfz.evidence import core_listing
+    from vfz.oracles.evidence import core_listing
     ls = core_listing(image) or []
     return {e["path"].upper(): (e.get("cluster", 0), e.get("size", 0), e["type"]) for e in ls}
 

@@ -12,6 +12,7 @@ exceptions.py (the named exceptions, their evidence and the catalogue),
 aliases.py (mtools' 8.3 aliases, for mtools-nul-alias). This module holds
 the registry entry and the public names.
 """
+from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
 from vfz.oracles.mtools.aliases import nul_alias_in_image, nul_alias_leaf, nul_alias_op  # noqa: F401
 from vfz.oracles.mtools.exceptions import (ALIAS_NOTE, EXCEPTIONS, alias_lookup_op, check_kind,  # noqa: F401
@@ -23,7 +24,10 @@ from vfz.oracles.mtools.writer import MtoolsWriter, short_names  # noqa: F401
 # ---------------------------------------------------------------- registry
 EXPORTS = {"mtools": "vfz.oracles.mtools.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
-    Entry("mtools", "mtools", iotrace="preload", reader="vfz.oracles.mtools:MtoolsReader",
+    Entry("mtools", "mtools", fat_type="count", iotrace="preload", reader="vfz.oracles.mtools:MtoolsReader",
           writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",
           needs=("mtools",), default=("reader", "diff-writer")),
 ]
+
+# decides the FAT type by the cluster count (Entry.fat_type; the checker applies it)
+EXCEPTIONS = EXCEPTIONS + [few_clusters_exception("mtools")]

@@ -16,12 +16,13 @@ import shutil
 import tempfile
 
 from vfz import model
-from vfz.oracles.evidence import lost_behind_dummy_05
+from vfz.oracles.evidence import lost_behind_dummy_05, raw_short_explains
 from vfz.oracles import Entry, NamedException, Reader
 from vfz import listing
 from vfz.proc import run
 
 ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+NONASCII_SHORT = "7z-nonascii-short"
 
 
 def _fix(name):
@@ -63,12 +64,18 @@ class SevenZipReader(Reader):
     @staticmethod
     def name_exception(exp, act):
         if exp != act and not exp.isascii() and model._bare_shown(exp) and act == model._raw_oem(exp, False):
-            return "7z-nonascii-short"
+            return NONASCII_SHORT
         return None
 
     @staticmethod
     def explain(ev):
-        return V3_DUMMY_05 if ev.verdict == "differs" and lost_behind_dummy_05(ev) else None
+        if ev.verdict != "differs":
+            return None
+        if lost_behind_dummy_05(ev):
+            return V3_DUMMY_05
+        # bare names whose raw bytes show alike ('ç' and '▄': U+FFFD both),
+        # which a name-by-name mapping cannot pair: the whole listing
+        return NONASCII_SHORT if not ev.rr.complaints and raw_short_explains(ev, False) else None
 
     def __init__(self, name="7z", sevenzip="7z", **cfg):
         self.name = name
@@ -123,11 +130,13 @@ ENTRIES = [Entry("7z", "7z", iotrace="preload", reader="vfz.oracles.sevenzip:Sev
 FAMILY = "7z"
 V3_DUMMY_05 = "v3-dummy-05"
 EXCEPTIONS = [
-    NamedException("7z-nonascii-short", FAMILY, "reader",
+    NamedException(NONASCII_SHORT, FAMILY, "reader",
                    "7-Zip (p7zip 16.02) lists and extracts a bare 8.3 name's bytes >= 0x80 raw "
                    "(cp437 bytes, e.g. 'caf\\x90.txt'), not decoded to Unicode: each non-ASCII "
                    "character of a short-only name reads as U+FFFD",
-                   "the shown name is the cp437 bytes of the expected one decoded as UTF-8"),
+                   "the shown name is the cp437 bytes of the expected one decoded as UTF-8; or, "
+                   "where such names show alike, the whole listing is the image with every bare "
+                   "8.3 name as its raw bytes (SevenZipReader.explain, raw_short_explains)"),
     NamedException(V3_DUMMY_05, FAMILY, "reader",
                    "a v3 dummy whose first byte is 0x05 (the patch draws it from its invalid set, "
                    "about one long name in 40; FAT stores a leading 0xE5 as 0x05): 7-Zip 16.02 and "

@@ -30,6 +30,7 @@ from collections import Counter
 
 from vfz import listing
 from vfz.fatimg import open_ro
+from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
 from vfz.proc import run
 
@@ -251,6 +252,12 @@ class SleuthkitReader(Reader):
         if rejected and got == predicted:
             return INVALID_83
         entries = ev.get("entries") if isinstance(ev, dict) else getattr(ev, "entries", None)
+        if not rejected and got == predicted and entries is not None and _same_contents(entries, r.listing) \
+                and any("^" in p.rpartition("/")[2] for p, _ in got):
+            # bare names whose '^' forms coincide ('ç' 0x80 and '▄' 0xDC are
+            # both '^'): the name-by-name mapping cannot pair them; the whole
+            # listing is the image's, contents as expected
+            return SHORT_ASCII
         if entries is not None and slot_cut_explains(entries, r.listing):
             return SLOT_CUT
         return None
@@ -264,10 +271,20 @@ class SleuthkitReader(Reader):
         for exp in (expected_leaf, "".join(chr(ord(c) & 0xFFFF) for c in expected_leaf)):
             if "^" in actual_leaf and actual_leaf == "".join("^" if ord(c) < 0x20 else c for c in exp):
                 return CONTROL_CARET
-        if len(expected_leaf) == len(actual_leaf) and "^" in actual_leaf and all(
-                a == b or (a == "^" and ord(b) > 0x7E) for a, b in zip(actual_leaf, expected_leaf)):
-            return SHORT_ASCII
+        if "^" in actual_leaf or len(actual_leaf) < len(expected_leaf):
+            # TSK drops the bytes 0x00, 0xFF and blanks of a short entry: a
+            # NBSP is cp437 0xFF (mtools stores 'σ\u00a0ée' bare: E4 FF 90 45)
+            shown = "".join("" if c == "\u00a0" else "^" if ord(c) > 0x7E else c for c in expected_leaf)
+            if actual_leaf == shown and actual_leaf != expected_leaf:
+                return SHORT_ASCII
         return None
+
+
+def _same_contents(expected, shown):
+    """The same multiset of (type, size, sha256), whatever the paths."""
+    def key(e):
+        return (e.get("type"), e.get("size"), e.get("sha256"))
+    return Counter(map(key, expected)) == Counter(map(key, shown))
 
 
 def _cut_of(shown, expected):
@@ -315,12 +332,13 @@ def slot_cut_explains(expected, shown):
 
 
 EXPORTS = {"sleuthkit": "vfz.oracles.sleuthkit.export"}   # its reproducer template (vfz/oracles/repro.py)
-ENTRIES = [Entry("sleuthkit", "sleuthkit", iotrace="preload", label="The Sleuth Kit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
+ENTRIES = [Entry("sleuthkit", "sleuthkit", fat_type="count", iotrace="preload", label="The Sleuth Kit", reader="vfz.oracles.sleuthkit:SleuthkitReader",
                  needs=("sleuthkit",), cost="process")]
 
 FOOTER_PROBE = "sleuthkit-footer-probe"
 IMAGE_CACHE = "sleuthkit-image-cache-64k"
 EXCEPTIONS = [
+    few_clusters_exception("sleuthkit"),   # Entry.fat_type: the checker applies it
     NamedException(FOOTER_PROBE, "sleuthkit", "reader",
                    "fls and tsk_recover (libtsk 4.11, image type autodetected) read 8 bytes at 512 "
                    "bytes before the image's end (an image-format footer probe: VHD keeps its "
@@ -369,6 +387,11 @@ EXCEPTIONS = [
                    "mtools writes them) with each character below 0x20 as '^'"),
     NamedException(SHORT_ASCII, "sleuthkit", "reader",
                    "TSK prints a bare 8.3 name through fatfs_cleanup_ascii: every byte outside "
-                   "printable ASCII becomes '^' ('CAFÉ.TXT' -> 'CAF^.TXT')",
-                   "actual leaf equals the expected leaf with some non-ASCII characters as '^'"),
+                   "printable ASCII becomes '^' ('CAFÉ.TXT' -> 'CAF^.TXT'), and the bytes 0x00, "
+                   "0xFF and blanks are dropped (a NBSP is cp437 0xFF: mtools stores 'σ\u00a0ée' "
+                   "bare, shown '^^e')",
+                   "actual leaf equals the expected leaf with its non-ASCII characters as '^' and "
+                   "its NBSPs dropped; or, where such names coincide ('ç' and '▄' are both '^'), "
+                   "the whole (path, type) listing is simulate(image)'s, no short entry rejected, "
+                   "and the contents are the expected ones (SleuthkitReader.explain)"),
 ]

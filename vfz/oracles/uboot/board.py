@@ -129,6 +129,7 @@ class Board:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.size = size
         self.boots += 1
+        self.env_gens = None          # a fresh environment (shell.Session)
         self.buf = b""
         deadline = time.monotonic() + BOOT_TIMEOUT
         pressed = False

@@ -8,6 +8,7 @@ Writer classes carry (name_exception, result_exception, known_failure,
 explain); the catalogue is exceptions.py.
 """
 import re
+from collections import Counter
 
 from vfz import listing
 from vfz.model.names import walked
@@ -15,7 +16,8 @@ from vfz.oracles.uboot.exceptions import (
     ALIAS_DEL, ALIAS_DUP, ALIAS_E5, COLLIDE, FSINFO, LFN_LOW_BYTE, LITERAL_WALK, NO_RENAME, RAW_83,
     SKIPPED_05, UNADDRESSABLE, WALK_ENOENT)
 from vfz.oracles.uboot.names import (
-    colliding, dup_short_ext, fold_shown, lfn_low_byte_form, long_05, raw_83_form, shown_paths)
+    colliding, dup_short_ext, fold_shown, lfn_low_byte_form, long_05, raw_83_form, shadowed,
+    shown_paths, unaddressable)
 from vfz.oracles.uboot.shell import uboot_norm
 
 
@@ -89,31 +91,86 @@ def known_failure(ev):
     return min(found) if found else None
 
 
-def _empty_names(shown_listing, core, add):
-    """The entries U-Boot showed with an empty name (uboot-lfn-low-byte: a
-    long name whose first unit's low byte is 0, e.g. U+0100 'Ā' or the
-    U+F600 mtools writes for '😀'), checked against the image: per directory
-    and type, as many as the core's listing has entries whose U-Boot form
-    is empty. -> {(shown parent, type): count} to match missing entries
-    against ({} when there are none), or None when the counts differ."""
-    seen = {}
-    for e in shown_listing:
-        if e.get("unread") == UNADDRESSABLE and e["path"].endswith("/"):
-            key = (fold_shown(e["path"][:-1]), e["type"])
-            seen[key] = seen.get(key, 0) + 1
-    if not seen:
-        return {}
-    m = core()
-    want = {}
-    for e in m["core"] or ():
-        vis = m["shown"].get(e["path"], "")
-        if vis.endswith("/") and "//" not in vis:
-            key = (vis[:-1], e["type"])
-            want[key] = want.get(key, 0) + 1
-    if want != seen:
-        return None
-    add(LFN_LOW_BYTE)
-    return dict(seen)
+def _vis(m, path):
+    """A path of a difference as U-Boot shows it, folded: the core's form of
+    its longest prefix that is an entry of the image, then each component
+    beyond Latin-1 in its long-name form (a path the comparison mapped in
+    part to expected names, or a shown path: Latin-1 already)."""
+    shown = m["shown"]
+    if path in shown:
+        return shown[path]
+    comps = path.split("/")[1:]
+    base, rest = "", comps
+    for k in range(len(comps) - 1, 0, -1):
+        pre = "/" + "/".join(comps[:k])
+        if pre in shown:
+            base, rest = shown[pre], comps[k:]
+            break
+    return fold_shown(base + "".join("/" + (lfn_low_byte_form(c) if any(ord(x) > 0xFF for x in c)
+                                             else c) for c in rest))
+
+
+class _Unreached:
+    """The entries U-Boot lists but the reader cannot give a command
+    (unread=uboot-unaddressable), checked against the image: the core's
+    listing predicts them (names.unaddressable: empty names, '/' in a
+    name, paths the shell cannot take) and they must be exactly the marked
+    ones, per U-Boot path and type. Each then explains one difference of
+    its own entry: missing (a directory: everything under it too), shown
+    without contents, or shown under U-Boot's path."""
+
+    def __init__(self, r, m):
+        def below(vis):
+            return any(vis.startswith(c + "/") for c in m["collide"])
+        self.m = m
+        # not under a name that collides: U-Boot walks the first of them
+        # twice, and the others never
+        self.marked = Counter()
+        for e in r.listing:
+            vis = fold_shown(e["path"])
+            if e.get("unread") == UNADDRESSABLE and not below(vis):
+                self.marked[(vis, e["type"])] += 1
+        types = {e["path"]: e["type"] for e in m["core"] or ()}
+        self.pred = {p: (vis, cause, types[p]) for p, (vis, cause) in
+                     unaddressable(m["core"]).items() if not below(vis)}
+        self.ok = self.marked == Counter((v, t) for v, _, t in self.pred.values())
+        self.left = dict(self.pred)      # not yet matched with a difference
+        self.gone = {}                   # expected directories explained (with their subtrees): cause
+        self.extra = Counter(self.marked)
+
+    def claim(self, path, type_, expected_paths):
+        """-> the cause that explains the expected entry at path, or None."""
+        for g, cause in self.gone.items():
+            if path.startswith(g + "/"):
+                return cause
+        for p, (_, cause, t) in self.pred.items():
+            if t == "dir" and path.startswith(p + "/"):
+                # under a directory listed (under its expected name) but not walked
+                self.left.pop(p, None)
+                self.gone[p] = cause
+                return cause
+        hit = path if path in self.left and self.left[path][2] == type_ else None
+        if hit is None and path not in self.m["shown"]:
+            # an entry the writer stored under another name (mtools-astral:
+            # '😀' as U+F600): one of its directory's, by type
+            par = _vis(self.m, path.rpartition("/")[0] or "/").rstrip("/")
+            hit = next((p for p, (v, _, t) in sorted(self.left.items())
+                        if t == type_ and p not in expected_paths
+                        and _vis(self.m, p.rpartition("/")[0] or "/").rstrip("/") == par), None)
+        if hit is None:
+            return None
+        cause = self.left.pop(hit)[1]
+        if type_ == "dir":
+            self.gone[path] = cause
+        return cause
+
+    def shown(self, e):
+        """An entry shown (extra) that is a marked one, by its U-Boot path."""
+        key = (_vis(self.m, e["path"]), e["type"])
+        if self.extra[key] <= 0:
+            return False
+        self.extra[key] -= 1
+        return True
 
 
 def reader_explain(ev):
@@ -129,21 +186,16 @@ def reader_explain(ev):
         listing gives every entry's U-Boot form): a missing, extra or changed
         entry at or under such a name, a failed fatload/fatls of one, a
         size fatload read that is not the size fatls showed for it;
-      uboot-lfn-low-byte: entries shown with an empty name, as many per
-        directory as the image holds long names whose U-Boot form is empty
-        (_empty_names); each explains one missing entry of that directory
-        and type, and a directory everything missing under it;
-      uboot-unaddressable: a file listed without sha256 that the listing
-        marks unread=uboot-unaddressable (a name whose U-Boot form holds
-        '\\' or 0xFF: its shell cannot be given it), an entry missing under
-        a directory so marked.
+      uboot-lfn-low-byte (an empty name) and uboot-unaddressable (a name
+        holding '/', or a path the shell cannot take: LF, 0xFF, '\\'): the
+        entries the listing marks unread=uboot-unaddressable are exactly
+        those the image's bytes predict (_Unreached); each explains its own
+        entry (missing, without contents, or under U-Boot's path) and, for
+        a directory, everything missing under it.
     -> the kinds seen (one finding each)."""
     d, r = getattr(ev, "diff", None), getattr(ev, "rr", None)
     if d is None or r is None or r.listing is None or d.ambiguous:
         return None
-    marked = [e for e in r.listing if e.get("unread") == UNADDRESSABLE and not e["path"].endswith("/")]
-    files = [e for e in marked if e["type"] == "file"]
-    dirs = [e for e in marked if e["type"] == "dir"]
     memo = {}
 
     def core():
@@ -151,7 +203,7 @@ def reader_explain(ev):
             from vfz.oracles.evidence import core_listing
             memo["core"] = core_listing(ev.image) if ev.image else None
             memo["shown"] = shown_paths(memo["core"])
-            memo["collide"] = colliding(memo["shown"])
+            memo["collide"] = colliding(memo["shown"]) | shadowed(memo["core"], memo["shown"])
         return memo
 
     def collides(path):
@@ -172,67 +224,42 @@ def reader_explain(ev):
     def add(k):
         if k not in kinds:
             kinds.append(k)
-    empty = _empty_names(r.listing, core, add)
-    if empty is None:
-        return None
     for c in r.complaints:
         # "fatload PATH: ...", "fatls PATH: ...", "PATH: fatls says N bytes, fatload read M"
         m = re.match(r"(?:fatload |fatls )?(/.*?): ", str(c))
         if not m or not collides(m.group(1)):
             return None
         add(COLLIDE)
-    sha_only = 0
-    for a, b in d.changed:
-        if collides(a["path"]):
-            add(COLLIDE)
-        elif "sha256" in b or {k: v for k, v in a.items() if k != "sha256"} != b:
-            return None
-        else:
-            sha_only += 1
-            add(UNADDRESSABLE)
-    if sha_only > len(files):
+    unr = _Unreached(r, core()) if any(
+        e.get("unread") == UNADDRESSABLE for e in r.listing) or d.missing or d.changed else None
+    if unr is not None and not unr.ok:
         return None
-    # shown with an empty name: accounted for by _empty_names (their parent
-    # may appear under its expected name here, mapped by a name exception)
-    blanks = {}
-    for e in d.extra:
-        if e["path"].endswith("/"):
-            blanks[e["type"]] = blanks.get(e["type"], 0) + 1
-    for t, n in blanks.items():
-        if n > sum(c for (_, kind), c in empty.items() if kind == t):
+    expected_paths = {e["path"] for e in ev.entries or ()} | {e["path"] for e in d.missing} | \
+        {a["path"] for a, _ in d.changed}
+    for a, b in d.changed:
+        cause = None
+        if "sha256" not in b and {k: v for k, v in a.items() if k != "sha256"} == b:
+            cause = unr.claim(a["path"], a["type"], expected_paths)
+        if cause is None and not collides(a["path"]):
+            return None
+        add(cause or COLLIDE)
+    skipped = long_05(core()["core"]) if d.missing else set()
+    for e in sorted(d.missing, key=lambda e: e["path"]):
+        cause = unr.claim(e["path"], e["type"], expected_paths)
+        if cause:
+            add(cause)
+        elif listing.under(e["path"], skipped):
+            add(SKIPPED_05)
+        elif collides(e["path"]):
+            add(COLLIDE)
+        else:
             return None
     for e in d.extra:
-        if e["path"].endswith("/"):
+        if unr is not None and unr.shown(e):
             continue
         if not collides(e["path"]):
             return None
         add(COLLIDE)
-    if d.missing:
-        skipped = long_05(core()["core"])
-        gone = []                       # missing directories shown with an empty name
-        for e in sorted(d.missing, key=lambda e: e["path"]):
-            par = e["path"].rpartition("/")[0]
-            key = (fold_shown(core()["shown"].get(par, par)), e["type"])
-            if listing.under(e["path"], gone):
-                continue
-            vis = core()["shown"].get(e["path"])
-            # an entry of the image: its own form must be empty; one the
-            # writer stored under another name (mtools-astral): by count
-            if empty.get(key) and (vis is None or vis.endswith("/")):
-                empty[key] -= 1
-                if e["type"] == "dir":
-                    gone.append(e["path"])
-                continue
-            if listing.under(e["path"], skipped):
-                add(SKIPPED_05)
-            elif collides(e["path"]):
-                add(COLLIDE)
-            elif dirs:
-                add(UNADDRESSABLE)
-            else:
-                return None
-    if any(empty.values()):
-        return None                     # an empty name shown for nothing missing
     return kinds or None
 
 

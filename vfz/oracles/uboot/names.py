@@ -6,6 +6,7 @@ U-Boot's forms come from the core's listing of the image.
 Part of the uboot oracle (vfz/oracles/uboot/): pure functions, used to
 recognise its named exceptions (explain.py) and by its model profile.
 """
+from vfz import listing
 from vfz.model.names import _cp437_upper
 
 
@@ -38,6 +39,9 @@ def raw_83_form(leaf):
     upper-case letter), decoded as Latin-1. None if leaf is not 8.3-able."""
     base, dot, ext = leaf.rpartition(".") if "." in leaf[1:] else (leaf, "", "")
     try:
+        # a character outside the code page is never stored bare, even
+        # when its upper case is in it ('ı' -> 'I', 'ſ' -> 'S')
+        leaf.encode("cp437")
         parts = []
         for part in (base, ext):
             # upper-cased as Linux does, in the code page: 'ß' stays 'ß' (0xE1), not 'SS'
@@ -80,10 +84,11 @@ def fold_shown(text):
     return latin1_lower(text.encode("latin-1", "replace")).decode("latin-1")
 
 
-def shown_paths(listing_):
-    """{path: the path as U-Boot shows it, case folded} for every entry of
-    the core's listing of an image: a long name as lfn_low_byte_form makes
-    it, a bare 8.3 entry as its OEM bytes (NT case bits, 0x05 read as 0xE5)."""
+def shown_paths(listing_, fold=True):
+    """{path: the path as U-Boot shows it, case folded unless not fold} for
+    every entry of the core's listing of an image: a long name as
+    lfn_low_byte_form makes it, a bare 8.3 entry as its OEM bytes (NT case
+    bits, 0x05 read as 0xE5)."""
     own = {}
     for e in listing_ or ():
         path = e["path"]
@@ -103,8 +108,102 @@ def shown_paths(listing_):
     out = {}
     for path in own:
         comps = path.split("/")[1:]
-        out[path] = fold_shown("".join("/" + own.get("/".join([""] + comps[:i + 1]), c)
-                                        for i, c in enumerate(comps)))
+        vis = "".join("/" + own.get("/".join([""] + comps[:i + 1]), c) for i, c in enumerate(comps))
+        out[path] = fold_shown(vis) if fold else vis
+    return out
+
+
+def unaddressable(listing_):
+    """The entries of the core's listing of an image that U-Boot lists but
+    that the reader cannot hand to a command, with nothing under them
+    listed: -> {path: (U-Boot's path, folded; cause)}, cause LFN_LOW_BYTE
+    for an empty name (its first unit's low byte is 0: U-Boot lists it as
+    'DIR/'), UNADDRESSABLE for a name holding '/' (a separator to U-Boot)
+    or a path shell.word() refuses (LF, 0xFF, '\\', a quote with bytes the
+    shell cannot take). Only entries U-Boot reaches: none under such an
+    entry, nor under an entry U-Boot skips (long_05)."""
+    from vfz.oracles.uboot.exceptions import LFN_LOW_BYTE, UNADDRESSABLE
+    from vfz.oracles.uboot.shell import Unnameable, word
+    raw = shown_paths(listing_, fold=False)
+    cut = set(long_05(listing_))
+    out = {}
+    for e in sorted(listing_ or (), key=lambda e: e["path"]):
+        path = e["path"]
+        if listing.under(path, cut):
+            continue
+        vis = raw[path]
+        leaf = lfn_form_of(e)
+        cause = None
+        if not leaf:
+            cause = LFN_LOW_BYTE
+        elif "/" in leaf:
+            cause = UNADDRESSABLE
+        else:
+            try:
+                word(vis.encode("latin-1"), "p")
+            except Unnameable:
+                cause = UNADDRESSABLE
+        if cause:
+            out[path] = (fold_shown(vis), cause)
+            cut.add(path)
+    return out
+
+
+def lfn_form_of(e):
+    """The leaf of a core listing entry as U-Boot shows it (its own form)."""
+    leaf = e["path"].rpartition("/")[2]
+    if e.get("lfn") or not e.get("short"):
+        return lfn_low_byte_form(leaf)
+    return shown_paths([dict(e, path="/" + leaf)], fold=False)["/" + leaf][1:]
+
+
+def s_name(e):
+    """The 8.3 name U-Boot's get_name makes of a core listing entry's short
+    entry (its OEM bytes, NT case bits with the Latin-1 tolower, 0x05 read
+    as 0xE5), as Latin-1 text; None without one."""
+    sh = e.get("short")
+    if not sh:
+        return None
+    raw = bytearray(bytes.fromhex(sh))
+    if raw[0] == 0x05:
+        raw[0] = 0xE5
+    base, ext = bytes(raw[:8]).rstrip(b" "), bytes(raw[8:11]).rstrip(b" ")
+    nt = e.get("nt") or 0
+    base = latin1_lower(base) if nt & 0x08 else base
+    ext = latin1_lower(ext) if nt & 0x10 else ext
+    return (base + (b"." + ext if ext else b"")).decode("latin-1")
+
+
+def shadowed(listing_, shown):
+    """The shown (folded) paths U-Boot's lookup may take for another entry
+    of their directory through its 8.3 name: fat_itr_resolve matches a
+    component C against an entry's short name with strncasecmp over
+    max(len(long name as shown), len(C)) characters, so a C as long as the
+    other entry's shown long name and equal to that many first characters
+    of its 8.3 name (or, shorter than it, the whole 8.3 name) finds that entry ('_x_' finds U+5401 'x' U+5401, shown
+    '\x01x\x01', alias _X_~1) when it comes first in the directory (the
+    order is not in the listing: both ways are taken)."""
+    by_dir = {}
+    for e in listing_ or ():
+        if e["path"] in shown:
+            by_dir.setdefault(e["path"].rpartition("/")[0], []).append(e)
+    out = set()
+    for kids in by_dir.values():
+        for e in kids:
+            sn = s_name(e)
+            if not sn or not e.get("lfn"):
+                continue             # without a long name the 8.3 name is the name
+            lf = fold_shown(lfn_low_byte_form(e["path"].rpartition("/")[2]))
+            for a in kids:
+                if a is e:
+                    continue
+                c = shown[a["path"]].rpartition("/")[2]
+                if len(c) >= len(lf):
+                    hit = len(sn) >= len(c) and fold_shown(sn[:len(c)]) == c
+                else:
+                    hit = fold_shown(sn) == c
+                if c and hit:
+                    out.add(shown[a["path"]])
     return out
 
 

@@ -13,10 +13,11 @@ so entries carry the full canonical keys (path, type, size, sha256).
 The transfer is raw block I/O, not U-Boot's FAT code: what is hashed is
 exactly what fatload put in RAM. Each file entry also carries "read":
 the byte count fatload reported. An entry whose name U-Boot's shell
-cannot be given (its U-Boot form holds '\\', a separator to U-Boot, or
-0xFF, the end of input to hush) is listed with "unread":
-"uboot-unaddressable" and no sha256 (a directory: not listed), with no
-complaint; UbootReader.explain names such a divergence. A failed fatls
+cannot be given (its U-Boot form holds '/' or '\\', separators to U-Boot,
+0xFF, the end of input to hush, or a LF, the end of an imported value;
+measured on all 255 low bytes of U+54xx, the other control bytes reach
+fatload intact) is listed with "unread": "uboot-unaddressable" and no
+sha256 (a directory: not walked), with no complaint; UbootReader.explain names such a divergence. A failed fatls
 or fatload of any other entry is a complaint. Names: U-Boot builds a long name from
 the low byte of each UTF-16 unit (fs/fat/fat.c slot2str), stopping a
 slot at a unit whose low byte is 0; the reader decodes those bytes as
@@ -42,6 +43,7 @@ from vfz.oracles.uboot.explain import reader_explain, reader_name_exception
 from vfz.oracles.uboot.shell import DEV, Session, Unnameable, parse_ls
 
 READ_LINE = re.compile(rb"^(\d+) bytes read")
+BATCH = 200                     # names per round trip (the environment holds a few hundred)
 
 
 class UbootReader(Reader):
@@ -105,51 +107,56 @@ class UbootReader(Reader):
             if ndirs > 4096:
                 r.complaints.append("more than 4096 directories (a loop?)")
                 break
-            words = s.words([d or b"/" for d in level])
-            todo, cmds = [], []
-            for d, w in zip(level, words):
-                if isinstance(w, Unnameable):
-                    # not U-Boot's FAT code: its shell cannot be given the name
-                    # (exception uboot-unaddressable, UbootReader.explain)
-                    for e in entries:
-                        if e["path"] == d.decode("latin-1"):
-                            e["unread"] = UNADDRESSABLE
-                else:
-                    todo.append(d)
-                    cmds.append(b"fatls %s %s" % (DEV, w))
             nxt = []
-            res = s.runs(scan + cmds)[len(scan):]
-            scan = []
-            for d, (out, rc) in zip(todo, res):
-                shown = d.decode("latin-1") or "/"
-                if rc != 0:
-                    msg = out.decode("latin-1").strip()[-200:]
-                    if d == b"":
-                        r.error = f"fatls /: {msg} (exit {rc})"
-                        return
-                    r.complaints.append(f"fatls {shown}: {msg}")
-                    continue
-                items, summary, bad = parse_ls(out)
-                for line in bad:
-                    r.complaints.append(f"fatls {shown}: unparsed line {line!r}")
-                if summary is None:
-                    r.complaints.append(f"fatls {shown}: no summary line")
-                elif summary != (sum(k == "file" for _, k, _ in items),
-                                 sum(k == "dir" for _, k, _ in items) + (2 if d else 0)):
-                    r.complaints.append(f"fatls {shown}: summary {summary} for {len(items)} lines")
-                for name, kind, size in items:
-                    path = d + b"/" + name
-                    if name == b"":
-                        # a long name whose first unit's low byte is 0 shows
-                        # as "" (uboot-lfn-low-byte): "d/" would name d itself
-                        # (a walk without end), so it is neither listed nor read
-                        entries.append(listing.entry(path.decode("latin-1"), kind, size=size,
-                                                     unread=UNADDRESSABLE, why="an empty name"))
-                    elif kind == "dir":
-                        entries.append(listing.entry(path.decode("latin-1"), "dir"))
-                        nxt.append(path)
+            for at in range(0, len(level), BATCH):
+                part = level[at:at + BATCH]
+                words = s.words([d or b"/" for d in part])
+                todo, cmds = [], []
+                for d, w in zip(part, words):
+                    if isinstance(w, Unnameable):
+                        # not U-Boot's FAT code: its shell cannot be given the name
+                        # (exception uboot-unaddressable, UbootReader.explain)
+                        for e in entries:
+                            if e["path"] == d.decode("latin-1"):
+                                e["unread"] = UNADDRESSABLE
                     else:
-                        files.append((path, size))
+                        todo.append(d)
+                        cmds.append(b"fatls %s %s" % (DEV, w))
+                res = s.runs(scan + cmds)[len(scan):]
+                scan = []
+                for d, (out, rc) in zip(todo, res):
+                    shown = d.decode("latin-1") or "/"
+                    if rc != 0:
+                        msg = out.decode("latin-1").strip()[-200:]
+                        if d == b"":
+                            r.error = f"fatls /: {msg} (exit {rc})"
+                            return
+                        r.complaints.append(f"fatls {shown}: {msg}")
+                        continue
+                    items, summary, bad = parse_ls(out)
+                    for line in bad:
+                        r.complaints.append(f"fatls {shown}: unparsed line {line!r}")
+                    if summary is None:
+                        r.complaints.append(f"fatls {shown}: no summary line")
+                    elif summary != (sum(k == "file" for _, k, _ in items),
+                                     sum(k == "dir" for _, k, _ in items) + (2 if d else 0)):
+                        r.complaints.append(f"fatls {shown}: summary {summary} for {len(items)} lines")
+                    for name, kind, size in items:
+                        path = d + b"/" + name
+                        if name == b"" or b"/" in name:
+                            # a long name whose first unit's low byte is 0 shows
+                            # as "" (uboot-lfn-low-byte): "d/" would name d itself
+                            # (a walk without end); one with a unit whose low byte
+                            # is '/' ('启' U+542F) names a path U-Boot splits there:
+                            # neither is walked into nor read
+                            entries.append(listing.entry(path.decode("latin-1"), kind, size=size,
+                                                         unread=UNADDRESSABLE,
+                                                         why="a '/' in the name" if name else "an empty name"))
+                        elif kind == "dir":
+                            entries.append(listing.entry(path.decode("latin-1"), "dir"))
+                            nxt.append(path)
+                        else:
+                            files.append((path, size))
             level = nxt
         entries += self._contents(s, files, r)
         r.listing = sorted(entries, key=lambda e: e["path"])
@@ -164,7 +171,7 @@ class UbootReader(Reader):
             while i < len(files):
                 path, size = files[i]
                 need = (size + 511) // 512 * 512
-                if batch and off + need > window:
+                if batch and (off + need > window or len(batch) >= BATCH):
                     break
                 batch.append((path, size, off))
                 off += need

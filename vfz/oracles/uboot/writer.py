@@ -177,7 +177,8 @@ class UbootWriter(Writer):
                     "rmdir": "EBUSY"}[op.kind], "VFS (glue)"
         if any(bad(c) for c in comps):
             # U-Boot splits paths at '\\' too (ISDIRDELIM): "/caca\\" would write
-            # "caca"; a control byte does not reach the command intact. Both are
+            # "caca"; a LF cannot be handed over (the glue answers for every
+            # control byte alike). Both are
             # refused in new names by Linux and by U-Boot (normalize_longname),
             # so no entry has one: a new leaf with one EINVAL (U-Boot checks the
             # leaf before it walks the parent), any other path ENOENT; a create

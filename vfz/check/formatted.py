@@ -1,0 +1,59 @@
+"""The formatter check: every reader reads a formatter's fresh volume, before any writer runs.
+
+A volume a formatter made (vfz.oracles Formatter, the geometry of a --fs spec) holds an empty
+tree. Each reader's answer on it is judged against that (its listing empty, its complaints
+those the reader's expectations allow); what differs is explained, line by line, by the
+named exceptions of the formatter and of the reader (Hooks.fresh_exceptions: BusyBox's
+NUL-padded label, fsck.fat's warning on a FAT32 BPB over few clusters), and the rest is a
+divergence of role "formatter": the formatter's bug or the reader's, one signature per
+formatter family, reader, verdict and kind, with the formatter's exact command in its detail.
+"""
+from vfz import findings, oracles
+from vfz.check import verdict
+from vfz.check.divergence import Divergence
+
+
+def explained(geo, formatter, reader, rr):
+    """{exception name: [complaint lines]} the formatter's and the reader's fresh-volume
+    exceptions explain of rr."""
+    out = {}
+    for role, name in (("formatter", formatter), ("reader", reader)):
+        try:
+            cls = oracles.oracle_class(name, role)
+        except KeyError:
+            continue
+        for n, lines in cls.fresh_exceptions(geo, rr):
+            out.setdefault(n, []).extend(lines)
+    return out
+
+
+def check_formatted(res, readers, geo, formatter, argv, image, fat_bits, timeout, exceptions=None):
+    """Read image (the fresh volume of geo made by formatter with argv) with each (name,
+    reader) and add a Divergence per reader that disagrees with an empty tree and no named
+    exception explains. exceptions (a Counter) counts the names applied."""
+    for rn, r in readers:
+        rcls = type(r)
+        rr = r.read(image, timeout)
+        try:
+            exp_c = rcls.expectations(writer=None, m=None, image=image, fat_bits=fat_bits, core_listing=[])
+        except Exception:
+            exp_c = None
+        v = verdict.verdict_for(rr, [], rn, exp_c, {}, None)
+        if v.verdict == "ok":
+            continue
+        names = explained(geo, formatter, rn, rr)
+        covered = {c for lines in names.values() for c in lines}
+        rest = [c for c in rr.complaints or () if c not in covered]
+        if v.verdict == "complains" and not rest and covered:
+            if exceptions is not None:
+                for n in names:
+                    exceptions[n] += 1
+            continue
+        kind = (findings.normalise(rr.error, 60) if v.verdict == "failed" else
+                findings.normalise(rest[0], 60) if rest else v.verdict)
+        det = (f"fresh volume {geo.spec()} made by `{' '.join(argv)}`: {rn} {v.verdict}: {v.text()[:500]}"
+               + (f"; named but not all: {sorted(names)}" if names else ""))
+        res.add(Divergence({"role": "formatter", "oracle": oracles.entry(rn).family, "verdict": v.verdict,
+                            "kind": kind, "op": "-", "cls": "-"}, formatter, det))
+        res.verdicts.setdefault(formatter, {})[rn] = v.verdict
+        res.details.setdefault(formatter, {})[rn] = det
