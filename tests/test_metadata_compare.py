@@ -50,7 +50,7 @@ def short_slots(b, free=2):
     entries live or deleted, LFN slots) of every directory, and the first
     `free` slots past each end marker, from vfz.check.metadata's walk."""
     f = fatimg.Fat(b)
-    dirs, _ = metadata._walk(f, b)
+    dirs = metadata._walk(f, b)
     out = {}
     for key, (path, offs) in dirs.items():
         left = free

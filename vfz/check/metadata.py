@@ -215,14 +215,16 @@ def _fats(fa, a, b):
 
 
 # ---------------------------------------------------------------- directories
-def _slot_name(slots, i):
+def _slot_name(m, offs, i):
     """The long name of the LFN set ending before slot i (checksum-valid), else None."""
     j, units = i - 1, []
-    sn = slots[i][:11]
-    ck = fatimg.lfn_checksum(sn)
-    while j >= 0 and slots[j][11] == ATTR_LFN and slots[j][0] not in (0, 0xE5) and slots[j][13] == ck:
-        units += fatimg.lfn_units(slots[j])
-        if slots[j][0] & 0x40:
+    ck = fatimg.lfn_checksum(m[offs[i]:offs[i] + 11])
+    while j >= 0:
+        s = m[offs[j]:offs[j] + 32]
+        if s[11] != ATTR_LFN or s[0] in (0, 0xE5) or s[13] != ck:
+            return None
+        units += fatimg.lfn_units(s)
+        if s[0] & 0x40:
             break
         j -= 1
     else:
@@ -238,32 +240,51 @@ def _slot_name(slots, i):
         return None
 
 
-def _walk(f, m):
+def _walk(f, m, names=None):
     """{directory key: (path, [slot offsets])} of every directory reachable
-    from the root (key None: FAT12/16's fixed root; else its first cluster),
-    and {short slot offset: entry path}."""
-    dirs, names = {}, {}
+    from the root (key None: FAT12/16's fixed root; else its first
+    cluster); names, when given, gets {short slot offset: entry path}."""
+    dirs = {}
     todo = [(None if f.bits != 32 else f.root_cluster, "/")]
     while todo:
         key, path = todo.pop(0)
         if key in dirs or (key is not None and not 2 <= key < f.clusters + 2):
             continue
-        offs = f.dir_slots(key if key is not None else None)
+        offs = [o for o in f.dir_slots(key) if o + 32 <= len(m)]
         dirs[key] = (path, offs)
-        slots = [bytes(m[o:o + 32]) for o in offs]
-        for i, s in enumerate(slots):
+        for i, o in enumerate(offs):
+            s = m[o:o + 32]
             if s[0] == 0:
                 break
             if s[0] == 0xE5 or s[11] == ATTR_LFN or s[11] & 0x08:
                 continue
-            leaf = _slot_name(slots, i) or fatimg.short_text(s[:11])
-            full = path.rstrip("/") + "/" + leaf
-            names[offs[i]] = full
-            if s[11] & 0x10 and s[:11] not in (b".          ", b"..         "):
+            isdir = s[11] & 0x10 and s[:11] not in (b".          ", b"..         ")
+            if names is None and not isdir:
+                continue
+            full = path.rstrip("/") + "/" + (_slot_name(m, offs, i) or fatimg.short_text(s[:11]))
+            if names is not None:
+                names[o] = full
+            if isdir:
                 cl = struct.unpack_from("<H", s, 26)[0] | (struct.unpack_from("<H", s, 20)[0] << 16
                                                          if f.bits == 32 else 0)
                 todo.append((cl, full))
-    return dirs, names
+    return dirs
+
+
+def _same_dirs(f, dirs, a, b):
+    """Every directory of dirs holds the same bytes in a and b (whole
+    clusters, or the fixed root at once)."""
+    for key in dirs:
+        if key is None:
+            o, n = f.data_sec * f.bps - f.rootent * 32, f.rootent * 32
+            if a[o:o + n] != b[o:o + n]:
+                return False
+            continue
+        for c in f.chain(key):
+            o = f.cluster_off(c)
+            if a[o:o + f.csize] != b[o:o + f.csize]:
+                return False
+    return True
 
 
 def _is_short(s):
@@ -348,17 +369,19 @@ def compare(a_path, b_path, jiffies=False, masked=None):
         if len(a) < end or len(b) < end:
             raise Unusable(f"images shorter than their metadata ({len(a)}, {len(b)} < {end} bytes)")
         out = []
-        if a[:end] != b[:end]:
+        same_meta = a[:end] == b[:end]
+        if same_meta and _same_dirs(fa, _walk(fa, a), a, b):
+            return out           # the usual case, fast: the same FATs, so the same directories
+        if not same_meta:
             out += _reserved(fa, a, b) + _fats(fa, a, b)
-        da, na = _walk(fa, a)
+        names = {}
         fb = _geometry(b)
         if (fb.bps, fb.spc, fb.res, fb.nfats, fb.spf, fb.rootent) == (fa.bps, fa.spc, fa.res, fa.nfats,
                                                                       fa.spf, fa.rootent):
-            db, nb = _walk(fb, b)
+            db = _walk(fb, b, names)
         else:
-            db, nb = {}, {}
-        names = dict(nb)
-        names.update(na)
+            db = {}
+        da = _walk(fa, a, names)          # a's names win
         for key in sorted(set(da) | set(db), key=lambda k: (-1 if k is None else k)):
             path, offs = da.get(key) or db[key]
             offs = [o for o in offs if o + 32 <= min(len(a), len(b))]
