@@ -5,8 +5,11 @@ A case is a directory with ops.txt (op-script), expected.json
 ({"fs": "fat16", "verdicts": {writer: {"(writer)": v, reader: v}}}, v one
 of ok|differs|complains|failed; optionally "same_names": [[w1, w2], ...],
 writers whose images must hold the same name records: every directory's
-short entries, NT bytes, attributes and LFN slots, byte for byte) and
-README (one line: what it guards).
+short entries, NT bytes, attributes and LFN slots, byte for byte);
+optionally "same_metadata": [[w1, w2], ...], writers whose images must
+hold the same metadata, masked as the twin comparison masks it
+(vfz.check.metadata: boot sector, FSInfo, FAT copies, every directory
+slot) and README (one line: what it guards).
 Each writer of expected.json applies ops.txt to a fresh image (vfz.campaign.loop
 Checker, the same path as the campaign), every reader of the case that is
 available here reads it, and each verdict must equal the expected one.
@@ -23,8 +26,8 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import fatimg, opscript# noqa: E402
-from vfz.check import checker  # noqa: E402
+from vfz import fatimg, opscript, oracles  # noqa: E402
+from vfz.check import checker, metadata  # noqa: E402
 from vfz.export import cases as repro_cases  # noqa: E402
 
 CASES = os.path.join(REPO, "corpus", "regressions")
@@ -120,6 +123,14 @@ class RegressionTests(unittest.TestCase):
                                          f"{n}: {a} and {b} wrote different name records")
                     else:
                         skipped.append(f"same_names {a}={b}")
+                for a, b in exp.get("same_metadata", []):
+                    if a in writers and b in writers:
+                        got = metadata.compare(res.images[a], res.images[b],
+                                               jiffies=not oracles.entry(b).seeded)
+                        self.assertEqual([str(d) for d in got], [],
+                                         f"{n}: {a} and {b} wrote different metadata")
+                    else:
+                        skipped.append(f"same_metadata {a}={b}")
                 if skipped:
                     print(f"{n}: skipped (not available here): {', '.join(skipped)}", file=sys.stderr)
 

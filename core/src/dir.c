@@ -343,6 +343,8 @@ int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
 	for (int k = 0; k < n; k++)
 		memcpy(dir_slot(d, start + (size_t)k), slots + k * DIRENT_SIZE, DIRENT_SIZE);
 	*pos = start + (size_t)n - 1;
+	/* what vfat_add_entry writes is on disk at once (inode.c) */
+	inode_written(d->v, dir_slot(d, *pos), slots + (n - 1) * DIRENT_SIZE);
 	dix_added(d, start, *pos);
 	return 0;
 }
@@ -350,8 +352,9 @@ int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
 void dir_remove(struct fat_dir *d, size_t start, size_t pos)
 {
 	dix_removing(d, start, pos);
-	for (size_t i = start; i <= pos; i++)
+	for (size_t i = start; i < pos; i++)
 		dir_slot(d, i)[0] = DELETED_FLAG;
+	inode_remove(d->v, dir_slot(d, pos));
 }
 
 int dir_is_empty(struct fat_dir *d)

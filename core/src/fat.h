@@ -110,6 +110,7 @@ struct vfat_vol {
 	uint32_t free_hint;      /* next cluster to try when allocating */
 	uint32_t free_count;     /* tracked for FSInfo on FAT32 */
 	struct dix_cache *dix;   /* name indexes of large directories */
+	struct inode_table *inodes; /* entries' on-disk bytes until write-back */
 	struct chain_cache cc[CHAIN_CACHE];
 	uint64_t cc_clock;
 };
@@ -242,6 +243,15 @@ void fat_time_unix2fat(int64_t sec, uint16_t *time, uint16_t *date);
 int64_t fat_time_fat2unix(uint16_t time, uint16_t date);
 /* Stamp the core's "now" on an entry's modify time. */
 void fat_stamp_mtime(uint8_t *de);
+/* inode.c: a short entry's on-disk bytes between Linux's write-backs.
+ * inode_written: the slot at de was written to disk as disk (add_entry);
+ * inode_dirty: its in-memory inode is about to change (keeps the bytes it
+ * holds now, unless recorded already); inode_remove: mark the short entry
+ * deleted over its on-disk bytes (unlink, rmdir, a rename's old name). */
+void inode_written(vfat_vol *v, const uint8_t *de, const uint8_t *disk);
+void inode_dirty(vfat_vol *v, const uint8_t *de);
+void inode_remove(vfat_vol *v, uint8_t *de);
+void inode_free(vfat_vol *v);
 /* The high word only counts on FAT32 (kernel fat_get_start). */
 /* dirindex.c: accelerator behind dir_find/dir_short_exists/dir_add_slots */
 void dix_free(vfat_vol *v);

@@ -24,6 +24,7 @@ int vfat_set_attrs(vfat_vol *v, const char *path, uint8_t attrs)
 	attrs &= SET_ATTRS;
 	if (!de)
 		return attrs ? -EINVAL : 0;   /* "The root directory has no attributes" */
+	inode_dirty(v, de);
 	de[11] = (uint8_t)(attrs | (de[11] & (ATTR_VOLUME | ATTR_DIR)));
 	if (de[11] & ATTR_DIR)
 		put32(de + 28, 0);            /* fat_write_inode: a directory's size is 0 */
@@ -44,6 +45,7 @@ int vfat_utimes(vfat_vol *v, const char *path, const struct vfat_time *mtime,
 
 	if (r || !de)
 		return r;
+	inode_dirty(v, de);
 	if (de[11] & ATTR_DIR)
 		put32(de + 28, 0);
 	s = fat_clamp_time(atime->sec);

@@ -417,6 +417,7 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 			chain_free(chain, inl);
 			return -EFBIG;
 		}
+		inode_dirty(v, de);           /* start, size, attr, mtime: in memory */
 		r = extend_chain(v, de, &n, n ? chain[n - 1] : 0, need);
 		chain_free(chain, inl);
 		if (r != 0 && r != -ENOSPC)
@@ -525,6 +526,7 @@ int vfat_truncate(vfat_vol *v, const char *path, uint64_t size)
 	old = get32(de + 28);
 	if (size > 0xFFFFFFFFull)
 		return -EFBIG;
+	inode_dirty(v, de);
 	if (size > old) {
 		static const uint8_t zero[1];
 		/* extend by writing one zero byte at the end; the gap is zeroed */
@@ -768,14 +770,23 @@ int vfat_rename(vfat_vol *v, const char *from, const char *to)
 	}
 	memcpy(src, ws.e.de, DIRENT_SIZE);
 	if (wt.found) {
-		/* the moved inode takes over the target's existing entry */
+		/* the moved inode takes over the target's existing entry; its
+		 * disk keeps the target's bytes until the write-back */
 		old_target = de_start(v, wt.e.de);
+		inode_dirty(v, wt.e.de);
 		attach_inode(wt.e.de, src);
 	} else {
+		uint8_t disk[DIRENT_SIZE], *de;
+
 		r = add_entry(v, tdir, wt.last, wt.lastlen, is_dir, sc, &d, &pos);
 		if (r)
 			return r;
-		attach_inode(dir_slot(&d, pos), src);
+		/* vfat_rename adds the entry with start 0 (inode.c) */
+		de = dir_slot(&d, pos);
+		memcpy(disk, de, DIRENT_SIZE);
+		de_set_start(disk, 0);
+		inode_written(v, de, disk);
+		attach_inode(de, src);
 		dir_close(&d);
 	}
 	if (is_dir && sdir != tdir) {

@@ -90,6 +90,7 @@ void vfat_close(vfat_vol *v)
 		return;
 	fat_update_fsinfo(v);
 	dix_free(v);
+	inode_free(v);
 	fat_chain_cache_free(v);
 	free(v);
 }

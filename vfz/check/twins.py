@@ -2,6 +2,7 @@
 import os
 
 from vfz import oracles
+from vfz.check import metadata
 from vfz.check.divergence import Divergence, family, name_class, op_for_path, ops_for
 from vfz.check.predict import model_of
 from vfz.oracles.evidence import core_listing
@@ -19,7 +20,9 @@ def check_twins(ck, res, ops, fs=None):
     seed. One divergence per differing field. When the twin is sent less
     of the script (its supports: Linux writes no label), the writer
     writes the twin's script again on a fresh volume of fs for the
-    comparison, whose results must then be the twin's."""
+    comparison, whose results must then be the twin's. Then the whole
+    metadata (vfz.check.metadata: boot sector, FSInfo, every FAT copy, every
+    directory slot), one divergence per region and field."""
     ws = dict(ck.writers)
     for wn, w in ck.writers:
         tn = oracles.entry(wn).twin
@@ -54,6 +57,31 @@ def check_twins(ck, res, ops, fs=None):
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
                                 "kind": f"twin-{field}", "op": op_for_path(ops, path),
                                 "cls": name_class(path)}, wn, det))
+        for d, n in metadata_differences(mine, res.images[tn], tn, same_seed):
+            det = (f"{wn} and its twin {tn} wrote the metadata differently ({n} field(s) of this "
+                   f"kind): {d}")
+            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
+                                "kind": f"twin-{d.kind}", "op": op_for_path(ops, d.path) if d.path else "-",
+                                "cls": name_class(d.path)}, wn, det))
+
+
+def metadata_differences(mine, theirs, twin, same_seed):
+    """[(first Difference, count)] per kind (region-field) between the
+    images of a writer and of its twin (vfz.check.metadata). The JIFFIES
+    mask when the twin is not seeded (the stock kernel: jiffies); nothing
+    when both are seeded but not alike (their dummies differ everywhere)."""
+    seeded = oracles.entry(twin).seeded
+    if seeded and not same_seed:
+        return []
+    try:
+        diffs = metadata.compare(mine, theirs, jiffies=not seeded)
+    except (metadata.Unusable, OSError):
+        return []                  # no image to compare: the writer's own finding
+    first, count = {}, {}
+    for d in diffs:
+        first.setdefault(d.kind, d)
+        count[d.kind] = count.get(d.kind, 0) + 1
+    return [(d, count[k]) for k, d in first.items()]
 
 
 def _rewrite(ck, w, wn, fs, tops, res, tn, m):
