@@ -13,7 +13,10 @@
   * the model's root is vvfat's: 256 one-letter files make the 256th
     ENOSPC and vvfat takes the other 255 (it refuses a root of 513 slots);
   * the volume is the FAT partition of vvfat's MBR disk (label 'QEMU
-    VVFAT', 8 KiB clusters).
+    VVFAT', 8 KiB clusters);
+  * a tree over the floppy's 357 clusters is refused by vvfat and named
+    vvfat-too-big at the op that makes it too big (the readers check the
+    script cut there), and not for a tree that fits.
 """
 import os
 import shutil
@@ -113,6 +116,18 @@ class VvfatTest(unittest.TestCase):
         self.assertFalse(res.divs, res.details)
         fat = fatimg.open_ro(res.images["vvfat-16"])
         self.assertEqual(len(X.walk(fat, 16)), 255)        # the 256th: ENOSPC, as the model says
+
+    def test_too_big_cut(self):
+        # three 1 MB files: the floppy's 357 clusters hold two (and the
+        # directory); vvfat refuses the third, the readers check the cut
+        text = 'mkdir "/d"\n' + "".join(f'create "/d/{c}" 1000000 {i}\n' for i, c in enumerate("abc"))
+        res = self.check(text, writers=["vvfat-floppy", "vvfat-12"])
+        kinds = {(d.writer, d.fields["role"], d.fields["kind"]) for d in res.divs.values()}
+        self.assertEqual(kinds, {("vvfat-floppy", "writer", X.TOO_BIG)}, res.details)
+        self.assertIn("does not fit", res.details["vvfat-floppy"]["(writer)"])
+        self.assertTrue(all(v == "ok" for r, v in res.verdicts["vvfat-floppy"].items() if r != "(writer)"))
+        self.assertEqual(X.known_failure(Evidence(opscript.parse(text)[:3], writer="vvfat-floppy",
+                                                  wr=type("W", (), {"error": "does not fit"})())), None)
 
     def test_exceptions_catalogued(self):
         for name in (X.FAT32_BPB, X.FLOPPY16):

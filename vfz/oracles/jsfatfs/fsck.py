@@ -107,38 +107,35 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
 def lfn_cross_left(image, cs):
     """fsck.fat 4.2's own bug fsck-v1-lfn-cross on the package's image:
     renaming a bad 8.3 name (BAD_CHARS), its LFN deletion ran over live
-    clusters of other files (FsckSim finds the crossing); the complaints
-    its broken deletion adds over a correct one's (dots missing, what it
-    then misreads) are in fsck.fat's output, but for 'Reclaimed' -> fsck.fat's
-    other complaints, left to explain; else None. Its repair then destroys data
-    (the dosfsck oracle's entry, reports/bugs.md)."""
+    clusters of other files (FsckSim finds the crossing), and fsck.fat said
+    what the simulation of its broken deletion says (dots missing, what it
+    then misreads, but for a 'Reclaimed' the simulation may count where
+    fsck.fat first truncated the package's empty files with a cluster) ->
+    (fsck.fat's complaints beyond the simulation's, left to explain; the
+    simulated ones), else None. Its repair then destroys data (the dosfsck
+    oracle's entry, reports/bugs.md)."""
     from collections import Counter
     from vfz.oracles.dosfsck.sim import FsckSim
     try:
         broken = FsckSim(image).run()
-        if not broken.crossings:
-            return None
-        clean = FsckSim(image, broken_lfn_remove=False).run()
     except Exception:       # an image the simulation cannot scan: not this evidence
+        return None
+    if not any(x["live"] for x in broken.crossings):
         return None
 
     def key(c):
-        return c["kind"], c.get("path")
-    if not any(x["live"] for x in broken.crossings):
+        return c["kind"], fsck_path(c.get("path"))
+    sim = Counter(map(key, broken.complaints))
+    if any(k[0] != "reclaimed" for k in sim - Counter(map(key, cs))):
         return None
-    added = Counter(map(key, broken.complaints)) - Counter(map(key, clean.complaints))
-    # the simulation counts the gap's clusters reclaimed; on the package's
-    # images fsck.fat has already truncated its empty files with a cluster
-    # (jsfatfs-empty-file-cluster), which the simulation does not model
-    if any(k[0] != "reclaimed" for k in added - Counter(map(key, cs))):
-        return None
-    left = []
+    left, simulated = [], []
     for c in cs:
-        if added[key(c)]:
-            added[key(c)] -= 1
+        if sim[key(c)]:
+            sim[key(c)] -= 1
+            simulated.append(c)
         else:
             left.append(c)
-    return left
+    return left, simulated
 
 
 def explain_checker(ev):
@@ -156,21 +153,22 @@ def explain_checker(ev):
     except (OSError, ValueError, struct.error, TypeError):
         return None
     names = set()
-    left = lfn_cross_left(_get(ev, "image"), cs)
-    if left is not None:
-        cs = left
+    cross = lfn_cross_left(_get(ev, "image"), cs)
+    simulated = set()       # complaints the crossing's simulation made: no rule of ours needed
+    if cross is not None:
+        simulated = {id(c) for c in cross[1]}
         names.add(LFN_CROSS)
     elif rep.get("data_lost"):
         return None
     ops = read_ops(ev)
     renamed = {}            # fsck.fat's new name of an entry it renamed -> the entry's path
-    for c in cs:
+    for c in cs:            # in fsck.fat's order: its renames first, then what lies under them
+        strict = id(c) not in simulated
         p = fsck_path(c.get("path"))
-        for new_, old_ in renamed.items():
+        for new_, old_ in renamed.items():          # in the order fsck.fat renamed
             if p and (p == new_ or p.startswith(new_ + "/")):
                 p = old_ + p[len(new_):]
                 c = dict(c, path=p)
-                break
         r = _RENAMED.search(c.get("action") or "")
         if r and p:
             renamed[p.rpartition("/")[0] + "/" + r.group(1)] = p
@@ -180,5 +178,6 @@ def explain_checker(ev):
                 names.add(name)
                 break
         else:
-            return None
+            if strict:
+                return None
     return sorted(names)

@@ -22,7 +22,11 @@ vvfat-16 (fat:16:, 504 MB), vvfat-32 (fat:32:), vvfat-floppy (fat:floppy:,
 and a 512-slot root holding the label 'QEMU VVFAT' and, for every entry,
 long-name slots and a short name of vvfat's own (profile.py: the model's
 root; ENOSPC where the tree would not fit, as vvfat refuses it).
-exceptions.py names vvfat's bugs, recognised from the image.
+exceptions.py names vvfat's bugs, recognised from the image, and its
+volume size (vvfat-too-big: a tree over the variant's clusters, which
+qemu-img refuses, cut at the op that makes it so: a floppy holds 357
+clusters, less than the campaign's FAT16 tours fill; run the floppies on
+--fs fat12).
 
 Not done: vvfat as a reader of the kernel's writes (`-drive
 file=fat:rw:16:DIR`: the guest mounts it, runs the ops, unmounts, and the

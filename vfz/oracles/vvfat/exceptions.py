@@ -5,6 +5,7 @@ from vfz import fatimg, listing
 from vfz.oracles import NamedException
 from vfz.oracles.evidence import Evidence
 
+TOO_BIG = "vvfat-too-big"
 FAT32_BPB = "vvfat-fat32-fat16-bpb"
 FLOPPY16 = "vvfat-floppy16-fat12"
 BUG = "vvfat"                       # the anchor of vvfat's entry in reports/bugs.md
@@ -137,6 +138,28 @@ def floppy16_orphans(fat):
         fat.bits = saved
 
 
+def known_failure(ev):
+    """vvfat refused the tree ('Directory does not fit'): the first op
+    after which the model's tree needs more clusters than the variant's
+    volume holds (volume.clusters_needed) -> (its index, TOO_BIG); the
+    readers check the script cut there. None when the tree fits by that
+    count (then the refusal is a finding)."""
+    from vfz import model, oracles
+    from vfz.oracles.vvfat.volume import CLUSTERS, clusters_needed
+    wr, ops = _get(ev, "wr"), _get(ev, "ops") or []
+    if wr is None or not wr.error or "does not fit" not in wr.error:
+        return None
+    name = _get(ev, "writer")
+    e = oracles.entry(name)
+    root = e.profile["root"](None) if "root" in e.profile else None
+    m = model.Model(e.profile, e.names, root=root, rule=e.shortname)
+    for i, op in enumerate(ops):
+        m.apply_one(op)
+        if clusters_needed(m.root) > CLUSTERS[name]:
+            return i, TOO_BIG
+    return None
+
+
 def _diff_paths(ev):
     d = _get(ev, "diff")
     if d is None:
@@ -203,6 +226,14 @@ def _reader_explains_rest(ev, lost):
 
 
 EXCEPTIONS = [
+    NamedException(
+        TOO_BIG, "vvfat", "writer",
+        "design: a vvfat volume has the size of its geometry (2.88 MB floppy: 357 clusters of "
+        "8 KiB; fat:12: 4024; fat:16: 64474) and qemu-img refuses a directory that needs more "
+        "('Directory does not fit in FAT12 (capacity 2.88 MB)'); the op-script was meant for "
+        "another volume",
+        "vvfat refused the tree, and the model's tree after some op needs more clusters than the "
+        "variant holds (known_failure: the readers check the script cut before that op)"),
     NamedException(
         FAT32_BPB, "vvfat", "writer",
         "fat:32: ('FAT32 has not been tested') writes a FAT12/16 boot sector (16-bit sectors per FAT, "

@@ -22,6 +22,33 @@ VARIANTS = {
 }
 
 
+# clusters (8 KiB each) of each variant's volume, measured from the BPBs qemu-img 7.2 writes;
+# vvfat refuses a tree that needs more ("Directory does not fit in FAT12 (capacity 2.88 MB)":
+# 354 files of 8192 bytes in one subdirectory of 3 clusters fit the floppy, 355 do not)
+CLUSTERS = {"vvfat-12": 4024, "vvfat-16": 64474, "vvfat-32": 64443, "vvfat-floppy": 357,
+            "vvfat-floppy-16": 357}
+CLUSTER = 8192
+
+
+def clusters_needed(root):
+    """Data clusters vvfat gives model tree root: each file its bytes, each
+    directory but the root (a fixed area) its '.', '..' and every entry's
+    long-name slots and short entry, at least one cluster."""
+    from vfz.model.tree import slots_needed
+    n, stack = 0, [(root, True)]
+    while stack:
+        d, is_root = stack.pop()
+        if not is_root:
+            slots = 2 + sum(slots_needed(k.name, "lfn") for k in d.kids.values())
+            n += max(1, -(-slots * 32 // CLUSTER))
+        for k in d.kids.values():
+            if k.is_dir:
+                stack.append((k, False))
+            else:
+                n += -(-len(k.data) // CLUSTER)
+    return n
+
+
 def spec(name):
     """The fat: drive string a user writes for the variant (reports, raw)."""
     o = VARIANTS[name]

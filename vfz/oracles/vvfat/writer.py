@@ -15,6 +15,7 @@ class VvfatWriter(Writer):
     replaces the image with vvfat's volume of it. What the readers then see
     otherwise than the model's tree is vvfat's doing."""
     explain = staticmethod(exceptions.explain_read)
+    known_failure = staticmethod(exceptions.known_failure)
 
     def __init__(self, name="vvfat-16", timeout=60.0, **cfg):
         self.name = name
