@@ -156,8 +156,9 @@ def bounds_body(info, img, pkg):
     that reaches past the finding's region (past the declared volume, or past the image)
     is the symptom. None when the evidence names no command (FatFs, U-Boot, a mount)."""
     from vfz.hostile import mutate as hm
+    e = oracles.entries().get(info["reader"])
     cmd = bounds_command(info)
-    if not cmd:
+    if not cmd or getattr(e, "iotrace", None) != "preload":     # FatFs, U-Boot: their own records
         return None
     parts = info["message"].split(" [")[0].split(" ", 2)           # "fsck.fat read past volume"
     if len(parts) < 3 or parts[1] not in ("read", "write"):
