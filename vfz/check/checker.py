@@ -310,7 +310,9 @@ class Checker:
                                    wn, m.msg))
                 continue
             self._check_writer(res, wops, fs, wn, w, m, base, wdir, readers)
+        t0 = time.monotonic()
         twins.check_twins(self, res, ops, fs)
+        self.timed("twins", time.monotonic() - t0)
         return res
 
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):

@@ -105,10 +105,11 @@ ENTRIES = [
     Entry("kernel", "kernel", reader=_M + "KernelReader", writer=_M + "KernelWriter", names="dual",
           needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True, supports=_SUPPORTS),
     Entry("kernel-nodual", "kernel", reader=_M + "KernelNodualReader", writer=_M + "KernelNodualWriter",
-          shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
+          shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", default=("writer",), builds=True,
+          supports=_SUPPORTS),
     Entry("kernel-nodual-v3", "kernel", reader=_M + "KernelNodualV3Reader",
           writer=_M + "KernelNodualV3Writer", shorts="v3", shortname="winnt", seeded=True,
-          needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
+          needs=_NODUAL_NEEDS, cost="vm", default=("writer",), builds=True, supports=_SUPPORTS),
     Entry("kernel-no83", "kernel", reader=_M + "KernelNo83Reader", writer=_M + "KernelNo83Writer",
           names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
 ]
