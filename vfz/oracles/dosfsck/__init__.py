@@ -57,7 +57,10 @@ class DosfsckReader(Reader):
                 rest = [c for c in rest if c not in lab]
         if not names:
             return None
-        trimmed = type(rr)(rr.oracle, listing=rr.listing, complaints=rest, raw=rr.raw, error=rr.error)
+        keep = set(rest)        # judge counts the structured complaints: drop the same ones
+        trimmed = type(rr)(rr.oracle, listing=rr.listing, complaints=rest, raw=rr.raw, error=rr.error,
+                           extra=dict(rr.extra, complaints=[c for c in rr.extra.get("complaints", [])
+                                                            if complaint_str(c) in keep]))
         complains, _ = DosfsckReader.judge(trimmed, ev.exp_complaints, {})
         return None if complains else names
 
