@@ -76,6 +76,9 @@ def uboot_last(err, n=LINES):
             out.insert(0, ln)
             if len(out) >= n:
                 break
+    kinds = ("./", "../", "<dir>/", "<file>")
+    if out and all(x in kinds for x in out):
+        out.sort(key=kinds.index)   # a listing that loops ends anywhere in its cycle: the set, not the cut
     return " | ".join(out) if out else "(nothing)"
 
 
