@@ -186,7 +186,7 @@ class ModelTests(unittest.TestCase):
         self.assertGreater(len(xs), 20)
         for e in xs:
             self.assertTrue(e.reason and e.evidence and e.oracle and
-                            e.side in ("reader", "writer", "transformer"), e.name)
+                            e.side in ("reader", "writer", "transformer", "formatter"), e.name)
 
 
 @unittest.skipUnless(kernel_built(), "kernel guest not built (vfz/oracles/kernel/build.sh)")
