@@ -156,7 +156,9 @@ def label_nul_padded(image):
     try:
         with open(image, "rb") as f:
             b = f.read(90)
-        off = 71 if int.from_bytes(b[22:24], "little") == 0 else 43
+        sig, off = (66, 71) if int.from_bytes(b[22:24], "little") == 0 else (38, 43)
+        if len(b) < off + 11 or b[sig] != 0x29:      # no label field without the signature
+            return False
         return b"\0" in b[off:off + 11]
     except OSError:
         return False

@@ -61,7 +61,7 @@ class DosfsckReader(Reader):
         trimmed = type(rr)(rr.oracle, listing=rr.listing, complaints=rest, raw=rr.raw, error=rr.error,
                            extra=dict(rr.extra, complaints=[c for c in rr.extra.get("complaints", [])
                                                             if complaint_str(c) in keep]))
-        complains, _ = DosfsckReader.judge(trimmed, ev.exp_complaints, {})
+        complains, _ = DosfsckReader.judge(trimmed, ev.exp_complaints, Counter())
         return None if complains else names
 
 
