@@ -404,7 +404,9 @@ class FatcatReader(Reader):
         # alias as raw cp437 bytes: fatcat-raw-83)
         if not set(missing) <= set(fb) or set(extra) != {fb[p] for p in missing}:
             return False
-        strip = lambda e: {k: v for k, v in e.items() if k != "path"}   # noqa: E731
+        # the entries as the canonical comparison pairs them: path apart, and the meta keys
+        # (listing.META_KEYS: times, attributes) compared on their own, never here
+        strip = lambda e: {k: v for k, v in e.items() if k != "path" and k not in listing.META_KEYS}  # noqa: E731
         return all(strip(missing[p]) == strip(extra[fb[p]]) for p in missing)
 
     @staticmethod
