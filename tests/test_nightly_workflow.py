@@ -36,7 +36,7 @@ sys.path.insert(0, REPO)
 
 import yaml  # noqa: E402  (python3-yaml, installed by `vfatfuzz setup`)
 
-from vfz.cli.main import main as cli# noqa: E402
+from vfz.cli import main as cli  # noqa: E402
 
 WORKFLOW = os.path.join(REPO, ".github", "workflows", "nightly-fuzz.yml")
 
