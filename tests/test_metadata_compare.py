@@ -108,7 +108,9 @@ class Flips(unittest.TestCase):
             else:
                 want += [(f.fat_off - f.bps + 7, "reserved", "rest")] if f.res > 1 else []
                 root = f.data_sec * f.bps - f.rootent * 32
-                want += [(root + 32 * (f.rootent - 1), "root", "name")]      # past the end marker
+                # past the end marker: a slot in use in one image, a field of a free slot
+                want += [(root + 32 * (f.rootent - 1), "root", "slot"),
+                         (root + 32 * (f.rootent - 1) + 28, "root", "size")]
             for off, region, field in want:
                 with self.subTest(fs=fs, off=off):
                     got, masked = self.one(b, off)

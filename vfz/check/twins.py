@@ -22,7 +22,7 @@ def check_twins(ck, res, ops):
             continue
         if ops_for(wn, ops) != ops_for(tn, ops):
             continue                       # sent different scripts (supports): no twins here
-        if res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"):
+        if not _same_results(res, wn, tn):
             continue                       # results differ already: a finding of its own
         same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
         a, b = twin_listing(res.images[wn]), twin_listing(res.images[tn])
@@ -40,6 +40,16 @@ def check_twins(ck, res, ops):
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
                                 "kind": f"twin-{d.kind}", "op": op_for_path(ops, d.path) if d.path else "-",
                                 "cls": name_class(d.path)}, wn, det))
+
+
+def _same_results(res, wn, tn):
+    """Both writers answered every op alike (and neither failed): their
+    images must then be equal, even where both differ from the model (a
+    volume that fills up, which the model does not count)."""
+    results = getattr(res, "results", {})
+    if wn in results and tn in results:
+        return results[wn] is not None and results[wn] == results[tn]
+    return not (res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"))
 
 
 def metadata_differences(mine, theirs, twin, same_seed):
