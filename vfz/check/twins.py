@@ -12,9 +12,10 @@ def check_twins(ck, res, ops):
     attributes, first clusters and LFN slot counts, per path, from the
     core's listing of both images. Masked only where the kernel draws
     randomness: its hex-tail aliases (jiffies) and dummies of another
-    seed. One divergence per differing field. Then the whole metadata
+    seed. One divergence per differing field. And the whole metadata
     (vfz.check.metadata: boot sector, FSInfo, every FAT copy, every
-    directory slot), one divergence per region and field."""
+    directory slot), one divergence per region and field; compared first:
+    when it is the same, so are the listing's fields (no listing made)."""
     ws = dict(ck.writers)
     for wn, w in ck.writers:
         tn = oracles.entry(wn).twin
@@ -25,16 +26,17 @@ def check_twins(ck, res, ops):
         if not _same_results(res, wn, tn):
             continue                       # results differ already: a finding of its own
         same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
+        meta = metadata_differences(res.images[wn], res.images[tn], tn, same_seed)
+        if meta == []:
+            continue        # the same metadata but the masks: the listing fields too (no vfat ls)
         a, b = twin_listing(res.images[wn]), twin_listing(res.images[tn])
-        if a is None or b is None:
-            continue
-        for field, path, mine, theirs in twin_differences(a, b, same_seed):
+        for field, path, mine, theirs in (twin_differences(a, b, same_seed) if a and b else ()):
             det = (f"{wn} and its twin {tn} wrote {path} differently: {field} "
                    f"{mine!r} vs {theirs!r}")
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
                                 "kind": f"twin-{field}", "op": op_for_path(ops, path),
                                 "cls": name_class(path)}, wn, det))
-        for d, n in metadata_differences(res.images[wn], res.images[tn], tn, same_seed):
+        for d, n in meta or ():
             det = (f"{wn} and its twin {tn} wrote the metadata differently ({n} field(s) of this "
                    f"kind): {d}")
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
@@ -54,16 +56,17 @@ def _same_results(res, wn, tn):
 
 def metadata_differences(mine, theirs, twin, same_seed):
     """[(first Difference, count)] per kind (region-field) between the
-    images of a writer and of its twin (vfz.check.metadata). The JIFFIES
-    mask when the twin is not seeded (the stock kernel: jiffies); nothing
-    when both are seeded but not alike (their dummies differ everywhere)."""
+    images of a writer and of its twin (vfz.check.metadata), or None when
+    not compared: both seeded but not alike (their dummies differ
+    everywhere), or no image to compare. The JIFFIES mask when the twin is
+    not seeded (the stock kernel: jiffies)."""
     seeded = oracles.entry(twin).seeded
     if seeded and not same_seed:
-        return []
+        return None
     try:
         diffs = metadata.compare(mine, theirs, jiffies=not seeded)
     except (metadata.Unusable, OSError):
-        return []                  # no image to compare: the writer's own finding
+        return None                # no image to compare: the writer's own finding
     first, count = {}, {}
     for d in diffs:
         first.setdefault(d.kind, d)
