@@ -320,6 +320,7 @@ class Checker:
         wr = self._write(w, wn, base, img, ops)
         res.images[wn] = img
         res.raws[wn] = wr.raw
+        res.results[wn] = list(wr.results) if not wr.error else None
         res.verdicts[wn] = {}
         res.details[wn] = {}
         wcls = type(w)

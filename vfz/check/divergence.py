@@ -68,6 +68,7 @@ class CheckResult:
         self.raws = {}            # "writer" / "writer.oracle" -> raw text
         self.verdicts = {}        # writer -> {oracle: verdict}
         self.details = {}         # writer -> {oracle: detail}
+        self.results = {}         # writer -> its per-op results (the whole script)
 
     def add(self, d):
         self.divs.setdefault(d.sig, d)

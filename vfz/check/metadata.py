@@ -13,7 +13,8 @@ differ between image a and image b (paths), in image order. The regions:
     root           FAT12/16's fixed root directory, slot by slot
     dir            every cluster of every directory reachable from the root
                    in either image (FAT32's root included), slot by slot,
-                   past the end marker too
+                   past the end marker too; a slot of another kind in each
+                   (LFN, short, free) is one difference, field "slot"
 
 Not compared: the data area outside directories. File contents are the
 readers' (their sha256); and the kernel writes a file's data only at
@@ -287,6 +288,11 @@ def _same_dirs(f, dirs, a, b):
     return True
 
 
+def _kind(s):
+    """free (end marker), lfn or short (a deleted one keeps its kind)."""
+    return "free" if s[0] == 0 else "lfn" if s[11] == ATTR_LFN else "short"
+
+
 def _is_short(s):
     return s[0] != 0 and s[11] != ATTR_LFN
 
@@ -324,6 +330,12 @@ def _dir_diff(region, key, path, offs, a, b, names, jiffies, masked):
             continue
         p = names.get(o, path)
         w = f"{where} slot {i}"
+        if _kind(x) != _kind(y):
+            # an LFN slot in one, a short entry (or free) in the other:
+            # one difference, its fields mean different things
+            out += pending + [Difference(region, o, "slot", x.hex(), y.hex(), w, p)]
+            pending = []
+            continue
         if x[11] == ATTR_LFN and y[11] == ATTR_LFN and x[0] != 0 and y[0] != 0:
             ds = _fields_diff(region, o, x, y, LFN_FIELDS, w, p)
             if [d.field for d in ds] == ["checksum"]:

@@ -10,28 +10,33 @@ from vfz.oracles.evidence import core_listing
 
 def check_twins(ck, res, ops, fs=None):
     """A writer that reimplements another (Entry.twin: the core and the
-    kernel it follows) must write the same bytes under the same script:
-    short entries (dual aliases, dummies of one seed), NT case byte,
-    attributes, first clusters and LFN slot counts, per path, from the
-    core's listing of both images; and the modify and access times
-    wherever the model predicts them (a touch not stamped over since:
-    "now" is each writer's clock). Masked only where the kernel draws
-    randomness: its hex-tail aliases (jiffies) and dummies of another
-    seed. One divergence per differing field. When the twin is sent less
-    of the script (its supports: Linux writes no label), the writer
-    writes the twin's script again on a fresh volume of fs for the
-    comparison, whose results must then be the twin's. Then the whole
-    metadata (vfz.check.metadata: boot sector, FSInfo, every FAT copy, every
-    directory slot), one divergence per region and field."""
+    kernel it follows) must write the same bytes under the same script.
+    First the whole metadata (vfz.check.metadata: boot sector, FSInfo,
+    every FAT copy, every directory slot), one divergence per region and
+    field; then, when it differs, the listing's fields per path (short
+    entries, NT case byte, attributes, first clusters, LFN slot counts)
+    from the core's listing of both images, which name the entry. Masked
+    only where the kernel draws randomness: its hex-tail aliases (jiffies)
+    and dummies of another seed. The modify and access times are held to
+    the model wherever it predicts them (a touch not stamped over since:
+    "now" is each writer's clock), also when both twins wrote them alike.
+    Compared whenever both answered every op alike, also where both differ
+    from the model (a volume that fills). When the twin is sent less of
+    the script (its supports: Linux writes no label), the writer writes
+    the twin's script again on a fresh volume of fs for the comparison,
+    whose results must then be the twin's."""
     ws = dict(ck.writers)
     for wn, w in ck.writers:
         tn = oracles.entry(wn).twin
         if not tn or tn not in ws or wn not in res.images or tn not in res.images:
             continue
-        if res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"):
-            continue                       # results differ already: a finding of its own
         tops = ops_for(tn, ops)
         mine = res.images[wn]
+        if ops_for(wn, ops) == tops:
+            if not _same_results(res, wn, tn):
+                continue                   # results differ already: a finding of its own
+        elif res.verdicts.get(tn, {}).get("(writer)"):
+            continue
         m = None
         if fs is not None:
             m = model_of(tn, ck.pristine_image(fs), tops)
@@ -45,19 +50,21 @@ def check_twins(ck, res, ops, fs=None):
             if mine is None:
                 continue
         same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
+        meta = metadata_differences(mine, res.images[tn], tn, same_seed)
+        times = predicted_times(m) if m is not None else {}
+        if meta == [] and not any(times.values()):
+            continue          # the same metadata but the masks: the listing's fields too (no vfat ls)
         a, b = twin_listing(mine), twin_listing(res.images[tn])
-        if a is None or b is None:
-            continue
-        diffs = twin_differences(a, b, same_seed)
-        if m is not None:
-            diffs += time_differences(a, b, predicted_times(m))
-        for field, path, x, y in diffs:
-            det = (f"{wn} and its twin {tn} wrote {path} differently: {field} "
-                   f"{x!r} vs {y!r}")
-            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
-                                "kind": f"twin-{field}", "op": op_for_path(ops, path),
-                                "cls": name_class(path)}, wn, det))
-        for d, n in metadata_differences(mine, res.images[tn], tn, same_seed):
+        if a is not None and b is not None:
+            diffs = twin_differences(a, b, same_seed) if meta != [] else []
+            diffs += time_differences(a, b, times)
+            for field, path, x, y in diffs:
+                det = (f"{wn} and its twin {tn} wrote {path} differently: {field} "
+                       f"{x!r} vs {y!r}")
+                res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
+                                    "kind": f"twin-{field}", "op": op_for_path(ops, path),
+                                    "cls": name_class(path)}, wn, det))
+        for d, n in meta or ():
             det = (f"{wn} and its twin {tn} wrote the metadata differently ({n} field(s) of this "
                    f"kind): {d}")
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes",
@@ -65,18 +72,29 @@ def check_twins(ck, res, ops, fs=None):
                                 "cls": name_class(d.path)}, wn, det))
 
 
+def _same_results(res, wn, tn):
+    """Both writers answered every op alike (and neither failed): their
+    images must then be equal, even where both differ from the model (a
+    volume that fills up, which the model does not count)."""
+    results = getattr(res, "results", {})
+    if wn in results and tn in results:
+        return results[wn] is not None and results[wn] == results[tn]
+    return not (res.verdicts.get(wn, {}).get("(writer)") or res.verdicts.get(tn, {}).get("(writer)"))
+
+
 def metadata_differences(mine, theirs, twin, same_seed):
     """[(first Difference, count)] per kind (region-field) between the
-    images of a writer and of its twin (vfz.check.metadata). The JIFFIES
-    mask when the twin is not seeded (the stock kernel: jiffies); nothing
-    when both are seeded but not alike (their dummies differ everywhere)."""
+    images of a writer and of its twin (vfz.check.metadata), or None when
+    not compared: both seeded but not alike (their dummies differ
+    everywhere), or no image to compare. The JIFFIES mask when the twin is
+    not seeded (the stock kernel: jiffies)."""
     seeded = oracles.entry(twin).seeded
     if seeded and not same_seed:
-        return []
+        return None
     try:
         diffs = metadata.compare(mine, theirs, jiffies=not seeded)
     except (metadata.Unusable, OSError):
-        return []                  # no image to compare: the writer's own finding
+        return None                # no image to compare: the writer's own finding
     first, count = {}, {}
     for d in diffs:
         first.setdefault(d.kind, d)
