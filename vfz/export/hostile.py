@@ -47,7 +47,7 @@ from vfz.export import reproducer as export
 from vfz.export.report import clip, package_versions, where_run
 from vfz.export.script import RESULT, TAIL, last_line, preamble, run_script
 from vfz.hostile import findings as hf
-from vfz.oracles.repro import Data, ExportError, q, strace_check
+from vfz.oracles.repro import Data, ExportError, bounds_command, q, strace_check
 
 
 def template(impl):
@@ -129,27 +129,6 @@ def overwrite_body(cmd, regions):
             .replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))))
 
 
-def bounds_command(info):
-    """The command an out-of-bounds finding's accesses came from ('... by read in `CMD`',
-    the image shown as IMAGE: vfz.iobounds) as sh text with the image as "$IMG" and any
-    other absolute path under "$OUT"; None when the evidence names none."""
-    import re
-    import shlex
-    m = re.search(r" by \w+ in `([^`]+)`", info.get("evidence", ""))
-    if not m:
-        return None
-    try:
-        argv = shlex.split(m.group(1))
-    except ValueError:
-        return None
-    if not argv or "/" in argv[0]:
-        return None
-    out = []
-    for k, a in enumerate(argv):
-        out.append('"$IMG"' if a == "IMAGE" else f'"$OUT/arg{k}"' if a.startswith("/") else q(a))
-    return " ".join(out)
-
-
 def bounds_body(info, img, pkg):
     """An out-of-bounds finding of a user-space tool: its command under strace, each
     read/pread/write/pwrite of the image followed (lseek moves the offset), and an access
@@ -166,7 +145,7 @@ def bounds_body(info, img, pkg):
     op, where = parts[1], parts[2]
     end = hm.declared_end(img) if where == "past volume" else len(img)
     lo = len(img) if where == "past image inside volume" else 0
-    sh = (BOUNDS.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img")))
+    sh = (BOUNDS.replace("{CMD}", cmd).replace("{SHOWN}", q(cmd.replace('"$IMG"', "image.img"))).replace("{OP}", op)
           + strace_check(op, where, end or len(img), lo, parts[0]))
     return sh, [(cmd.split()[0].strip("'"), pkg), ("strace", "strace"), ("timeout", "coreutils")]
 
@@ -175,7 +154,7 @@ def bounds_body(info, img, pkg):
 
 BOUNDS = r"""
 command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"
-for k in 0 1 2 3 4 5 6 7 8 9; do mkdir -p "$OUT/arg$k"; done
+for k in 0 1 2 3 4 5 6 7 8 9; do mkdir -p "$OUT/dir$k"; done
 echo "== strace of "{SHOWN}" (limit ${HANG_S:-10} s): its {OP}s of the image"
 timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none     -o "$OUT/strace.txt" {CMD} > "$OUT/out.txt" 2>&1
 echo "    exit $?"

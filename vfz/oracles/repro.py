@@ -295,3 +295,29 @@ def strace_check(op, where, end, lo=0, prog=""):
     region."""
     return (STRACE_CHECK.replace("{OP}", op).replace("{END}", str(end)).replace("{LO}", str(lo))
             .replace("{WHERE}", where).replace("{PROG}", q(prog)))
+
+
+def bounds_command(info):
+    """The command an out-of-bounds finding's accesses came from ('... by read in `CMD`',
+    the image shown as IMAGE: vfz.iobounds) as sh text with the image as "$IMG" and any
+    other absolute path under "$OUT"; None when the evidence names none."""
+    import re
+    import shlex
+    m = re.search(r" by \w+ in `([^`]+)`", info.get("evidence", ""))
+    if not m:
+        return None
+    try:
+        argv = shlex.split(m.group(1))
+    except ValueError:
+        return None
+    if not argv or "/" in argv[0]:
+        return None
+    out = []
+    for k, a in enumerate(argv):
+        base = a.rstrip("/").rsplit("/", 1)[-1]
+        # a temporary directory the oracle made (mkdtemp: vfz-..., tmp...) stays a directory
+        # ("$OUT/dirK", made by the reproducer), any other path a file to be written
+        out.append('"$IMG"' if a == "IMAGE" else
+                   (f'"$OUT/dir{k}"' if re.match(r"(vfz-|tmp)[\w-]*$", base) else f'"$OUT/arg{k}"')
+                   if a.startswith("/") else q(a))
+    return " ".join(out)

@@ -58,7 +58,7 @@ from vfz.oracles.repro import (CANARY_FN, LIST_MOUNT, Case, canary_path, fsck_ch
 
 PACKAGES = ["fusefat", "fuse"]
 HOSTILE_PACKAGES = ["fusefat", "fuse"]
-HOSTILE = "hang (ls of each looping directory), canary (cat), a hostile write past the volume or the image (ops.txt on a rw+ mount, then the image's size and the bytes past the declared end)"
+HOSTILE = "hang (ls of each looping directory), canary (cat), damage spread (the entries it names, before and after ops.txt), a hostile write past the volume or the image (ops.txt on a rw+ mount, then the image's size and the bytes past the declared end)"
 NEEDS = [("fusefat", "fusefat"), ("fusermount", "fuse"), ("find", "findutils"),
          ("sha256sum", "coreutils"), ("dd", "coreutils"), ("perl", "perl-base"), ("od", "coreutils")]
 SIDES = ("reader", "writer")
@@ -250,6 +250,9 @@ def hostile_body(info, img, data, regions):
     if info.get("ops") and info["kind"] == "out-of-bounds" and " write past " in info["message"]:
         return hostile_write(info, img, data), [("fusefat", "fusefat"), ("fusermount", "fuse"),
                                                 ("timeout", "coreutils"), ("cmp", "diffutils")]
+    if info.get("ops") and info["kind"] == "spread" and info.get("spread"):
+        return hostile_spread(info, data), [("fusefat", "fusefat"), ("fusermount", "fuse"),
+                                            ("timeout", "coreutils")]
     if info["kind"] == "out-of-bounds" and info["message"].startswith("fusefat "):
         return hostile_traced(info, img, data), [("fusefat", "fusefat"), ("fusermount", "fuse"),
                                                  ("strace", "strace"), ("timeout", "coreutils")]
@@ -446,3 +449,60 @@ def hostile_traced(info, img, data):
         work = WALK
     return (HOSTILE_TRACED.replace("{MODE}", "rw+" if info.get("ops") else "ro").replace("{WORK}", work)
             .replace("{OP}", op) + strace_check(op, where, end, lo, parts[0]))
+
+
+# Damage spread of a hostile write (vfz/hostile/writes.py): the entries no op named that
+# the strict reader saw appear or vanish, looked at with mtools' mdir -/ (a second reader:
+# fusefat's own view may hide what its writes left, as it hid the 8.3 entry its unlink left
+# behind) before and after ops.txt on a rw+ mount
+SPREAD = r"""
+command -v mdir >/dev/null 2>&1 || cannot "mdir not found (Debian package mtools)"
+M="$OUT/mnt"
+mkdir -p "$M"
+listing() { MTOOLS_SKIP_CHECK=1 mdir -i "$IMG" -/ -b ::/ 2>/dev/null; }
+state() {   # LISTING PATH -> present / absent
+    if grep -qxF "::$2" "$1"; then echo present; else echo absent; fi
+}
+ren() {   # rename(2) itself
+    perl -e 'rename($ARGV[0], $ARGV[1]) or die "rename: $!\n"' "$1" "$2"
+}
+kstep() {   # N ANY COMMAND...: on a hostile volume any answer is allowed
+    n=$1; shift 2
+    echo "op $n: $*"
+    timeout -s KILL ${HANG_S:-10} "$@" > "$OUT/op$n.txt" 2>&1
+    echo "    exit $?"
+    head -n 3 "$OUT/op$n.txt" | indent
+}
+listing > "$OUT/before.txt"
+fusefat -f -s -o rw+ "$IMG" "$M" > "$OUT/fusefat.log" 2>&1 &
+FPID=$!
+i=0
+until grep -q " $M fuse" /proc/mounts; do
+    i=$((i + 1))
+    if [ $i -gt 150 ] || ! kill -0 $FPID 2>/dev/null; then
+        cannot "fusefat did not mount the image: $(tail -n 2 "$OUT/fusefat.log")"
+    fi
+    sleep 0.1
+done
+trap 'fusermount -u -z "$M" 2>/dev/null' EXIT
+{OPS}
+fusermount -u -z "$M" && trap - EXIT
+wait $FPID 2>/dev/null
+listing > "$OUT/after.txt"
+echo "== the entries no op names, before and after (mdir -/)"
+{CHECK}
+"""
+
+
+def hostile_spread(info, data):
+    from vfz import opscript
+    ops = opscript.parse(info["ops"])
+    case = Case(impl="fusefat", side="writer", ops=ops, fs="?", image="", results=["any"] * len(ops))
+    check = []
+    for k, (what, path, *_rest) in enumerate(info["spread"][:20]):
+        if what not in ("appeared", "lost"):
+            continue
+        check.append(f'b=$(state "$OUT/before.txt" {q(path)}); a=$(state "$OUT/after.txt" {q(path)})\n'
+                     f'echo "    {path}: $b -> $a"\n'
+                     f'[ "$b" = "$a" ] || bug {q(what + ": " + path + ", which no op names, ")}"$b -> $a"')
+    return SPREAD.replace("{OPS}", posix_ops(case, data)).replace("{CHECK}", "\n".join(check) or ":")

@@ -292,6 +292,20 @@ def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
     if info.get("ops") and info["kind"] in ("crash", "hang"):
         return hostile_writer(info, data), [("mdir", "mtools"), ("mcopy", "mtools"), ("timeout", "coreutils")]
+    if info["kind"] == "out-of-bounds" and not info.get("ops"):
+        # the command the trace names, with the oracle's mtoolsrc (mtools_skip_check=1: as
+        # the campaign ran it), under strace
+        from vfz.oracles.repro import bounds_command, strace_check
+        cmd, parts = bounds_command(info), info["message"].split(" [")[0].split(" ", 2)
+        if cmd and len(parts) == 3 and parts[1] in ("read", "write"):
+            import struct
+            bps = struct.unpack_from("<H", img, 11)[0]
+            tot = struct.unpack_from("<H", img, 19)[0] or struct.unpack_from("<I", img, 32)[0]
+            end = bps * tot if parts[2] == "past volume" and bps and tot else len(img)
+            lo = len(img) if parts[2] == "past image inside volume" else 0
+            return (COMMON.format(rc=q(MTOOLSRC)) + MBOUNDS.replace("{CMD}", cmd)
+                    + strace_check(parts[1], parts[2], end, lo, parts[0])), \
+                [(parts[0], "mtools"), ("strace", "strace"), ("timeout", "coreutils")]
     if info.get("ops") and info["kind"] == "out-of-bounds":
         parts = info["message"].split(" [")[0].split(" ", 2)
         if len(parts) == 3 and parts[1] in ("read", "write"):
@@ -399,3 +413,14 @@ def hostile_writer(info, data, traced=None):
     return (COMMON.format(rc=q(MTOOLSRC)) + trace + steps + ops_sh
             + f'echo "== the image\'s {op}s past its {where.split()[-1]} (strace)"\n'
             + strace_check(op, where, end, lo, info["message"].split()[0]))
+
+
+MBOUNDS = r"""
+command -v strace >/dev/null 2>&1 || cannot "strace not found (Debian package strace)"
+for k in 0 1 2 3 4 5 6 7 8 9; do mkdir -p "$OUT/dir$k"; done
+echo "== under strace: "{CMD}
+timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none \
+    -o "$OUT/strace.txt" {CMD} > "$OUT/out.txt" 2>&1
+echo "    exit $?"
+head -n 10 "$OUT/out.txt" | cut -c1-200 | indent
+"""
