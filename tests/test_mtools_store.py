@@ -28,9 +28,13 @@ from vfz.oracles.core import vfat_binary  # noqa: E402
 
 # one name per clause of the rule: trailing spaces dropped, a single dot
 # dropped before a bare 8.3 entry, other trailing dots kept, astral cut to
-# 16 bits, transliteration into a bare 8.3 entry, names kept as given
+# 16 bits, transliteration into a bare 8.3 entry, names kept as given;
+# glibc's case rules (titlecase digraphs are lower case: 'ǅ.txt' is lost as
+# 'd.txt', 'ǲZ.c' is mixed case and kept) and its bounded transliteration
+# ('Ǆ' alone keeps the 'D' of 'DŽ'; in 'ǄA' it falls back to '?': kept)
 NAMES = ["trail ", "trail.", "dots...", "Ab.", "x+y.", "\u0153", "a\u0153", "\u00ff",
-         "x\u20ac", "\U0001F600x", "CON.", "Hello World.txt", "caf\u00e9.TXT", "lower.txt"]
+         "x\u20ac", "\U0001F600x", "CON.", "Hello World.txt", "caf\u00e9.TXT", "lower.txt",
+         "\u01c5.txt", "\u01c8", "\u01f2Z.c", "\u01c4", "\u01c4A", "a\u01cb.b"]
 
 
 @unittest.skipUnless(shutil.which("mcopy") and shutil.which("mkfs.fat"), "mtools/dosfstools missing")

@@ -10,6 +10,7 @@ module and names that dict as its Entry.profile.
 import os
 import subprocess
 
+from vfz.model import glibc
 from vfz.model.names import check_new_name, strip_dots, _cp437_upper, _short_able
 
 MTOOLS_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"COM{i}" for i in range(1, 5)} \
@@ -45,6 +46,16 @@ def _translit(c):
     return _TRANSLIT[c]
 
 
+def _case_of(c):
+    """(lower, upper, upper-cased c) by glibc's C.UTF-8 rules, as mtools
+    tests case (Python's rules when glibc cannot be asked)."""
+    got = glibc.case_of(c)
+    if got is not None:
+        return got
+    u = c.upper()
+    return c.islower(), c.isupper(), (u if len(u) == 1 else c)
+
+
 def _mtools_translit_short(name):
     """mtools 4.0.32 makes the 8.3 form of a new name (dos_name) by
     upper-casing each character and converting the result with iconv to
@@ -58,10 +69,10 @@ def _mtools_translit_short(name):
     part as its case bits say: 'œ' -> 'o', 'ßaœÿÿa.txt' -> 'ßaoeyy.txt'), or
     None when mtools keeps the name (a long name, or a bare 8.3 entry that
     needed no transliteration: the rest of the model covers those).
-    Case tests are Python's (glibc's iswlower/towupper agree on letters;
-    not on titlecase digraphs such as 'ǅ', nor does a translit that glibc
-    cuts in its first alternative: mtools makes 'Ǆ' 'D', the iconv program
-    '?')."""
+    Case tests and the conversion are glibc's own (vfz.model.glibc: a
+    titlecase digraph such as 'ǅ' is lower case there, and a translit cut
+    by the buffer keeps its first byte, 'Ǆ' -> 'D' where the iconv program
+    gives '?'); Python's rules and the iconv program without glibc."""
     if not name or name[0] in ". ":
         return None
     dot = name.rfind(".")
@@ -74,25 +85,27 @@ def _mtools_translit_short(name):
         for c in part:
             if c in " ." or ord(c) < 0x20 or ord(c) == 0x7F:
                 return None
-            u = c.upper()
-            if c.islower():
+            lower, upper, u = _case_of(c)
+            if lower:
                 if case == "U":
                     return None
-                case, c = "L", (u if len(u) == 1 else c)
-            elif c.isupper():
+                case, c = "L", u
+            elif upper:
                 if case == "L":
                     return None
                 case = "U"
             up.append(c)
-        b = b""
-        for c in up:
-            try:
-                b += c.encode("cp437")
-            except UnicodeEncodeError:
-                t = _translit(c)
-                if t is None:
-                    return None
-                b += t
+        b = glibc.to_cp437_translit("".join(up), len(up))
+        if b is None:
+            b = b""
+            for c in up:
+                try:
+                    b += c.encode("cp437")
+                except UnicodeEncodeError:
+                    t = _translit(c)
+                    if t is None:
+                        return None
+                    b += t
         b = b[:len(up)]
         if any(x < 0x20 or chr(x) in MTOOLS_SHORT_ILLEGALS + " ." for x in b):
             return None
@@ -170,7 +183,7 @@ def _mtools_case_of(name):
     '.c', 'long name' all 0)."""
     if not _mtools_bare(name):
         return (False, False)
-    return tuple(any(c.islower() for c in x) for x in _mtools_parts(name))
+    return tuple(any(_case_of(c)[0] for c in x) for x in _mtools_parts(name))
 
 
 def _mtools_moved(src_name, new, case=None):

@@ -7,7 +7,8 @@ alias, nul_alias_in_image finds one in an image (the core's listing).
 """
 import re
 
-from vfz.model.profiles import MTOOLS_SHORT_ILLEGALS, _translit
+from vfz.model import glibc
+from vfz.model.profiles import MTOOLS_SHORT_ILLEGALS, _case_of, _translit
 from vfz.oracles.evidence import core_listing
 
 
@@ -27,14 +28,15 @@ def _dos_part(text, limit):
         if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F:
             mangled = True
             c = "_"
-        u = c.upper()
-        chars.append(u if len(u) == 1 else c)
-    out = b""
-    for c in chars:
-        try:
-            out += c.encode("cp437")
-        except UnicodeEncodeError:
-            out += _translit(c) or b"_"
+        chars.append(_case_of(c)[2])
+    out = glibc.to_cp437_translit("".join(chars), len(chars))
+    if out is None:
+        out = b""
+        for c in chars:
+            try:
+                out += c.encode("cp437")
+            except UnicodeEncodeError:
+                out += _translit(c) or b"_"
     out = out[:len(chars)].replace(b"?", b"_")
     return out.ljust(limit, b" "), mangled
 
