@@ -90,6 +90,26 @@ def cut_volume(path):
 
 
 @unittest.skipUnless(os.path.exists(LIB) and os.path.exists(PROBE), "build the default preset first")
+class Judge(unittest.TestCase):
+    """judge() alone: the boot sector's read is how a tool learns the
+    declared volume, never a read past it; everything else is judged."""
+
+    def acc(self, kind, off, n):
+        return iobounds.Access(kind, "disk_read" if kind == "read" else "disk_write", off, n, n, 0, "mount")
+
+    def test_boot_sector_read_of_a_tiny_declared_volume(self):
+        t = iobounds.Trace(accesses=[self.acc("read", 0, 512), self.acc("read", 0, 4096)])
+        self.assertEqual(iobounds.judge(t, 192, 102400), [])
+        t = iobounds.Trace(accesses=[self.acc("write", 0, 512), self.acc("read", 4096, 512),
+                                     self.acc("read", 0, 4097)])
+        got = [(o.kind, o.region, o.offset) for o in iobounds.judge(t, 192, 102400)]
+        self.assertEqual(got, [("write", "past volume", 0), ("read", "past volume", 4096),
+                               ("read", "past volume", 0)])
+        # a boot sector read past a short image is still past the image
+        t = iobounds.Trace(accesses=[self.acc("read", 0, 512)])
+        self.assertEqual([o.region for o in iobounds.judge(t, 192, 300)], ["past image"])
+
+
 class Library(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="vfz-test-iob-")
