@@ -139,7 +139,7 @@ class Flips(unittest.TestCase):
                             self.assertEqual(d.region, region)
                             self.assertTrue(d.offset <= o + i < d.offset + len(bytes.fromhex(d.mine)), d)
                         for name, d in masked:
-                            self.assertEqual(name, "CLOCK")
+                            self.assertEqual(name, "CLOCK")     # one byte never makes a write-back
                             self.assertTrue(short, d)
                             self.assertIn(i, (13, 14, 15, 16, 17, 18, 19, 22, 23, 24, 25), d)
                     n_clock += len(masked)
@@ -165,6 +165,44 @@ class Flips(unittest.TestCase):
             with self.subTest(field=field, valid=True):
                 self.assertEqual(metadata.compare(b, bytes(c), masked=masked), [])
                 self.assertEqual([(m, d.field) for m, d in masked], [("CLOCK", field)])
+
+    def test_writeback_mask(self):
+        """A deleted file's slot may hold zeros or its inode's write-back
+        (a data cluster and a size above 0) -- WRITEBACK masks exactly
+        that pair of values, in a deleted short slot, and nothing when the
+        slot is live, when one field alone differs, or when neither side
+        holds zeros."""
+        for fs in ("fat16", "fat32"):
+            b = self.img[fs]
+            sl = short_slots(b)
+            dead = [o for o, (_, s) in sorted(sl.items()) if s[0] == 0xE5 and s[11] != 0x0F]
+            live = [o for o, (_, s) in sorted(sl.items()) if s[0] not in (0, 0xE5) and s[11] == 0x20]
+            self.assertTrue(dead and live, fs)
+
+            def put(o, start, size, base=b):
+                c = bytearray(base)
+                c[o + 20:o + 22] = struct.pack("<H", start >> 16)
+                c[o + 26:o + 28] = struct.pack("<H", start & 0xFFFF)
+                c[o + 28:o + 32] = struct.pack("<I", size)
+                return bytes(c)
+            o = dead[0]
+            self.assertEqual(b[o + 20:o + 22] + b[o + 26:o + 32], bytes(8), "the core's deleted slot: zeros")
+            with self.subTest(fs=fs, case="written back"):
+                masked = []
+                self.assertEqual(metadata.compare(b, put(o, 3, 30), masked=masked), [])
+                self.assertEqual(sorted({(m, d.field) for m, d in masked}),
+                                 [("WRITEBACK", "cluster-lo"), ("WRITEBACK", "size")])
+                masked = []
+                self.assertEqual(metadata.compare(put(o, 0x10003, 30), b, masked=masked), [])
+            for case, other, base in (("cluster alone", put(o, 3, 0), b), ("size alone", put(o, 0, 30), b),
+                                      ("cluster 1", put(o, 1, 30), b),
+                                      ("neither zero", put(o, 3, 30), put(o, 4, 30)),
+                                      ("live slot", put(live[0], 3, 30, put(live[0], 0, 0)),
+                                       put(live[0], 0, 0))):
+                with self.subTest(fs=fs, case=case):
+                    masked = []
+                    self.assertTrue(metadata.compare(base, other, masked=masked), case)
+                    self.assertEqual(masked, [])
 
     def test_jiffies_mask(self):
         """A hex-tail alias's four digits (and the checksums of its LFN

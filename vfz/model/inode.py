@@ -212,7 +212,7 @@ class InodeOps:
         err = self.p.get("label_err", label_err)(text)
         if err:
             return err
-        fixed = self.fixed
+        fixed = self.fixed if self.fixed is not None else self.root.table   # the root's slots
         if text == "":
             if fixed is not None and fixed.label_slot is not None:
                 fixed.free((fixed.label_slot, 1))
@@ -221,7 +221,7 @@ class InodeOps:
             self.label_set = True
             return "ok"
         if fixed is not None and fixed.label_slot is None:
-            first = fixed.alloc(1)
+            first = fixed.alloc(1, self.space)
             if first is None:
                 return "ENOSPC"
             fixed.label_slot = first

@@ -9,11 +9,10 @@ plus every free one can hold, or the write's offset when the gap got that far, n
 than before -- the clusters past it are freed, and the op answers ENOSPC. A new directory
 takes one cluster (ENOSPC, no entry, when none is free); unlink and rmdir free theirs.
 
-What is not counted: a directory growing by a cluster when its slots run out (a FAT32 root or
-a subdirectory of many entries). Near a full volume that makes the model's count one
-cluster optimistic per such growth; the classic volumes never get there, the small ones
-(vfz/campaign/geometry.py) may, and such a divergence shows as ok->ENOSPC on a directory op.
-Without a Space (studies, tests) capacity is unbounded, as before.
+A directory that runs out of slots grows by whole clusters taken from the same count
+(vfz.model.root.DirTable: a subdirectory, and a FAT32 root whose clusters and slots in use
+the Space reads from the image); rmdir frees all of a directory's clusters. Without a
+Space (studies, tests) capacity is unbounded, as before.
 """
 import functools
 import os
@@ -25,9 +24,10 @@ PAGE = 4096
 
 
 class Space:
-    def __init__(self, free, cluster):
+    def __init__(self, free, cluster, root=None):
         self.free = free          # free data clusters
         self.cs = cluster         # bytes per cluster
+        self.root = root          # FAT32: (root's clusters, slots in use, label slot), else None
 
     def clusters(self, nbytes):
         return (nbytes + self.cs - 1) // self.cs
@@ -93,6 +93,7 @@ def _free_count(path, size, mtime):
         bits = 32 if spf16 == 0 else 12 if count < 4085 else 16
         f.seek(res * bps)
         fat = f.read(spf * bps)
+        root = _fat32_root(f, boot, fat, bps * spc, data * bps, count) if bits == 32 else None
     free = 0
     for n in range(2, count + 2):
         if bits == 12:
@@ -110,7 +111,23 @@ def _free_count(path, size, mtime):
                 break
             v = struct.unpack_from("<I", fat, 4 * n)[0] & 0x0FFFFFFF
         free += v == 0
-    return free, bps * spc
+    return free, bps * spc, root
+
+
+def _fat32_root(f, boot, fat, cs, data_start, count):
+    """(clusters, slots in use, label slot) of a FAT32 root from its chain,
+    or None when the chain is not one a writer would extend."""
+    from vfz.model.inode import label_slot
+    n, seen, raw = struct.unpack_from("<I", boot, 44)[0], set(), b""
+    while 2 <= n < count + 2 and n not in seen and 4 * n + 4 <= len(fat):
+        seen.add(n)
+        f.seek(data_start + (n - 2) * cs)
+        raw += f.read(cs)
+        n = struct.unpack_from("<I", fat, 4 * n)[0] & 0x0FFFFFFF
+    if not seen or n < 0x0FFFFFF8:
+        return None
+    used = tuple(i for i in range(len(raw) // 32) if raw[i * 32] not in (0, 0xE5))
+    return len(seen), used, label_slot(raw)
 
 
 def space_of(image):

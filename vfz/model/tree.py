@@ -83,7 +83,7 @@ from vfz.model.profiles import profile_knobs
 from vfz.model.inode import InodeOps, label_slot
 from vfz.model.space import SpaceOps
 from vfz.model.readout import ReadoutOps
-from vfz.model.root import FixedRoot, fixed_root_of, root_for, slots_needed  # noqa: F401
+from vfz.model.root import DirTable, FixedRoot, fixed_root_of, root_for, slots_needed  # noqa: F401
 
 
 @dataclass
@@ -98,7 +98,8 @@ class Node:
     case: tuple = None     # profiles with a "case_of" knob (mtools): the NT
                            # lower-case flags (base, ext) of the short entry the
                            # entry was made with; a rename keeps them
-    slots: tuple = None    # (first, count) in a FixedRoot, for its entries
+    slots: tuple = None    # (first, count) in its directory's slot table, when one is kept
+    table: object = None   # a directory's own slots (vfz.model.root: DirTable) under a Space
     attr: int = None       # the FAT attribute byte (vfz.model.inode)
     mtime: int = None      # seconds; None: stamped by the writer's clock
     atime: int = None
@@ -128,6 +129,9 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
         self.fixed = root
         self.rule = rule
         self.space = space      # data clusters (vfz.model.space), None: unbounded
+        if space is not None and root is None and space.root is not None:
+            clusters, used, label = space.root      # a FAT32 root grows as directories do
+            self.root.table = DirTable(max(space.cs // 32, 1), clusters, used, label)
         self.results = []
         self.label = None       # the label a label op set (vfz.model.inode)
 
@@ -277,29 +281,43 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
         n.alias, err = self._make_alias(par, n.name)
         if err:
             return err
+        if is_dir and self.space is not None:
+            self.space.free -= 1        # fat_alloc_new_dir, before vfat_add_entry
+            n.table = DirTable.new_dir(self.space.cs)
         ok, n.slots = self._take_slots(par, n.name)
         if not ok:
+            if is_dir and self.space is not None:
+                self.space.free += 1    # the new directory's cluster is given back
             return "ENOSPC"
         par.kids[fold(n.name)] = n
-        if is_dir and self.space is not None:
-            self.space.free -= 1
         self._dir_changed(par)
         return "ok"
 
+    def _table(self, d):
+        """Directory d's slot table: the fixed root's, a growing one (under
+        a Space), or None (slots not kept: the directory never fills)."""
+        return self.fixed if d is self.root and self.fixed is not None else d.table
+
     def _take_slots(self, d, name):
-        """Room for name's entry in directory d (only a fixed root can be
-        full) -> (False, None) for ENOSPC, nothing taken; else (True, the
-        (first, count) slots taken, or None outside a fixed root)."""
-        if self.fixed is None or d is not self.root:
+        """Room for name's entry in directory d (a fixed root full, or no
+        cluster left to grow d) -> (False, None) for ENOSPC, nothing taken;
+        else (True, the (first, count) slots taken, or None where slots are
+        not kept)."""
+        t = self._table(d)
+        if t is None:
             return True, None
         n = slots_needed(name, self.rule)
-        first = self.fixed.alloc(n)
+        first = t.alloc(n, self.space)
         return (False, None) if first is None else (True, (first, n))
 
     def _drop_slots(self, node):
         if node.slots is not None:
-            self.fixed.free(node.slots)
+            self._table(node.parent).free(node.slots)
             node.slots = None
+
+    def _dir_clusters(self, node):
+        """The clusters a directory holds (freed by rmdir or a replacing rename)."""
+        return node.table.clusters if node.table is not None else 1
 
     def _op_write(self, path, off, size, seed):
         node, err = self._walk(self._split(path))
@@ -357,7 +375,7 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
         del node.parent.kids[fold(node.name)]
         self._drop_slots(node)
         if self.space is not None:
-            self.space.free += 1
+            self.space.free += self._dir_clusters(node)
         self._dir_changed(node.parent, removed=True)
         return "ok"
 
@@ -418,7 +436,7 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
             newslots = dst.slots
             del dpar.kids[fold(dst.name)]
             if self.space is not None:      # the replaced entry's clusters are freed
-                self.space.free += 1 if dst.is_dir else self.space.clusters(len(dst.data))
+                self.space.free += self._dir_clusters(dst) if dst.is_dir else self.space.clusters(len(dst.data))
             if self.p.get("replace") == "respell":
                 newname = self._moved(src, self._stored(leaf))
                 newalias, err = self._make_alias(dpar, newname)
