@@ -11,10 +11,9 @@ xok 1.0.0; `vfatfuzz setup` runs `npm ci` here, vfz.proc.npm_ci), server.py
 after a throw, a crash or a hang), reader.py, writer.py, profile.py (the
 model profile), exceptions.py (the named exceptions and their evidence),
 fsck.py (fsck.fat's complaints on its images, each recognised as one of
-them). No reproducer exporter yet: the exporter hook contract (EXPORTS in
-each oracle module, helpers in vfz/oracles/repro.py) is being redefined;
-the jsfatfs exporter (run.sh with node and the pinned package replaying
-the ops through fs.mkdir/fs.open/fs.write) is to be written against it.
+them), export.py and repro_js.py (the reproducer template: run.sh with node
+and the pinned package, the ops as direct calls of its fs API, the image's
+FAT copies, FSInfo and '..' entries read back).
 
 Reader: fs.readdir from the root, fs.stat of each name (a directory answers
 EISDIR: fs.stat opens it as a file, and the glue takes EISDIR for "a
@@ -64,6 +63,7 @@ from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
 
 EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS
+EXPORTS = {"jsfatfs": "vfz.oracles.jsfatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 
 ENTRIES = [
     Entry("jsfatfs", "jsfatfs", fat_type="count", reader="vfz.oracles.jsfatfs.reader:JsfatfsReader",
