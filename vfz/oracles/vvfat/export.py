@@ -44,6 +44,16 @@ EXPECTED = ("the tree of the host directory (what vvfat is given and should show
             "has no FAT reader); its symptom is the boot sector against the FAT.")
 
 
+START_IMAGE = False        # the README shows no entries of image.img: vvfat does not use it
+
+
+def volume_note(case):
+    """The README's volume line: vvfat's own, not image.img's."""
+    v = (case.extra or {}).get("variant", "?")
+    return (f"vvfat's own, `{spec(v).replace('DIR', 'd')}` (registry variant {v}); image.img.xz "
+            "(mkfs.fat's volume of the op-script's campaign) is not used")
+
+
 def default_extra(extra, writer):
     """The variant is the case's writer (vvfat-32, vvfat-floppy-16, ...)."""
     if writer in VARIANTS:
