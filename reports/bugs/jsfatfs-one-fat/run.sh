@@ -23,31 +23,31 @@ xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.im
 IMG="$OUT/image.img"
 echo "work directory: $OUT"
 
-mkdir -p "$OUT/fatfs"
-cp "$HERE/fatfs/package.json" "$HERE/fatfs/package-lock.json" "$HERE/fatfs/repro.js" "$OUT/fatfs/"
+mkdir -p "$OUT/npm-fatfs"
+cp "$HERE/npm-fatfs/package.json" "$HERE/npm-fatfs/package-lock.json" "$HERE/npm-fatfs/repro.js" "$OUT/npm-fatfs/"
 if [ -n "${VFZ_NPM_FATFS:-}" ] && [ -d "$VFZ_NPM_FATFS/fatfs" ]; then
-    ln -s "$VFZ_NPM_FATFS" "$OUT/fatfs/node_modules"
+    ln -s "$VFZ_NPM_FATFS" "$OUT/npm-fatfs/node_modules"
 else
     echo "== npm ci (fatfs 0.10.8)"
-    ( cd "$OUT/fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
+    ( cd "$OUT/npm-fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
         || cannot "npm ci failed: $(tail -n 2 "$OUT/npm.log")"
 fi
-echo "fatfs $(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$OUT/fatfs/node_modules/fatfs/package.json" | head -n 1)"
+echo "fatfs $(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$OUT/npm-fatfs/node_modules/fatfs/package.json" | head -n 1)"
 
-echo "== node fatfs/repro.js: the operations as calls of the package, its listing, the image's FAT structures"
+echo "== node npm-fatfs/repro.js: the operations as calls of the package, its listing, the image's FAT structures"
 HANG_S=${HANG_S:-10}
 export HANG_S
-( cd "$OUT" && node fatfs/repro.js "$IMG" "$HERE/fatfs/ops.json" > repro.txt 2> repro.err )
+( cd "$OUT" && node npm-fatfs/repro.js "$IMG" "$HERE/npm-fatfs/ops.json" > repro.txt 2> repro.err )
 rc=$?
 grep -v '^[df] ' "$OUT/repro.txt" | indent
-[ $rc -lt 128 ] || bug "node fatfs/repro.js killed by signal $((rc - 128))"
-[ $rc = 0 ] || cannot "node fatfs/repro.js failed (exit $rc): $(tail -n 2 "$OUT/repro.err") $(grep '^error ' "$OUT/repro.txt" | head -n 1)"
+[ $rc -lt 128 ] || bug "node npm-fatfs/repro.js killed by signal $((rc - 128))"
+[ $rc = 0 ] || cannot "node npm-fatfs/repro.js failed (exit $rc): $(tail -n 2 "$OUT/repro.err") $(grep '^error ' "$OUT/repro.txt" | head -n 1)"
 cp "$IMG" "$OUT/after.img"
 grep '^throw ' "$OUT/repro.txt" > "$OUT/throws.txt"
 while IFS= read -r line; do
     bug "op $(echo "$line" | cut -d' ' -f2): the package threw outside its callback (the callback is never called): $(echo "$line" | cut -d' ' -f3-)"
 done < "$OUT/throws.txt"
-grep -q '^stuck ' "$OUT/repro.txt" && bug "after the throw the instance never answers again: $(sed -n 's/^stuck [0-9]* //p' "$OUT/repro.txt") within $HANG_S s"
+grep -q '^stuck ' "$OUT/repro.txt" && bug "after the throw the instance never answers again: $(sed -n 's/^stuck [0-9]* //p' "$OUT/repro.txt") within $(sed -n 's/^stuck \([0-9]*\) .*/\1/p' "$OUT/repro.txt") s"
 grep -q '^hang ' "$OUT/repro.txt" && bug "op $(sed -n 's/^hang \([0-9]*\) .*/\1/p' "$OUT/repro.txt"): no callback within $HANG_S s"
 cat > "$OUT/want.txt" <<'WANT'
 1 ok

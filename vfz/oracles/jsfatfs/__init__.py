@@ -51,9 +51,8 @@ Unicode; '*', ':', '<', '>', '?', '\\' are accepted in long names (and
 slots (model rule "lfn") and an 8.3 alias of its own (no ~1: the first
 clash is ~2); the bugs of exceptions.py. Shrinking a file (fs.truncate,
 or fs.writeFile over a longer file) writes prefix + 0 (0xFF00 on FAT16)
-into the freed clusters and leaves the new last cluster's link: op-scripts
-never shrink a file, so only tests/test_jsfatfs.py shows it (server.js
-'truncate').
+into the freed clusters and leaves the new last cluster's link: the second
+grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00).
 """
 from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry

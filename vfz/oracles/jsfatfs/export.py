@@ -3,7 +3,7 @@
 run.sh installs the pinned package (fatfs 0.10.8 and its three
 dependencies, the oracle's own package.json and package-lock.json) with `npm
 ci`, or links the node_modules named by $VFZ_NPM_FATFS, and runs
-fatfs/repro.js (repro_js.py) on the image: each op one call of the package's
+npm-fatfs/repro.js (repro_js.py) on the image: each op one call of the package's
 fs API (fs.mkdir; fs.open 'wx' + fs.write + fs.close; fs.open 'r+' + fs.write
 at the offset; fs.truncate; fs.chmod; fs.utimes), its answer against Linux's;
 then a fresh instance lists the image (fs.readdir, fs.stat, fs.readFile), and
@@ -13,9 +13,9 @@ entries holding the package's freed-cluster value. No fsck.fat or mtools is
 needed: a maintainer runs it with node alone.
 
 Symptoms: an op answered otherwise than Linux; a throw that escapes the
-package (no callback) and an instance that then never answers (HANG_S,
-default 10 s, bounds each wait); a listing other than the expected tree; and
-the image checks of the case's kind (KIND_CHECKS; extra {"check": [names]}
+package (no callback) and an instance that then never answers fs.stat('/')
+(PROBE_S, default 2 s; HANG_S, default 10 s, bounds each op's wait); a
+listing other than the expected tree; and the image checks of the case's kind (KIND_CHECKS; extra {"check": [names]}
 overrides; a kind not listed counts them all), the others printed for the
 record. The package has no rename, unlink, rmdir or label: a case holding
 one cannot be exported.
@@ -34,7 +34,7 @@ SHA = True
 LISTING = True
 TOOL = "fatfs (npm)"
 STEPS = ("installs the npm package fatfs 0.10.8 (natevw/fatfs; package-lock.json pins it and its "
-         "dependencies) with `npm ci` and runs `node fatfs/repro.js`: for a writer bug each operation "
+         "dependencies) with `npm ci` and runs `node npm-fatfs/repro.js`: for a writer bug each operation "
          "is one call of the package's fs API (fs.mkdir, fs.open + fs.write + fs.close, fs.truncate, "
          "fs.chmod, fs.utimes) on the image, its answer checked against Linux's; then a fresh "
          "instance lists the image (fs.readdir, fs.stat, fs.readFile), and the script reads the FAT "
@@ -43,7 +43,7 @@ EXPECTED = ("the tree a correct implementation holds (Linux 6.1 vfat given the s
             "`d PATH` for a directory, `f PATH SIZE SHA256` for a file.")
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = ("package.json", "package-lock.json")
-DIRS = ("fatfs",)
+DIRS = ("npm-fatfs",)      # not fatfs/: ChaN FatFs's template has that one
 OPS = ("mkdir", "create", "write", "truncate", "chattr", "touch")
 ALL_CHECKS = ("fats", "fsinfo", "dotdot", "freed")
 # the image checks whose finding is the symptom of each catalogued bug; the
@@ -87,42 +87,42 @@ def _ops_json(case, data):
 def body(case, data):
     for n in FILES:
         with open(os.path.join(HERE, n), "rb") as f:
-            data.files[f"fatfs/{n}"] = f.read()
-    data.files["fatfs/repro.js"] = REPRO_JS.lstrip().encode()
-    data.files["fatfs/ops.json"] = _ops_json(case, data)
+            data.files[f"npm-fatfs/{n}"] = f.read()
+    data.files["npm-fatfs/repro.js"] = REPRO_JS.lstrip().encode()
+    data.files["npm-fatfs/ops.json"] = _ops_json(case, data)
     want = "".join(f"{i + 1} {r}\n" for i, r in enumerate(case.results or [])) \
         if case.side == "writer" else ""
     return _SETUP + _RUN.replace("{WANT}", want).replace("{CHECKS}", " ".join(checks(case)))
 
 
 _SETUP = r"""
-mkdir -p "$OUT/fatfs"
-cp "$HERE/fatfs/package.json" "$HERE/fatfs/package-lock.json" "$HERE/fatfs/repro.js" "$OUT/fatfs/"
+mkdir -p "$OUT/npm-fatfs"
+cp "$HERE/npm-fatfs/package.json" "$HERE/npm-fatfs/package-lock.json" "$HERE/npm-fatfs/repro.js" "$OUT/npm-fatfs/"
 if [ -n "${VFZ_NPM_FATFS:-}" ] && [ -d "$VFZ_NPM_FATFS/fatfs" ]; then
-    ln -s "$VFZ_NPM_FATFS" "$OUT/fatfs/node_modules"
+    ln -s "$VFZ_NPM_FATFS" "$OUT/npm-fatfs/node_modules"
 else
     echo "== npm ci (fatfs 0.10.8)"
-    ( cd "$OUT/fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
+    ( cd "$OUT/npm-fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
         || cannot "npm ci failed: $(tail -n 2 "$OUT/npm.log")"
 fi
-echo "fatfs $(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$OUT/fatfs/node_modules/fatfs/package.json" | head -n 1)"
+echo "fatfs $(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$OUT/npm-fatfs/node_modules/fatfs/package.json" | head -n 1)"
 """
 
 _RUN = r"""
-echo "== node fatfs/repro.js: the operations as calls of the package, its listing, the image's FAT structures"
+echo "== node npm-fatfs/repro.js: the operations as calls of the package, its listing, the image's FAT structures"
 HANG_S=${HANG_S:-10}
 export HANG_S
-( cd "$OUT" && node fatfs/repro.js "$IMG" "$HERE/fatfs/ops.json" > repro.txt 2> repro.err )
+( cd "$OUT" && node npm-fatfs/repro.js "$IMG" "$HERE/npm-fatfs/ops.json" > repro.txt 2> repro.err )
 rc=$?
 grep -v '^[df] ' "$OUT/repro.txt" | indent
-[ $rc -lt 128 ] || bug "node fatfs/repro.js killed by signal $((rc - 128))"
-[ $rc = 0 ] || cannot "node fatfs/repro.js failed (exit $rc): $(tail -n 2 "$OUT/repro.err") $(grep '^error ' "$OUT/repro.txt" | head -n 1)"
+[ $rc -lt 128 ] || bug "node npm-fatfs/repro.js killed by signal $((rc - 128))"
+[ $rc = 0 ] || cannot "node npm-fatfs/repro.js failed (exit $rc): $(tail -n 2 "$OUT/repro.err") $(grep '^error ' "$OUT/repro.txt" | head -n 1)"
 cp "$IMG" "$OUT/after.img"
 grep '^throw ' "$OUT/repro.txt" > "$OUT/throws.txt"
 while IFS= read -r line; do
     bug "op $(echo "$line" | cut -d' ' -f2): the package threw outside its callback (the callback is never called): $(echo "$line" | cut -d' ' -f3-)"
 done < "$OUT/throws.txt"
-grep -q '^stuck ' "$OUT/repro.txt" && bug "after the throw the instance never answers again: $(sed -n 's/^stuck [0-9]* //p' "$OUT/repro.txt") within $HANG_S s"
+grep -q '^stuck ' "$OUT/repro.txt" && bug "after the throw the instance never answers again: $(sed -n 's/^stuck [0-9]* //p' "$OUT/repro.txt") within $(sed -n 's/^stuck \([0-9]*\) .*/\1/p' "$OUT/repro.txt") s"
 grep -q '^hang ' "$OUT/repro.txt" && bug "op $(sed -n 's/^hang \([0-9]*\) .*/\1/p' "$OUT/repro.txt"): no callback within $HANG_S s"
 cat > "$OUT/want.txt" <<'WANT'
 {WANT}WANT

@@ -1,4 +1,4 @@
-"""The Node script of the jsfatfs reproducer (fatfs/repro.js): the ops as direct calls of the npm fatfs package, its listing, and what the image then holds.
+"""The Node script of the jsfatfs reproducer (npm-fatfs/repro.js): the ops as direct calls of the npm fatfs package, its listing, and what the image then holds.
 
 Kept apart from export.py (the template's sh and knobs) so that each file
 holds one concern; the script is written into the reproducer as it is.
@@ -12,7 +12,7 @@ REPRO_JS = r"""
 //   result N ok|E<code> CALL
 // A throw that escapes the package (not an error given to the callback) is
 //   throw N MESSAGE            and then the instance is probed with fs.stat('/'):
-//   stuck SECONDS              no answer within HANG_S seconds (the ops after it are not run)
+//   stuck SECONDS              no answer within PROBE_S seconds (default 2; the ops after it are not run)
 // An op whose callback never comes within HANG_S seconds is "hang N SECONDS".
 // Then the image is written back, a fresh instance lists it:
 //   d PATH | f PATH SIZE SHA256 | complaint TEXT
@@ -27,6 +27,8 @@ const out = (s) => process.stdout.write(s + '\n');
 console.log = console.error; console.info = console.error; console.warn = console.error;
 const fatfs = require('fatfs');
 const HANG_S = Number(process.env.HANG_S || 10);
+// after a throw, how long fs.stat('/') on the same instance is given (a live one answers in ms)
+const PROBE_S = Number(process.env.PROBE_S || 2);
 const [image, opsFile] = process.argv.slice(2);
 const img = fs.readFileSync(image);
 const ss = [512, 1024, 2048, 4096].includes(img.readUInt16LE(11)) ? img.readUInt16LE(11) : 512;
@@ -98,8 +100,8 @@ async function apply(ops) {
         onThrow = null;
         if (r === 'threw') {
             out(`throw ${n} ${thrown && thrown.name}: ${thrown && thrown.message} (calling ${kind} ${JSON.stringify(norm(p))}; no callback)`);
-            const probe = await Promise.race([call(v.stat, '/').then(() => 'answered'), timeout(HANG_S)]);
-            if (probe === 'timeout') out(`stuck ${HANG_S} fs.stat('/') on the same instance gets no answer`);
+            const probe = await Promise.race([call(v.stat, '/').then(() => 'answered'), timeout(PROBE_S)]);
+            if (probe === 'timeout') out(`stuck ${PROBE_S} fs.stat('/') on the same instance gets no answer`);
             else out(`answered fs.stat('/') on the same instance answered after the throw`);
             for (let k = n; k <= ops.length; k++) out(`result ${k} NOTRUN (after the throw)`);
             return;
@@ -192,7 +194,9 @@ function checks() {
     const mark = { 12: 0xf00, 16: 0xff00, 32: 0x0fffff00 }[bits];
     const marked = [];
     for (let n = 2; n < clusters + 2; n++) if (fat(0, n) === mark && mark >= clusters + 2) marked.push(n);
-    if (marked.length) out(`symptom freed ${marked.length} FAT entries hold ${hex(mark)}, a cluster number past the volume (clusters ${marked.slice(0, 6).join(', ')}${marked.length > 6 ? ', ...' : ''}): a freed cluster's entry must be 0`);
+    const into = [];        // live entries still linking to a freed one
+    for (let n = 2; n < clusters + 2; n++) if (marked.includes(fat(0, n)) && !marked.includes(n)) into.push(`${n} -> ${fat(0, n)}`);
+    if (marked.length) out(`symptom freed ${marked.length} FAT entries hold ${hex(mark)}, a cluster number past the volume (clusters ${marked.slice(0, 6).join(', ')}${marked.length > 6 ? ', ...' : ''}): a freed cluster's entry must be 0` + (into.length ? `; the kept chain still links into them (${into.slice(0, 3).join(', ')})` : ''));
 }
 
 (async () => {
