@@ -1,7 +1,7 @@
 #!/bin/sh
 # fatfs (npm) 0.10.8: a directory made in the FAT32 root gets '..' = 2 (the root's cluster) instead of 0
 # Reproducer exported by vfatfuzz; it needs none of vfatfuzz, only
-# nodejs, npm, xz and coreutils.
+# nodejs, xz and coreutils.
 # Usage: sh run.sh [WORKDIR]
 # Ends with one line and exit status:
 #   REPRODUCED: <why>  (0)   NOT REPRODUCED  (1)   CANNOT RUN: <why>  (2)
@@ -17,7 +17,6 @@ bug() { echo "BUG: $*"; BUGS=$((BUGS + 1)); [ -n "$WHY" ] || WHY="$*"; }
 indent() { sed 's/^/    /'; }
 need xz xz-utils
 need node nodejs
-need npm npm
 export LC_ALL=C.UTF-8 LANG=C.UTF-8
 xz -dc "$HERE/image.img.xz" > "$OUT/image.img" || cannot "cannot unpack image.img.xz"
 IMG="$OUT/image.img"
@@ -28,6 +27,7 @@ cp "$HERE/npm-fatfs/package.json" "$HERE/npm-fatfs/package-lock.json" "$HERE/npm
 if [ -n "${VFZ_NPM_FATFS:-}" ] && [ -d "$VFZ_NPM_FATFS/fatfs" ]; then
     ln -s "$VFZ_NPM_FATFS" "$OUT/npm-fatfs/node_modules"
 else
+    need npm npm
     echo "== npm ci (fatfs 0.10.8)"
     ( cd "$OUT/npm-fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
         || cannot "npm ci failed: $(tail -n 2 "$OUT/npm.log")"

@@ -27,8 +27,8 @@ from vfz import opscript
 from vfz.oracles.jsfatfs.repro_js import REPRO_JS
 from vfz.oracles.repro import ExportError, op_data
 
-PACKAGES = ["nodejs", "npm"]
-NEEDS = [("node", "nodejs"), ("npm", "npm")]
+PACKAGES = ["nodejs"]        # npm: Debian's own package, or bundled with nodesource's nodejs
+NEEDS = [("node", "nodejs")]  # npm only when it installs the package (run.sh checks then)
 SIDES = ("reader", "writer")
 SHA = True
 LISTING = True
@@ -101,6 +101,7 @@ cp "$HERE/npm-fatfs/package.json" "$HERE/npm-fatfs/package-lock.json" "$HERE/npm
 if [ -n "${VFZ_NPM_FATFS:-}" ] && [ -d "$VFZ_NPM_FATFS/fatfs" ]; then
     ln -s "$VFZ_NPM_FATFS" "$OUT/npm-fatfs/node_modules"
 else
+    need npm npm
     echo "== npm ci (fatfs 0.10.8)"
     ( cd "$OUT/npm-fatfs" && npm ci --no-audit --no-fund ) > "$OUT/npm.log" 2>&1 \
         || cannot "npm ci failed: $(tail -n 2 "$OUT/npm.log")"
