@@ -58,6 +58,8 @@ BUGS_MD = os.path.join(REPO, "reports", "bugs.md")
 ALWAYS = {"dosfsck", "mtools"}
 # the FatFs reproducer installs js-fatfs with npm ci unless given one: the fatfs oracle's
 JS_FATFS = os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules")
+# the npm fatfs (natevw) reproducer likewise: the jsfatfs oracle's pinned package
+NPM_FATFS = os.path.join(REPO, "vfz", "oracles", "jsfatfs", "node_modules")
 SAN_MDIR = os.path.join(REPO, "build-asan-peers", "bin", "mdir")
 SAN_MTOOLS = os.path.join(REPO, "build-asan-peers", "bin", "mtools")
 HANG_S = "5"
@@ -155,7 +157,8 @@ class PeerBugTests(unittest.TestCase):
                 hang_s = ENDS_HANG_S if s["side"] == "hostile" and s["kind"] != "hostile-hang" else \
                     OPS_HANG_S if s.get("extra", {}).get("hang") else HANG_S
                 env = dict(os.environ, LC_ALL="C.UTF-8", HANG_S=hang_s, REPEAT=REPEAT,
-                           **({"VFZ_JS_FATFS": JS_FATFS} if os.path.isdir(JS_FATFS) else {}))
+                           **({"VFZ_JS_FATFS": JS_FATFS} if os.path.isdir(JS_FATFS) else {}),
+                           **({"VFZ_NPM_FATFS": NPM_FATFS} if os.path.isdir(NPM_FATFS) else {}))
                 if s.get("sanitizer"):
                     if not os.access(SAN_MDIR, os.X_OK):
                         print(f"{n}: skipped here: no sanitizer mtools ({SAN_MDIR})", file=sys.stderr)

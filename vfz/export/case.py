@@ -96,10 +96,14 @@ def case_from_finding(path, workdir):
     side, oracle = f.get("role"), f.get("oracle")
     if side not in ("reader", "writer"):
         raise ExportError(f"{path}: a {side} finding has no implementation to report to")
+    writer = info.get("writer")
+    if side == "reader" and writers_bug(f.get("kind", ""), writer):
+        # a reader saw the writer's named bug (fsck.fat complaining of the
+        # FATs the writer left): the writer's own template reproduces it
+        side, oracle = "writer", writer
     impl = impl_of(oracle)
     fs = info.get("fs") or "fat16"
     ops = opscript.load(os.path.join(path, "ops.txt"))
-    writer = info.get("writer")
     base = os.path.join(path, f"before-{fs.replace(':', '_')}.img")
     if not os.path.isfile(base):
         cands = [n for n in os.listdir(path) if n.startswith("before-") and n.endswith(".img")]
@@ -119,6 +123,16 @@ def case_from_finding(path, workdir):
                 reason=_exception_reason(f.get("kind", ""), impl) or info.get("summary", ""),
                 entries=entries, results=results, label=volume_label(img),
                 extra=default_extra(impl, writer, None), fat_bits=fs_geometry(fs)[0])
+
+
+def writers_bug(kind, writer):
+    """Is kind a named writer-side exception of writer's family, which has
+    a reproducer template of its own?"""
+    if not writer or writer not in oracles.entries():
+        return False
+    fam = oracles.entry(writer).family
+    return fam in oracles.exporters() and any(
+        x.side == "writer" and x.oracle == fam for x in oracles.exception(kind))
 
 
 def load_spec(path):

@@ -120,8 +120,11 @@ def report(case, impl, expected_lines, status, printed, after, dirname):
                  + ".")
     L += ["", "## Versions", ""]
     L += [f"- {p} {v}" for p, v in vers.items()]
-    L.append(f"- volume: FAT{fat[0]}, {fat[1]} bytes" + (f", {fat[2]}-byte clusters" if fat[2] else "")
-             + " (mkfs.fat)" + (f", label {case.label}" if case.label else ""))
+    if hasattr(impl, "volume_note"):      # a tool that makes its own volume (vvfat) says which
+        L.append("- volume: " + impl.volume_note(case))
+    else:
+        L.append(f"- volume: FAT{fat[0]}, {fat[1]} bytes" + (f", {fat[2]}-byte clusters" if fat[2] else "")
+                 + " (mkfs.fat)" + (f", label {case.label}" if case.label else ""))
     if case.reason:
         L += ["", "## What goes wrong", "", case.reason]
     L += ["", "## Steps", "",
@@ -156,7 +159,7 @@ def report(case, impl, expected_lines, status, printed, after, dirname):
             L += ["", "`seen.txt`:", "", "```"] + clip(seen) + ["```"]
     paths = involved_paths(case)
     for title, img in ((("The directory entries involved, in the image the script starts from"),
-                        case.image),
+                        case.image if getattr(impl, "START_IMAGE", True) else None),
                        (("The same entries after the tool ran"), after)):
         if not img or not paths:
             continue

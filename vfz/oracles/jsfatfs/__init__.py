@@ -11,10 +11,9 @@ xok 1.0.0; `vfatfuzz setup` runs `npm ci` here, vfz.proc.npm_ci), server.py
 after a throw, a crash or a hang), reader.py, writer.py, profile.py (the
 model profile), exceptions.py (the named exceptions and their evidence),
 fsck.py (fsck.fat's complaints on its images, each recognised as one of
-them). No reproducer exporter yet: the exporter hook contract (EXPORTS in
-each oracle module, helpers in vfz/oracles/repro.py) is being redefined;
-the jsfatfs exporter (run.sh with node and the pinned package replaying
-the ops through fs.mkdir/fs.open/fs.write) is to be written against it.
+them), export.py and repro_js.py (the reproducer template: run.sh with node
+and the pinned package, the ops as direct calls of its fs API, the image's
+FAT copies, FSInfo and '..' entries read back).
 
 Reader: fs.readdir from the root, fs.stat of each name (a directory answers
 EISDIR: fs.stat opens it as a file, and the glue takes EISDIR for "a
@@ -52,9 +51,8 @@ Unicode; '*', ':', '<', '>', '?', '\\' are accepted in long names (and
 slots (model rule "lfn") and an 8.3 alias of its own (no ~1: the first
 clash is ~2); the bugs of exceptions.py. Shrinking a file (fs.truncate,
 or fs.writeFile over a longer file) writes prefix + 0 (0xFF00 on FAT16)
-into the freed clusters and leaves the new last cluster's link: op-scripts
-never shrink a file, so only tests/test_jsfatfs.py shows it (server.js
-'truncate').
+into the freed clusters and leaves the new last cluster's link: the second
+grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00).
 """
 from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
@@ -64,6 +62,7 @@ from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
 
 EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS
+EXPORTS = {"jsfatfs": "vfz.oracles.jsfatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 
 ENTRIES = [
     Entry("jsfatfs", "jsfatfs", fat_type="count", reader="vfz.oracles.jsfatfs.reader:JsfatfsReader",

@@ -48,6 +48,8 @@ from vfz.oracles.vvfat.exceptions import EXCEPTIONS  # noqa: F401
 from vfz.oracles.vvfat.profile import PROFILE
 from vfz.oracles.vvfat.volume import VARIANTS, spec
 
+EXPORTS = {"vvfat": "vfz.oracles.vvfat.export"}   # its reproducer template (vfz/oracles/repro.py)
+
 ENTRIES = [
     Entry(name, "vvfat", writer="vfz.oracles.vvfat.writer:VvfatWriter",
           profile=PROFILE, names="nodual", shortname="lfn", shorts="own",
