@@ -125,7 +125,9 @@ def count_class(clusters, fat):
 
 def made(image):
     """The layout a formatter made, read back from the boot sector: {fat, sector, cluster,
-    fats, reserved, root, total, clusters}, or None when it holds no usable BPB. fat is what
+    fats, reserved, root, total, clusters, bpb32 (the FAT32 fields: 16-bit FAT size 0),
+    fs_type (the 8-byte type string, None without the extended signature)}, or None when it
+    holds no usable BPB. fat is what
     the formatter wrote: 32 for a FAT32 BPB (16-bit FAT size 0), else the file-system type
     string when it names FAT12 or FAT16, else the width of the fresh FAT's entries -- never
     the cluster count's type: a formatter that writes FAT12 over 4 085 clusters (which the
@@ -150,8 +152,10 @@ def made(image):
         # is the free cluster 2's
         named = 16 if head[3] else 12
     fat = 32 if spf16 == 0 else named or (12 if clusters <= FAT12_MAX else 16)
+    tsig = 66 if spf16 == 0 else 38
+    fs_type = bytes(b[tsig + 16:tsig + 24]).decode("latin-1") if b[tsig] == 0x29 else None
     return dict(fat=fat, sector=bps, cluster=bps * spc, fats=nfats, reserved=res, root=root,
-                total=tot, clusters=clusters)
+                total=tot, clusters=clusters, bpb32=spf16 == 0, fs_type=fs_type)
 
 
 def unlike(image, geo):

@@ -14,13 +14,36 @@ parameter), root entries on FAT32 or not a whole number of sectors (FatFs silent
 for a count it does not like), a size not a multiple of the sector. FatFs replaces a cluster
 size it cannot use and picks FAT12 or FAT16 itself: the layout is read back and a difference
 is an "unsupported" refusal (vfz.geometry.unlike), never a volume of another geometry.
+
+Measured (the formatter sweep, reports/formatters.md): FatFs writes the jump EB FE 90, OEM
+name "MSDOS5.0", no boot code, hidden sectors 0 (FM_SFD), media 0xF8, the type string "FAT     "
+on FAT12/16 (U-Boot reads none of them: uboot-fs-type-string), one FAT unless asked, 32
+reserved sectors, FSInfo and backup boot sector on FAT32. Its FAT12 stops below 4 085
+clusters and its FAT16 starts at 4 086 and goes to 65 525 (fatfs-mkfs-fat16-65525: readers that
+follow the specification refuse that one); its FAT32 starts at 65 526.
 """
 import json
 import os
+import threading
 
 from vfz import geometry
 from vfz.oracles import Formatter
+from vfz.oracles.fatfs.exceptions import MKFS_FAT16_MAX
 from vfz.oracles.fatfs.server import Server, ServerError
+
+
+_SHARED = {}
+_LOCK = threading.Lock()
+
+
+def shared_server():
+    """One Node process for every fatfs-mkfs formatter of this process: the campaign's
+    geometry draw and sizing ask for a formatter per try (vfz.check.sizing), and a process
+    each would pile up; it dies with the harness (vfz.lifeline)."""
+    with _LOCK:
+        if "server" not in _SHARED:
+            _SHARED["server"] = Server()
+        return _SHARED["server"]
 
 
 def request(image, geo):
@@ -35,7 +58,7 @@ class FatfsFormatter(Formatter):
 
     def __init__(self, name="fatfs-mkfs", **_):
         self.name = name
-        self.server = Server()
+        self.server = shared_server()
 
     def unsupported(self, geo):
         why = super().unsupported(geo)
@@ -66,5 +89,16 @@ class FatfsFormatter(Formatter):
         if bad:
             r.error = f"unsupported: f_mkfs made {', '.join(bad)} asked ({geo.spec()})"
 
+    @staticmethod
+    def fresh_exceptions(geo, rr, image=None):
+        """fatfs-mkfs-fat16-65525: a reader's failure, and its complaints that name the cluster
+        count, on FatFs's FAT16 of exactly 65 525 clusters."""
+        m = geometry.made(image) if image else None
+        if not m or m["bpb32"] or m["clusters"] != geometry.FAT16_MAX + 1:
+            return []
+        lines = [c for c in rr.complaints or () if "cluster" in c.lower()]
+        lines += [rr.error] if rr.error else []
+        return [(MKFS_FAT16_MAX, lines)] if lines else []
+
     def close(self):
-        self.server.close()
+        pass            # the shared server outlives each formatter (shared_server)

@@ -85,6 +85,7 @@ class Disk {
 		this.size = 0;
 		this.ss = 512;
 		this.overlay = new Map();
+		this.written = null;      // the sectors written to a RAM disk, when mkfs asks
 	}
 	resetIo(head) {
 		this.io = [];
@@ -174,6 +175,7 @@ class Disk {
 		const heap = m.HEAPU8;
 		if (this.ram) {
 			this.ram.set(heap.subarray(buff, buff + n), a);
+			if (this.written) for (let i = 0; i < count; i++) this.written.add(sector + i);
 			return F.RES_OK;
 		}
 		for (let i = 0; i < count; i++) {
@@ -689,7 +691,9 @@ function casefold(pairs) {
 // leaving FatFs its default. The disk answers GET_BLOCK_SIZE 1, so align 0
 // aligns nothing. FatFs takes the volume serial from get_fattime: the clock
 // is held at FIXED_TIME while it runs, so the same request gives the same
-// bytes. The image is written whole (a temporary file, rename).
+// bytes. The image file is made size bytes long and only the sectors FatFs
+// wrote are written to it: the rest of it must read as zeros, as the
+// Python side's fresh file does (f_mkfs writes the system area alone).
 const FIXED_TIME = Date.UTC(2020, 0, 1);
 const MKFS_WORK = 1 << 16;
 
@@ -699,6 +703,7 @@ function mkfs(req) {
 		return { error: `sector size ${ss}: this FatFs build takes 512..${F.FF_MAX_SS}` };
 	disk.openRam(Buffer.alloc(req.size));
 	disk.ss = ss;
+	disk.written = new Set();
 	const fmt = (req.fmt === 'fat32' ? F.FM_FAT32 : F.FM_FAT) | F.FM_SFD;
 	const opt = { fmt, n_fat: req.n_fat || 0, align: req.align || 0, n_root: req.n_root || 0,
 		au_size: req.au_size || 0 };
@@ -712,13 +717,17 @@ function mkfs(req) {
 		Date.now = now;
 		ff.free(work);
 	}
-	const ram = disk.ram;
+	const ram = disk.ram, written = [...disk.written].sort((x, y) => x - y);
 	disk.close();
 	if (r !== F.FR_OK) return { error: `f_mkfs: ${frname(r)}` };
-	const tmp = req.image + '.fatfs-tmp';
-	fs.writeFileSync(tmp, ram);
-	fs.renameSync(tmp, req.image);
-	return { ok: true };
+	const fd = fs.openSync(req.image, 'r+');
+	try {
+		fs.ftruncateSync(fd, req.size);
+		for (const sec of written) fs.writeSync(fd, ram, sec * ss, ss, sec * ss);
+	} finally {
+		fs.closeSync(fd);
+	}
+	return { ok: true, sectors: written.length };
 }
 
 // for tests of the restart path (tests/test_fatfs.py): a genuine
