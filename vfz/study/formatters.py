@@ -93,7 +93,7 @@ def _sized(lay, size_class, count):
     else:
         size = sizing.size_for(lay, count)
     if size is None:
-        return None, f"makes no {count or 'FAT32'} clusters with this layout"
+        return None, f"no {size_class} volume with this layout (no size gives {count or 'a FAT32'} clusters)"
     return geometry.Geometry(**{**lay.__dict__, "size": size}), None
 
 

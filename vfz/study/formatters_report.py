@@ -58,4 +58,4 @@ def write_md(path, formatters, readers, volumes, rows, notes, seed, size):
 
 def _reason(why):
     """A refusal without its spec: one line per kind of reason."""
-    return (why or "").split(" (fat")[0][:120]
+    return (why or "").split(" (")[0][:120]

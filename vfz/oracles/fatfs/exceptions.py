@@ -82,13 +82,14 @@ EXCEPTIONS = [
         "FatFs's f_mkfs makes FAT16 up to 65 525 clusters (ff.c MAX_FAT16 0xFFF5, 'differs from specs, "
         "but right for real DOS/Windows behavior'), one more than the FAT specification's and "
         "Linux's 65 524: on a FAT16 boot sector over exactly 65 525 clusters fsck.fat 4.2 gives up "
-        "('Too many clusters (65525) for FAT16 filesystem'), `vfat ls`/`vfat check` refuse it, The "
+        "('Too many clusters (65525) for FAT16 filesystem'), Linux 6.1 does not mount it ('count of "
+        "clusters too big'), `vfat ls`/`vfat check` refuse it, The "
         "Sleuth Kit and 7-Zip take it for FAT32 and fail; GRUB, mtools, fusefat and FatFs read it "
         "(measured, formatter sweep; reports/formatters.md). FatFs's FAT12 stops below 4 085 and "
         "its FAT16 starts at 4 086: no other boundary count is made",
         "the fresh volume's boot sector is FAT16 (16-bit FAT size not 0) over exactly 65 525 "
-        "clusters; what is explained is a reader's failure, and its complaints that name the "
-        "cluster count (FatfsFormatter.fresh_exceptions)"),
+        "clusters; what is explained is a reader's failure, and its complaints when one of them "
+        "names the count of 65525 clusters (FatfsFormatter.fresh_exceptions)"),
     NamedException(
         COUNT_EDGES, "fatfs", "reader",
         "FatFs decides the FAT type by the cluster count with MAX_FAT12 0xFF5 and MAX_FAT16 0xFFF5, "

@@ -91,12 +91,15 @@ class FatfsFormatter(Formatter):
 
     @staticmethod
     def fresh_exceptions(geo, rr, image=None):
-        """fatfs-mkfs-fat16-65525: a reader's failure, and its complaints that name the cluster
-        count, on FatFs's FAT16 of exactly 65 525 clusters."""
+        """fatfs-mkfs-fat16-65525 on FatFs's FAT16 of exactly 65 525 clusters: a reader's
+        failure, and its complaints when one of them names the cluster count as the reason
+        (Linux: "mount failed: EINVAL", "count of clusters too big (65525)", "Can't find a
+        valid FAT filesystem"; fsck.fat: "Too many clusters (65525) for FAT16")."""
         m = geometry.made(image) if image else None
         if not m or m["bpb32"] or m["clusters"] != geometry.FAT16_MAX + 1:
             return []
-        lines = [c for c in rr.complaints or () if "cluster" in c.lower()]
+        cs = list(rr.complaints or ())
+        lines = cs if any("clusters" in c.lower() and "65525" in c for c in cs) else []
         lines += [rr.error] if rr.error else []
         return [(MKFS_FAT16_MAX, lines)] if lines else []
 
