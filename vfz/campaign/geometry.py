@@ -11,9 +11,10 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
   `at-max`, `at-min`, `above`; 4084/4085 and 65524/65525 clusters), `fat32:few-clusters` (the
   smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used).
 
-The size that gives a target cluster count is found by asking the formatter itself (a binary
-search over image sizes, a few milliseconds a format, cached per layout): the boundaries are
-derived from each formatter's own layout, never from a formula of ours. A layout a formatter
+The size that gives a target cluster count is found by asking the formatter itself
+(vfz.check.sizing: a binary search over image sizes, a few milliseconds a format, cached per
+layout): the boundaries are derived from each formatter's own layout, never from a formula of
+ours. A layout a formatter
 refuses is drawn again. The cluster size is capped so that no image exceeds 64 MiB.
 """
 import os

@@ -20,7 +20,9 @@ mformat may make other than asked: with -c it raises the cluster size "until the
 enough" (its manual). The layout it made is read back from the boot sector and a difference is
 an "unsupported" refusal, never a volume of another geometry.
 
-What it writes (measured): OEM name "MTOO4032", media 0xF8 (0xF0 with one head), hidden
+What it makes (measured, vfz.check.sizing; reports/formatters.md): FAT12 up to 4 084 clusters,
+FAT16 from 4 096 (nothing of 4 085..4 095: "Too few clusters for 16 bit fat") to 65 524, FAT32
+from 65 525 -- exactly on the FAT16/32 boundary, never below it. What it writes: OEM name "MTOO4032", media 0xF8 (0xF0 with one head), hidden
 sectors 0, a boot loader stub, FAT32 with 32 reserved sectors, the backup boot sector at 6 and
 an FSInfo sector; the label in the boot sector and as a root directory entry.
 """
