@@ -126,5 +126,26 @@ class PeerFormatterTests(unittest.TestCase):
         self.assertEqual(oracles.oracle_class("fatfs", "reader").fresh_exceptions(g, rr, self.img), [])
 
 
+class SweepCliTests(unittest.TestCase):
+    def test_small_sweep_and_bad_name(self):
+        import subprocess
+        vfz = [sys.executable, os.path.join(REPO, "scripts", "vfatfuzz"), "study", "formatters"]
+        p = subprocess.run(vfz + ["--formatters", "mformat,nope"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("unknown formatter(s) nope", p.stderr)
+        out = tempfile.mkdtemp(prefix="vfz-fmtsweep-test-")
+        self.addCleanup(shutil.rmtree, out, True)
+        p = subprocess.run(vfz + ["--formatters", "mformat,fatfs-mkfs", "--readers", "dosfsck,vfat-check",
+                                  "--size", "small", "--out", out], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        with open(os.path.join(out, "formatters-sweep.md")) as f:
+            md = f.read()
+        # three plain volumes each (one a FAT type), every one read clean by both readers
+        self.assertIn("| `dosfsck` | 3 / 3 / 0 / 0 | 3 / 3 / 0 / 0 |", md)
+        self.assertIn("| `vfat-check` | 3 / 3 / 0 / 0 | 3 / 3 / 0 / 0 |", md)
+        self.assertIn("## Findings\n\n- none", md)
+
+
 if __name__ == "__main__":
     unittest.main()

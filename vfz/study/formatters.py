@@ -12,6 +12,8 @@ check_formatted, so each answer is ok, named (the exceptions that explain it) or
 
     vfatfuzz study formatters [--formatters LIST] [--readers LIST] [--seed N] [--size small]
 
+(--size small: the first plain volume of each FAT type per formatter, what the tests run)
+
 writes formatters-sweep.md (the figures) and formatters-sweep.csv (one row per volume and
 reader) under --out.
 """
@@ -66,12 +68,13 @@ def layouts(name, fat, r):
     return list(dict.fromkeys(out))
 
 
-def plan(name, seed):
-    """[(size class, layout, Geometry or None, why not)] of one formatter."""
+def plan(name, seed, only=None):
+    """[(size class, layout, Geometry or None, why not)] of one formatter (only: the size
+    classes to plan, default all)."""
     out = []
     cls = oracles.oracle_class(name, "formatter")
     for fat in sorted(cls.fats_types):
-        for size_class in CLASSES[fat]:
+        for size_class in [c for c in CLASSES[fat] if only is None or c in only]:
             for i, lay in enumerate(layouts(name, fat, random.Random(f"{seed}:{name}:{fat}"))):
                 r = random.Random(f"{seed}:{name}:{fat}:{size_class}:{i}")
                 g, why = _sized(lay, size_class, target(size_class, r))
@@ -122,10 +125,11 @@ def sweep(formatters, readers, seed, progress, small=False):
     try:
         for name in formatters:
             f = oracles.get_formatter(name)
-            items = plan(name, seed)
-            if small:
-                items = [it for it in items if it[2] is not None][:4]
-            for size_class, lay, g, why in items:
+            # small, the tests' size: the first plain volume made of each FAT type, no boundary search
+            made_fats = set()
+            for size_class, lay, g, why in plan(name, seed, ("plain",) if small else None):
+                if small and (g is None or g.fat in made_fats):
+                    continue
                 if g is None:
                     volumes.append((name, size_class, lay.spec(), why, [], None))
                     continue
@@ -134,6 +138,7 @@ def sweep(formatters, readers, seed, progress, small=False):
                     volumes.append((name, size_class, g.spec(), res.error, res.argv, None))
                     continue
                 m = geometry.made(img)
+                made_fats.add(g.fat)
                 volumes.append((name, size_class, g.spec(), None, res.argv, m))
                 progress(f"{name} {g.spec()} ({size_class}, {m['clusters']} clusters)")
                 for rn, r in readers:
