@@ -116,6 +116,11 @@ class PeerFormatterTests(unittest.TestCase):
         g = geometry.parse("fat12:2M:4096:sector=4096:fats=1@mformat")
         self._at(g, g.size)
         self.assertEqual(self.named(g, "fatcat"), (["fatcat-sector-512"], []))
+        # ... and on a written image of such a volume, through the checker's explain hook
+        from types import SimpleNamespace
+        fcls = oracles.oracle_class("fatcat", "reader")
+        ev = SimpleNamespace(verdict="failed", rr=oracles.get_reader("fatcat").read(self.img), image=self.img)
+        self.assertEqual(fcls.explain(ev), "fatcat-sector-512")
         g = geometry.parse("fat16:8M:512:fats=1@mformat")
         self._at(g, g.size)
         rr = oracles.get_reader("fatcat").read(self.img)

@@ -354,7 +354,11 @@ class FatcatReader(Reader):
         LFN_BYTES when every missing entry is at or below a long name
         fatcat reads as empty and each is shown, with the same type and
         contents, at the path short_fallback_paths predicts, and nothing
-        else is shown."""
+        else is shown.
+        SECTOR_512 when fatcat failed on a volume of other than 512-byte sectors."""
+        if getattr(ev, "verdict", None) == "failed" and ev.rr is not None and \
+                fresh_exceptions(None, ev.rr, getattr(ev, "image", None)):
+            return SECTOR_512
         if FatcatReader.orphan_uninit(ev):
             return ORPHAN_UNINIT
         if fmeta.skips_attr(ev):
