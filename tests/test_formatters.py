@@ -127,6 +127,26 @@ class FormatterTests(unittest.TestCase):
         ex = self.explained(g.with_formatter("busybox-mkdosfs"), rr)
         self.assertNotIn("fat -: FATs differ but appear to be intact.", [x for v in ex.values() for x in v])
 
+    def test_fresh_check_names_few_clusters_and_reads_nul_label(self):
+        """Regressions of the formatter sweep (reports/formatters.md): a count reader on a FAT32
+        boot sector over few clusters is its family's fat32-few-clusters on a fresh volume too,
+        and fusefat's label-as-file of BusyBox's NUL-padded label is the name fusefat shows
+        ('VFATFUZZ.'), so neither is a finding."""
+        import collections
+        from vfz.check import formatted
+        from vfz.check.divergence import CheckResult
+        for spec, reader, want in (("fat32:1M@busybox-mkdosfs", "sleuthkit", ["sleuthkit-fat32-few-clusters"]),
+                                   ("fat32:34M@busybox-mkdosfs", "fusefat", [])):
+            g = geometry.parse(spec)
+            self.assertIsNone(oracles.get_formatter(g.formatter).format(self.img, g).error)
+            res, names = CheckResult(), collections.Counter()
+            rd = oracles.get_reader(reader)
+            try:
+                formatted.check_formatted(res, [(reader, rd)], g, g.formatter, [], self.img, 32, 60, names)
+            finally:
+                rd.close()
+            self.assertEqual((sorted(names), [d.detail for d in res.divs.values()]), (want, []), spec)
+
     def test_draw_is_seeded_and_makeable(self):
         names = oracles.names("formatter")
         a = [cgeo.draw(random.Random(7), names)[0] for _ in range(1)]

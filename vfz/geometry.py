@@ -17,6 +17,7 @@ Cluster-count classes (`count_class`): the FAT type follows from the cluster cou
 The boundaries 4084/4085 and 65524/65525 are where readers that decide otherwise diverge.
 """
 from dataclasses import dataclass, replace
+import struct
 
 from vfz.errors import UsageError
 
@@ -120,3 +121,49 @@ def count_class(clusters, fat):
     if clusters < 512:
         return "small"
     return "plain"
+
+
+def made(image):
+    """The layout a formatter made, read back from the boot sector: {fat, sector, cluster,
+    fats, reserved, root, total, clusters, bpb32 (the FAT32 fields: 16-bit FAT size 0),
+    fs_type (the 8-byte type string, None without the extended signature)}, or None when it
+    holds no usable BPB. fat is what
+    the formatter wrote: 32 for a FAT32 BPB (16-bit FAT size 0), else the file-system type
+    string when it names FAT12 or FAT16, else the width of the fresh FAT's entries -- never
+    the cluster count's type: a formatter that writes FAT12 over 4 085 clusters (which the
+    count calls FAT16) made FAT12, and the readers judge that, not this."""
+    with open(image, "rb") as f:
+        b = f.read(512)
+        if len(b) < 512:
+            return None
+        bps, spc, res, nfats, root = struct.unpack_from("<HBHBH", b, 11)
+        f.seek(res * bps)
+        head = f.read(4)
+    tot = struct.unpack_from("<H", b, 19)[0] or struct.unpack_from("<I", b, 32)[0]
+    spf16 = struct.unpack_from("<H", b, 22)[0]
+    spf = spf16 or struct.unpack_from("<I", b, 36)[0]
+    if not bps or not spc:
+        return None
+    clusters = (tot - res - nfats * spf - (root * 32 + bps - 1) // bps) // spc
+    named = {b"FAT12   ": 12, b"FAT16   ": 16}.get(bytes(b[54:62])) if b[38] == 0x29 else None
+    if not named and len(head) == 4:
+        # FatFs names both "FAT": the width of the entries it wrote says which. A fresh FAT's
+        # entry 1 is an end mark: its high byte is byte 3 on FAT16 (0xFF); on FAT12 byte 3
+        # is the free cluster 2's
+        named = 16 if head[3] else 12
+    fat = 32 if spf16 == 0 else named or (12 if clusters <= FAT12_MAX else 16)
+    tsig = 66 if spf16 == 0 else 38
+    fs_type = bytes(b[tsig + 16:tsig + 24]).decode("latin-1") if b[tsig] == 0x29 else None
+    return dict(fat=fat, sector=bps, cluster=bps * spc, fats=nfats, reserved=res, root=root,
+                total=tot, clusters=clusters, bpb32=spf16 == 0, fs_type=fs_type)
+
+
+def unlike(image, geo):
+    """How the volume in image differs from what geo asked (FAT type, sector size, total
+    sectors, and each field geo names): ["cluster 4096 for 1024", ...]; [] when it is geo."""
+    m = made(image)
+    if m is None:
+        return ["no readable boot sector"]
+    want = {"fat": geo.fat, "sector": geo.bytes_per_sector, "total": geo.size // geo.bytes_per_sector}
+    want.update({k: getattr(geo, k) for k in ("cluster",) + KEYS[1:] if getattr(geo, k)})
+    return [f"{k} {m[k]} for {v}" for k, v in want.items() if m[k] != v]

@@ -68,6 +68,9 @@ def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
         summary = finding_summary(d, mops, fs, extra.get("flaky"))
         info = {"signature": d.sig, "fields": d.fields, "summary": summary,
                 "writer": d.writer, "fs": fs, "fs_spec": FS_SPECS.get(fs, fs),
+                # the drawn volume's formatter command, as run (replay asks the spec's formatter
+                # for the same volume: the same command)
+                "fs_argv": checker.format_argv.get(FS_SPECS.get(fs, fs)),
                 "writer_seeds": {n: w.seed for n, w in checker.writers if getattr(w, "seed", None) is not None},
                 "transformers": [n for n, _ in checker.transformers],
                 "ops_orig": len(orig_ops), "ops_min": len(mops), "detail": d.detail[:4000],

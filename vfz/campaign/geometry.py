@@ -11,21 +11,21 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
   `at-max`, `at-min`, `above`; 4084/4085 and 65524/65525 clusters), `fat32:few-clusters` (the
   smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used).
 
-The size that gives a target cluster count is found by asking the formatter itself (a binary
-search over image sizes, a few milliseconds a format, cached per layout): the boundaries are
-derived from each formatter's own layout, never from a formula of ours. A layout a formatter
+The size that gives a target cluster count is found by asking the formatter itself
+(vfz.check.sizing: a binary search over image sizes, a few milliseconds a format, cached per
+layout): the boundaries are derived from each formatter's own layout, never from a formula of
+ours. A layout a formatter
 refuses is drawn again. The cluster size is capped so that no image exceeds 64 MiB.
 """
-import functools
 import os
 import random
 import tempfile
 import threading
 
 from vfz import geometry, oracles
+from vfz.check.sizing import MAX_IMAGE, clusters_of, size_for, smallest  # noqa: F401
 from vfz.fatimg import Fat
 
-MAX_IMAGE = 64 << 20
 PLAIN = {12: (2 << 20, 0), 16: (4 << 20, 512), 32: (34 << 20, 512)}    # the old FS_SPECS
 BOUNDARY_TARGETS = {
     "fat12/16:below": lambda r: geometry.FAT12_MAX - 1 - r.randrange(15),
@@ -43,79 +43,6 @@ CLASSES = {12: ["small", "plain", "fat12/16:below", "fat12/16:at-max"],
            16: ["small", "plain", "fat12/16:at-min", "fat12/16:above", "fat16/32:below",
                 "fat16/32:at-max"],
            32: ["small", "plain", "fat16/32:at-min", "fat16/32:above", "fat32:few-clusters"]}
-
-
-def clusters_of(path):
-    with open(path, "rb") as f:
-        fat = Fat(f.read(4096))
-    return fat.clusters
-
-
-@functools.lru_cache(maxsize=4096)
-def size_for(layout, target):
-    """The smallest image size (a multiple of the sector) on which the formatter makes
-    `target` clusters with this layout (a Geometry whose size is ignored), or None when no
-    size gives exactly that count (or the formatter refuses around it)."""
-    f = oracles.get_formatter(layout.formatter)
-    unit = layout.bytes_per_sector
-    with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
-        img = os.path.join(d, "g.img")
-
-        def count(size):
-            r = f.format(img, geometry.Geometry(**{**layout.__dict__, "size": size}))
-            return None if r.error else clusters_of(img)
-
-        # grow until the count reaches the target; a refusal above an accepted size means the
-        # formatter's own maximum for this layout: look for the largest size it accepts
-        lo, s, ok = None, 64 * unit, None
-        hi = None
-        while s <= MAX_IMAGE:
-            c = count(s)
-            if c is not None and c >= target:
-                hi = s
-                break
-            if c is None and ok is not None:
-                a, b = ok, s
-                while b - a > unit:
-                    m = (a + b) // 2
-                    m -= m % unit
-                    if count(m) is None:
-                        b = m
-                    else:
-                        a = m
-                if count(a) >= target:
-                    hi = a
-                break
-            if c is not None:
-                ok = s
-            lo = s
-            s *= 2
-        if hi is None:
-            return None
-        lo = lo or unit
-        while hi - lo > unit:                # smallest accepted size with count >= target
-            mid = (lo + hi) // 2
-            mid -= mid % unit
-            c = count(mid)
-            if c is not None and c >= target:
-                hi = mid
-            else:
-                lo = mid
-        return hi if count(hi) == target else None
-
-
-def smallest(layout):
-    """The smallest image the formatter makes with this layout (its own minimum)."""
-    f = oracles.get_formatter(layout.formatter)
-    unit = layout.bytes_per_sector
-    with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
-        img = os.path.join(d, "g.img")
-        for size in [unit * n for n in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536)]:
-            if size > MAX_IMAGE:
-                break
-            if not f.format(img, geometry.Geometry(**{**layout.__dict__, "size": size})).error:
-                return size
-    return None
 
 
 def _layout(r, formatter, fat, size_class):

@@ -4,25 +4,32 @@ A volume a formatter made (vfz.oracles Formatter, the geometry of a --fs spec) h
 tree. Each reader's answer on it is judged against that (its listing empty, its complaints
 those the reader's expectations allow); what differs is explained, line by line, by the
 named exceptions of the formatter and of the reader (Hooks.fresh_exceptions: BusyBox's
-NUL-padded label, fsck.fat's warning on a FAT32 BPB over few clusters), and the rest is a
+NUL-padded label, fsck.fat's warning on a FAT32 BPB over few clusters; a failed read only by
+its whole error: FatFs's 65 525-cluster FAT16 that Linux and fsck.fat refuse, U-Boot and
+fatcat on sectors other than 512 bytes; a reader that decides the FAT type by the cluster
+count, on a FAT32 boot sector over fewer than 65 525 clusters, by its family's
+fat32-few-clusters whatever it answered, as on written images), and the rest is a
 divergence of role "formatter": the formatter's bug or the reader's, one signature per
 formatter family, reader, verdict and kind, with the formatter's exact command in its detail.
 """
+from types import SimpleNamespace
+
 from vfz import findings, oracles
+from vfz.oracles.evidence import fat_type_exception
 from vfz.check import verdict
 from vfz.check.divergence import Divergence
 
 
-def explained(geo, formatter, reader, rr):
-    """{exception name: [complaint lines]} the formatter's and the reader's fresh-volume
-    exceptions explain of rr."""
+def explained(geo, formatter, reader, rr, image=None):
+    """{exception name: [complaint lines, or the error of a failed read]} the formatter's and
+    the reader's fresh-volume exceptions explain of rr (on image, the fresh volume)."""
     out = {}
     for role, name in (("formatter", formatter), ("reader", reader)):
         try:
             cls = oracles.oracle_class(name, role)
         except KeyError:
             continue
-        for n, lines in cls.fresh_exceptions(geo, rr):
+        for n, lines in cls.fresh_exceptions(geo, rr, image):
             out.setdefault(n, []).extend(lines)
     return out
 
@@ -41,10 +48,21 @@ def check_formatted(res, readers, geo, formatter, argv, image, fat_bits, timeout
         v = verdict.verdict_for(rr, [], rn, exp_c, {}, None)
         if v.verdict == "ok":
             continue
-        names = explained(geo, formatter, rn, rr)
+        # a reader that decides the FAT type by the cluster count, on a FAT32 boot sector over
+        # fewer than 65 525 clusters: its <family>-fat32-few-clusters, the whole answer, as
+        # the checker names it on written images (vfz.oracles.evidence.fat_type_exception)
+        whole = fat_type_exception(SimpleNamespace(reader=rn, image=image))
+        if whole:
+            if exceptions is not None:
+                exceptions[whole] += 1
+            continue
+        names = explained(geo, formatter, rn, rr, image)
         covered = {c for lines in names.values() for c in lines}
         rest = [c for c in rr.complaints or () if c not in covered]
-        if v.verdict == "complains" and not rest and covered:
+        # a complaint or a failure is named when every line of it is explained: a failed
+        # read by its error (a reader that cannot take the volume at all, for a known reason)
+        whole = (v.verdict == "complains" or (v.verdict == "failed" and rr.error in covered))
+        if whole and not rest and covered:
             if exceptions is not None:
                 for n in names:
                     exceptions[n] += 1

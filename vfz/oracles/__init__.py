@@ -66,11 +66,12 @@ class Hooks:
         return None
 
     @staticmethod
-    def fresh_exceptions(geo, rr):
+    def fresh_exceptions(geo, rr, image=None):
         """What this oracle's named exceptions explain of a reader's answer rr
-        on a formatter's fresh volume of geometry geo: [(name, [complaint
-        lines explained])] (a reader explains its own answers; a formatter
-        what its volumes make readers say). Default: nothing."""
+        on a formatter's fresh volume of geometry geo (in the file image):
+        [(name, [complaint lines explained])]; a failed read is explained when
+        its rr.error is among the lines. A reader explains its own answers; a
+        formatter what its volumes make readers say. Default: nothing."""
         return []
 
     @staticmethod

@@ -42,7 +42,7 @@ class MkdosfsFormatter(Formatter):
             r.error = f"busybox mkdosfs failed: {(p.errtext or p.text or p.error or '').strip()[-200:]}"
 
     @staticmethod
-    def fresh_exceptions(geo, rr):
+    def fresh_exceptions(geo, rr, image=None):
         """fsck.fat's words on the NUL-padded label BusyBox writes, line by line."""
         label = [c for c in rr.complaints or () if "abel" in c and "is not valid" in c]
         return [(LABEL_NUL, label)] if label else []

@@ -33,7 +33,7 @@ class DosfsckReader(Reader):
         return {"repair": False, **({"fsck": os.path.join(asan_bin, "fsck.fat")} if asan_bin else {})}
 
     @staticmethod
-    def fresh_exceptions(geo, rr):
+    def fresh_exceptions(geo, rr, image=None):
         return fresh_exceptions(geo, rr)
 
     @staticmethod

@@ -7,7 +7,7 @@ FAT chain). fatcat prints names as raw bytes inside its JSON (no escaping),
 so the answer is decoded as Latin-1 and parsed field by field.
 
 Checker: `-2` compares the two FATs ("FATs are exactly equals", else a
-complaint), `-o` (at most O_LIMIT seconds) looks for orphaned cluster chains ("There is N orphaned
+complaint; a volume of one FAT has nothing to compare: fresh.py), `-o` (at most O_LIMIT seconds) looks for orphaned cluster chains ("There is N orphaned
 elements:" and one "* File|Directory clusters A to B" line each: one
 complaint per chain). fatcat's "! ..." messages on stderr are counted in
 extra["warnings"], and the -o run's "! Trying to read outside the disk"
@@ -48,6 +48,7 @@ from vfz.oracles import Entry, NamedException, Reader, ReadResult, Timer
 from vfz import iobounds
 from vfz.proc import run
 from vfz.oracles.fatcat import meta as fmeta
+from vfz.oracles.fatcat.fresh import ONE_FAT, SECTOR_512, fresh_exceptions
 
 LFN_BYTES = "fatcat-lfn-bytes"
 RAW_83 = "fatcat-raw-83"
@@ -222,6 +223,8 @@ def cluster1_walk(image):
 
 
 class FatcatReader(Reader):
+    fresh_exceptions = staticmethod(fresh_exceptions)
+
     @staticmethod
     def io_exception(o, head, declared, size):
         """fatcat -o's reads at the wrapped address of cluster 0 or 1 (EXCEPTIONS)."""
@@ -314,6 +317,8 @@ class FatcatReader(Reader):
         raws.append(p.raw())
         if p.error:
             r.complaints.append(f"fatcat -2: {p.error}")
+        elif ONE_FAT in p.errtext and not p.text.replace("Comparing the FATs", "").strip():
+            pass                # one FAT: nothing to compare (fresh.py)
         elif "FATs are exactly equals" not in p.text:
             diff = [ln.strip() for ln in p.text.split("\n")
                     if ln.strip() and not ln.startswith("Comparing the FATs")]
@@ -349,7 +354,11 @@ class FatcatReader(Reader):
         LFN_BYTES when every missing entry is at or below a long name
         fatcat reads as empty and each is shown, with the same type and
         contents, at the path short_fallback_paths predicts, and nothing
-        else is shown."""
+        else is shown.
+        SECTOR_512 when fatcat failed on a volume of other than 512-byte sectors."""
+        if getattr(ev, "verdict", None) == "failed" and ev.rr is not None and \
+                fresh_exceptions(None, ev.rr, getattr(ev, "image", None)):
+            return SECTOR_512
         if FatcatReader.orphan_uninit(ev):
             return ORPHAN_UNINIT
         if fmeta.skips_attr(ev):
@@ -485,4 +494,11 @@ EXCEPTIONS = fmeta.EXCEPTIONS + [
                    "the flags and the code page",
                    "actual leaf == the expected leaf upper-cased in cp437 bytes (raw_83_form), "
                    "for a name a writer stores bare (fits 8.3 under winnt) or a non-ASCII one"),
+    NamedException(SECTOR_512, "fatcat", "reader",
+                   "fatcat 1.1.0 reads only 512-byte sectors: any other bytes-per-sector value makes "
+                   "it warn 'Bytes per sector is not 512 (N)' and fail to init the file system, so "
+                   "volumes of 1024..4096-byte sectors (mformat -M, f_mkfs on a 4Kn disk, mkfs.fat "
+                   "-S) are unreadable to it (a design limit)",
+                   "fatcat failed with 'Failed to init the FAT filesystem', said the sector size "
+                   "is not 512, and the boot sector's is not (vfz/oracles/fatcat/fresh.py)"),
 ]

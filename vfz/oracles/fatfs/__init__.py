@@ -118,7 +118,8 @@ profile PROFILE predicts the writer; EXCEPTIONS names the rest):
 
 The package: server.py (the Node process), reader.py, writer.py, names.py
 (FatFs's folding and name rules: casefold.json and the model profile),
-exceptions.py (the catalogue), __main__.py (`python3 -m vfz.oracles.fatfs
+exceptions.py (the catalogue), format.py (f_mkfs as the formatter
+`fatfs-mkfs`), __main__.py (`python3 -m vfz.oracles.fatfs
 --casefold`). This module holds the registry entry, setup's install step
 and the public names.
 """
@@ -140,6 +141,8 @@ ENTRIES = [
     Entry("fatfs", "fatfs", fat_type="count", iotrace="own", supports=OPS | {"write-offset", "truncate"}, reader="vfz.oracles.fatfs:FatfsReader", writer="vfz.oracles.fatfs:FatfsWriter",
           profile=PROFILE, names="dual", shortname="winnt", shorts="own", label="FatFs R0.15",
           needs=("nodejs", "npm:js-fatfs"), cost="process"),
+    Entry("fatfs-mkfs", "fatfs", formatter="vfz.oracles.fatfs.format:FatfsFormatter",
+          needs=("nodejs", "npm:js-fatfs"), label="FatFs f_mkfs"),
 ]
 
 

@@ -10,6 +10,8 @@ from vfz.oracles import NamedException
 DEL_UNOPENABLE = "fatfs-del-unopenable"
 CASE_TWINS = "fatfs-case-twins"
 OWN_ALIASES = "fatfs-own-aliases"
+MKFS_FAT16_MAX = "fatfs-mkfs-fat16-65525"
+COUNT_EDGES = "fatfs-count-edges"
 
 
 def _get(ev, k):
@@ -75,4 +77,26 @@ EXCEPTIONS = [
         "f_rename to a respelling of the entry's own name applies it ('a' -> 'A' is 'A'); "
         "Linux 6.1 keeps the old spelling",
         "modelled: profile knob case_rename 'apply'"),
+    NamedException(
+        MKFS_FAT16_MAX, "fatfs", "formatter",
+        "FatFs's f_mkfs makes FAT16 up to 65 525 clusters (ff.c MAX_FAT16 0xFFF5, 'differs from specs, "
+        "but right for real DOS/Windows behavior'), one more than the FAT specification's and "
+        "Linux's 65 524: on a FAT16 boot sector over exactly 65 525 clusters fsck.fat 4.2 gives up "
+        "('Too many clusters (65525) for FAT16 filesystem'), Linux 6.1 does not mount it ('count of "
+        "clusters too big'), `vfat ls`/`vfat check` refuse it, The "
+        "Sleuth Kit and 7-Zip take it for FAT32 and fail; GRUB, mtools, fusefat and FatFs read it "
+        "(measured, formatter sweep; reports/formatters.md). FatFs's FAT12 stops below 4 085 and "
+        "its FAT16 starts at 4 086: no other boundary count is made",
+        "the fresh volume's boot sector is FAT16 (16-bit FAT size not 0) over exactly 65 525 "
+        "clusters; what is explained is a reader's failure, and its complaints when one of them "
+        "names the count of 65525 clusters (FatfsFormatter.fresh_exceptions)"),
+    NamedException(
+        COUNT_EDGES, "fatfs", "reader",
+        "FatFs decides the FAT type by the cluster count with MAX_FAT12 0xFF5 and MAX_FAT16 0xFFF5, "
+        "one above Microsoft's 4 084 and 65 524: a volume of 4 085 clusters is read as FAT12 and "
+        "one of 65 525 as FAT16, so a FAT32 boot sector over exactly 65 525 clusters (vfat mkfs, "
+        "mformat -F at their smallest FAT32) fails f_mount with FR_NO_FILESYSTEM (measured; "
+        "below 65 525 it is fatfs-fat32-few-clusters)",
+        "FatFs's answer is 'f_mount: FR_NO_FILESYSTEM' on a FAT32 boot sector over exactly "
+        "65 525 clusters (fresh volumes: FatfsReader.fresh_exceptions; images: explain_read)"),
 ]

@@ -7,9 +7,9 @@ recognises DEL_UNOPENABLE and CASE_TWINS from a divergence's evidence.
 import json
 import os
 
-from vfz import iobounds, listing
+from vfz import geometry, iobounds, listing
 from vfz.oracles import Reader, ReadResult, Timer
-from vfz.oracles.fatfs.exceptions import CASE_TWINS, DEL_UNOPENABLE, _get
+from vfz.oracles.fatfs.exceptions import CASE_TWINS, COUNT_EDGES, DEL_UNOPENABLE, _get
 from vfz.oracles.fatfs.names import fatfs_fold
 from vfz.oracles.fatfs.server import Server, ServerError, available
 
@@ -25,6 +25,8 @@ def explain_read(ev):
     may be shown that is not expected, but a twin."""
     d = _get(ev, "diff")
     rr = _get(ev, "rr")
+    if count_edge(rr, _get(ev, "image")):
+        return COUNT_EDGES
     names = set()
     twins = listing.fold_twins(_get(ev, "entries") or (), fatfs_fold)
 
@@ -68,8 +70,26 @@ def explain_read(ev):
     return DEL_UNOPENABLE if DEL_UNOPENABLE in names else CASE_TWINS
 
 
+def count_edge(rr, image):
+    """COUNT_EDGES: FatFs's FR_NO_FILESYSTEM on a FAT32 boot sector over exactly 65 525
+    clusters (which FatFs's MAX_FAT16 0xFFF5 calls FAT16)."""
+    if not image or rr is None or rr.error != "f_mount: FR_NO_FILESYSTEM":
+        return False
+    try:
+        m = geometry.made(image)
+    except OSError:
+        return False
+    return bool(m and m["bpb32"] and m["clusters"] == geometry.FAT16_MAX + 1)
+
+
+def fresh_read(geo, rr, image=None):
+    """COUNT_EDGES on a formatter's fresh volume (the failure is the whole answer)."""
+    return [(COUNT_EDGES, [rr.error])] if count_edge(rr, image) else []
+
+
 class FatfsReader(Reader):
     explain = staticmethod(explain_read)
+    fresh_exceptions = staticmethod(fresh_read)
 
     def __init__(self, name="fatfs", **cfg):
         self.name = name

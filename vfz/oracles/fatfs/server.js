@@ -10,6 +10,9 @@
 //   {"id": N, "op": "apply", "image": PATH, "ops": [[kind, arg...], ...]}
 //                                                 -> {"id": N, "results": ["ok"|"EEXIST"|...],
 //                                                     "fr": [FR_ name or null, ...]} | {"id": N, "error": "..."}
+//   {"id": N, "op": "mkfs", "image": PATH, "size": BYTES, "ss": BYTES, "fmt": "fat"|"fat32",
+//    "n_fat": N, "n_root": N, "au_size": BYTES, "align": SECTORS}
+//                                                 -> {"id": N, "ok": true} | {"id": N, "error": "f_mkfs: FR_..."}
 //
 // FatFs reads the image file sector by sector (the diskio callbacks) and
 // its writes are kept in memory; "apply" writes them back atomically (a
@@ -82,6 +85,7 @@ class Disk {
 		this.size = 0;
 		this.ss = 512;
 		this.overlay = new Map();
+		this.written = null;      // the sectors written to a RAM disk, when mkfs asks
 	}
 	resetIo(head) {
 		this.io = [];
@@ -171,6 +175,7 @@ class Disk {
 		const heap = m.HEAPU8;
 		if (this.ram) {
 			this.ram.set(heap.subarray(buff, buff + n), a);
+			if (this.written) for (let i = 0; i < count; i++) this.written.add(sector + i);
 			return F.RES_OK;
 		}
 		for (let i = 0; i < count; i++) {
@@ -679,6 +684,52 @@ function casefold(pairs) {
 	return { same };
 }
 
+// f_mkfs on a RAM disk of size bytes and sectors of ss bytes (FF_MIN_SS 512 ..
+// FF_MAX_SS 4096 in this build), always super-floppy (FM_SFD: without it
+// FatFs writes a partition table and puts the volume after it, and the
+// readers read volumes, not disks); the other MKFS_PARM fields as asked, 0
+// leaving FatFs its default. The disk answers GET_BLOCK_SIZE 1, so align 0
+// aligns nothing. FatFs takes the volume serial from get_fattime: the clock
+// is held at FIXED_TIME while it runs, so the same request gives the same
+// bytes. The image file is made size bytes long and only the sectors FatFs
+// wrote are written to it: the rest of it must read as zeros, as the
+// Python side's fresh file does (f_mkfs writes the system area alone).
+const FIXED_TIME = Date.UTC(2020, 0, 1);
+const MKFS_WORK = 1 << 16;
+
+function mkfs(req) {
+	const ss = req.ss || 512;
+	if (![512, 1024, 2048, 4096].includes(ss) || ss > F.FF_MAX_SS)
+		return { error: `sector size ${ss}: this FatFs build takes 512..${F.FF_MAX_SS}` };
+	disk.openRam(Buffer.alloc(req.size));
+	disk.ss = ss;
+	disk.written = new Set();
+	const fmt = (req.fmt === 'fat32' ? F.FM_FAT32 : F.FM_FAT) | F.FM_SFD;
+	const opt = { fmt, n_fat: req.n_fat || 0, align: req.align || 0, n_root: req.n_root || 0,
+		au_size: req.au_size || 0 };
+	const work = ff.malloc(MKFS_WORK);
+	const now = Date.now;
+	let r;
+	try {
+		Date.now = () => FIXED_TIME;
+		r = ff.f_mkfs('', opt, work, MKFS_WORK);
+	} finally {
+		Date.now = now;
+		ff.free(work);
+	}
+	const ram = disk.ram, written = [...disk.written].sort((x, y) => x - y);
+	disk.close();
+	if (r !== F.FR_OK) return { error: `f_mkfs: ${frname(r)}` };
+	const fd = fs.openSync(req.image, 'r+');
+	try {
+		fs.ftruncateSync(fd, req.size);
+		for (const sec of written) fs.writeSync(fd, ram, sec * ss, ss, sec * ss);
+	} finally {
+		fs.closeSync(fd);
+	}
+	return { ok: true, sectors: written.length };
+}
+
 // for tests of the restart path (tests/test_fatfs.py): a genuine
 // WebAssembly trap, f_read of a file into an address past the module's
 // memory (memcpy from the sector buffer: memory access out of bounds)
@@ -755,6 +806,7 @@ async function main() {
 			else if (req.op === 'list') answer({ id, ...list(req.image) });
 			else if (req.op === 'apply') answer({ id, ...apply(req.image, req.ops) });
 			else if (req.op === 'casefold') answer({ id, ...casefold(req.pairs) });
+			else if (req.op === 'mkfs') answer({ id, ...mkfs(req) });
 			else if (req.op === 'trap') answer({ id, ...trap(req.image) });
 			else if (req.op === 'hang') for (;;) { /* as FatFs stuck in a loop */ }
 			else answer({ id, error: `unknown op ${req.op}` });

@@ -67,13 +67,15 @@ def label_file_name(image):
     """The name fusefat lists the root's volume label entry under (as an
     empty file, LABEL_AS_FILE): its 11 bytes as an 8.3 name, blanks
     dropped, a dot before a non-empty extension ('12345678901' ->
-    '12345678.901', 'A B' -> 'AB', 'NO NAME' -> 'NONAME'), or None."""
+    '12345678.901', 'A B' -> 'AB', 'NO NAME' -> 'NONAME'), or None. fusefat
+    builds it as a C string: a NUL ends it, after the dot a non-blank
+    extension put there (BusyBox's 'VFATFUZZ\0\0\0' -> 'VFATFUZZ.')."""
     raw = root_label(image)
     if raw is None:
         return None
     raw = raw.ljust(11)
     base, ext = raw[:8].replace(" ", ""), raw[8:].replace(" ", "")
-    return base + ("." + ext if ext else "")
+    return (base + ("." + ext if ext else "")).split("\0")[0]
 
 
 def _text(s):

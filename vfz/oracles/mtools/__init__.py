@@ -8,6 +8,7 @@ MTOOLSRC with codepage 437 (mtools defaults to 850), mtools_skip_check=1
 (tool.py).
 
 The package: tool.py (how mtools is run), reader.py, writer.py,
+format.py (mformat as the formatter `mformat`),
 exceptions.py (the named exceptions, their evidence and the catalogue),
 aliases.py (mtools' 8.3 aliases, for mtools-nul-alias). This module holds
 the registry entry and the public names.
@@ -32,6 +33,8 @@ ENTRIES = [
           writer="vfz.oracles.mtools:MtoolsWriter", profile="mtools", names="nodual", shorts="own",
           needs=("mtools",), default=("reader", "diff-writer"),
           supports=OPS | META_OPS | {"write-offset"}),
+    Entry("mformat", "mtools", formatter="vfz.oracles.mtools.format:MformatFormatter",
+          needs=("mtools",), label="mtools mformat"),
 ]
 
 # decides the FAT type by the cluster count (Entry.fat_type; the checker applies it)

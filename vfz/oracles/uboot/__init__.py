@@ -13,6 +13,7 @@ what such a board makes of a volume a host wrote. One module per concern:
   writer.py      UbootWriter: the op-script onto fatmkdir, fatwrite, fatrm
   names.py       names as U-Boot shows them (lfn_low_byte_form, raw_83_form)
   exceptions.py  the named exceptions' names and catalogue (EXCEPTIONS)
+  fresh.py       what U-Boot refuses of a formatter's fresh volume (fresh_exceptions)
   explain.py     the evidence that recognises each named exception
   profile.py     the model profile's knobs (PROFILE)
 

@@ -21,6 +21,8 @@ NAME_FIRST = "uboot-name-check-first"
 SKIPPED_05 = "uboot-05-skipped"
 COLLIDE = "uboot-lfn-collide"
 ALIAS_E5 = "uboot-alias-e5"
+FS_TYPE = "uboot-fs-type-string"
+SECTOR_SIZE = "uboot-sector-size"
 
 EXCEPTIONS = [
     NamedException(LFN_LOW_BYTE, "uboot", "reader",
@@ -161,4 +163,20 @@ EXCEPTIONS = [
                    "by the specification, harmless to every reader here. Fixed upstream in "
                    "v2024.07 (ba23c378c54); a v2026.07 build writes real dates (reports/bugs.md)",
                    "date fields 0x0000 on the entries the uboot writer made"),
+    NamedException(FS_TYPE, "uboot", "reader",
+                   "U-Boot 2023.01 decides FAT12 or FAT16 by the boot sector's type string "
+                   "(fs/fat/fat.c read_bootsectandvi: exactly 'FAT12   ' or 'FAT16   ', else "
+                   "'broken fs_type sign'), which the FAT specification calls informational; "
+                   "FatFs R0.15's f_mkfs writes 'FAT     ' on every FAT12/16 volume, so U-Boot "
+                   "reads none of them (fatls fails without a message); FAT32 is decided by the "
+                   "FAT size and read (measured: every FatFs FAT12/16 volume of the formatter sweep)",
+                   "a fresh volume with a FAT12/16 boot sector whose type string is neither, and "
+                   "U-Boot's fatls of / failed (vfz/oracles/uboot/fresh.py)", bug="uboot-fs-type-string"),
+    NamedException(SECTOR_SIZE, "uboot", "reader",
+                   "U-Boot's FAT code reads a volume only when its bytes per sector equal the "
+                   "block device's (get_fs_info: 'FAT sector size mismatch (fs=N, dev=512)'); the "
+                   "QEMU board's virtio disk has 512-byte blocks, so volumes of 1024..4096-byte "
+                   "sectors are refused (a design limit: a 4Kn disk would read them)",
+                   "U-Boot's error names the mismatch and the boot sector's sector size is not 512 "
+                   "(vfz/oracles/uboot/fresh.py)"),
 ]

@@ -10,6 +10,7 @@ explain); the catalogue is exceptions.py.
 import re
 from collections import Counter
 
+from vfz.oracles.uboot.fresh import fresh_exceptions
 from vfz import listing
 from vfz.model.names import walked
 from vfz.oracles.uboot.exceptions import (
@@ -192,8 +193,14 @@ def reader_explain(ev):
         those the image's bytes predict (_Unreached); each explains its own
         entry (missing, without contents, or under U-Boot's path) and, for
         a directory, everything missing under it.
+      uboot-fs-type-string, uboot-sector-size: a failed read of a volume whose
+        boot sector U-Boot refuses whole (fresh.py), written or fresh.
     -> the kinds seen (one finding each)."""
     d, r = getattr(ev, "diff", None), getattr(ev, "rr", None)
+    if r is not None and getattr(ev, "verdict", None) == "failed":
+        whole = fresh_exceptions(None, r, getattr(ev, "image", None))
+        if whole:
+            return whole[0][0]
     if d is None or r is None or r.listing is None or d.ambiguous:
         return None
     memo = {}

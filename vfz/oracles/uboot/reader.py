@@ -40,6 +40,7 @@ from vfz.oracles import Reader, ReadResult, Timer
 from vfz.oracles.uboot.board import DATA_ADDR, DATA_MAX, Board, Boards, Trap, available
 from vfz.oracles.uboot.exceptions import UNADDRESSABLE
 from vfz.oracles.uboot.explain import reader_explain, reader_name_exception
+from vfz.oracles.uboot.fresh import fresh_exceptions as uboot_fresh
 from vfz.oracles.uboot.shell import DEV, Session, Unnameable, parse_ls
 
 HOSTILE_BOARDS = 12
@@ -51,6 +52,7 @@ class UbootReader(Reader):
     """fatls and fatload on a Board; see the module doc."""
     name_exception = staticmethod(reader_name_exception)
     explain = staticmethod(reader_explain)
+    fresh_exceptions = staticmethod(uboot_fresh)
 
     @classmethod
     def hostile_cfg(cls, asan_bin=None):
