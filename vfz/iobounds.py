@@ -165,27 +165,38 @@ def qemu_log_size(log):
         return 0
 
 
-def qemu_trace(log, filename, start=0, op="guest"):
+def qemu_trace(log, filename, start=0, op="guest", end=None):
     """A Trace of the accesses to the drive whose file is filename (as given
-    to -drive) in QEMU's log, from byte start of the log on; op labels them
-    all (QEMU does not know the guest's commands)."""
+    to -drive) in QEMU's log, from byte start of the log on (to byte end);
+    op labels them all (QEMU does not know the guest's commands)."""
+    return qemu_spans(log, filename, [(op, start, end)])
+
+
+def qemu_spans(log, filename, spans):
+    """As qemu_trace, the log read once: spans [(op, start, end or None)] of
+    the log, each access labelled with the op of the span its line is in."""
     t = Trace()
-    t.ops = {0: op}
+    t.ops = {0: "; ".join(op for op, _, _ in spans[:3]) + (" ..." if len(spans) > 3 else "")}
+    if not spans:
+        return t
+    first, last = spans[0][1], spans[-1][2]
     try:
         with open(log, "rb") as f:
             head = f.read(1 << 16)          # the drives are opened at start
-            f.seek(start)
-            data = f.read()
+            f.seek(first)
+            data = f.read() if last is None else f.read(max(0, last - first))
     except OSError:
         return t
     nodes = {m.group(1) for m in map(_QEMU_OPEN.match, head.decode("utf-8", "replace").splitlines())
              if m and os.path.basename(m.group(2)) == os.path.basename(filename)}
-    for line in data.decode("utf-8", "replace").splitlines():
-        m = _QEMU_IO.match(line)
-        if m and m.group(2) in nodes:
-            n = int(m.group(4))
-            t.accesses.append(Access("read" if m.group(1) == "read" else "write",
-                                     f"blk_co_p{m.group(1)}v", int(m.group(3)), n, n, 0, op))
+    for op, a, b in spans:
+        part = data[a - first:None if b is None else b - first]
+        for line in part.decode("utf-8", "replace").splitlines():
+            m = _QEMU_IO.match(line)
+            if m and m.group(2) in nodes:
+                n = int(m.group(4))
+                t.accesses.append(Access("read" if m.group(1) == "read" else "write",
+                                         f"blk_co_p{m.group(1)}v", int(m.group(3)), n, n, 0, op))
     return t
 
 
