@@ -45,7 +45,9 @@ def strict_reader(lists=True):
     name = next(n for n in oracles.names("reader")
                 if getattr(oracles.entry(n), "under_test", not oracles.entry(n).independent)
                 and oracles.entry(n).lists == lists)
-    return oracles.get_reader(name)
+    # the lister without its label run: spread compares listings alone (one process less
+    # for each of the two reads around every op-script)
+    return oracles.get_reader(name, **({"label": False} if lists else {}))
 
 
 def unclean(complaints, listing=()):
