@@ -2,25 +2,26 @@
 
 Untraced, the image travels over the channel into the guest's tmpfs and a
 loop device is bound to that file: QEMU never sees the filesystem's reads.
-Traced (cfg iotrace=True, a VM of its own in the pool), the VM has one more
-drive, a sparse SLOT_BYTES file in its scratch directory on virtio-blk
-(/dev/vda in the guest), and QEMU logs every request on it (vfz.iobounds:
-`-d trace:blk_co_preadv,... -D blk.log`, the log backend of Debian's qemu
-7.2). The host writes the image into the slot's first bytes itself and
-sends B {size, /dev/vda}: the agent binds a fresh loop device to that range
+Traced (cfg iotrace=True), the request uses the pooled VM's extra drive, a
+sparse SLOT_BYTES file in its scratch directory on virtio-blk (serial
+vfzimg), on which QEMU logs every request (vfz.iobounds: `-d
+trace:blk_co_preadv,... -D blk.log`, the log backend of Debian's qemu 7.2).
+The host writes the image into the slot's first bytes itself and sends
+B {size, "serial=vfzimg"}: the agent binds a fresh loop device to that range
 with a size limit (the same capacity as over the tmpfs file) and direct I/O,
 so each block the filesystem reads or writes on the loop device is one
 request on the drive at the same offset, and nothing is cached under the
 loop device across images. A writer's image is copied back from the slot.
+Untraced requests never touch the drive: both kinds share the VM.
 
-Ops: the frames of a request are sent in groups (mount; the walk; each op of
-a script; the unmount), one round trip each, and the log's size after each
-group's answers splits the log by group: an access is labelled with the group
-it happened in. QEMU logs a request before it completes it, and the agent
-answers after the syscalls it waited for, so a group's records are in the log
-before its answers reach the host. The kernel writes back at sync: a write
-lands in the unmount (or in an op that syncs), reads in the op that needed
-them.
+Ops: the request's frames go as one pipeline, each labelled with its group
+(the mount, the walk, each op of a script, the unmount). QEMU also logs the
+agent's answers as they leave the guest (virtio_console_flush_buf, with
+their byte counts): the accesses before the answer to frame k has passed
+whole are frame k's. The agent answers a frame after the syscalls it made,
+and under TCG a guest's write to the port is flushed (and logged) before the
+guest goes on, so the order in the log is the guest's. The kernel writes
+back at sync: an op's writes land in the unmount, its reads in the op.
 """
 import os
 import struct
@@ -56,7 +57,7 @@ class Drive:
         with open(self.slot, "wb") as f:
             f.truncate(SLOT_BYTES)
         return ["-drive", f"file={self.slot},format=raw,if=none,id=vfzimg,cache=writeback",
-                "-device", f"virtio-blk-pci,drive=vfzimg,serial={SERIAL}", *iobounds.qemu_trace_args(self.log)]
+                "-device", f"virtio-blk-pci,drive=vfzimg,serial={SERIAL}", *iobounds.qemu_trace_args(self.log, (iobounds.QEMU_SERIAL_EVENT,))]
 
     def load(self, image):
         """The image's bytes into the slot (its data extents; the rest of the
@@ -80,10 +81,26 @@ class Drive:
     def mark(self):
         return iobounds.qemu_log_size(self.log)
 
-    def records(self, spans):
-        """A Trace of the slot's accesses, each labelled with the span of
-        the log [(label, start, end)] its line lies in."""
-        return iobounds.qemu_spans(self.log, SLOT, spans)
+    def records(self, start, labels, sizes):
+        """A Trace of the slot's accesses from log byte start on: frame k's
+        (labels[k]) are those before the agent's answer to it (sizes[k]
+        bytes on the channel, QEMU's virtio_console_flush_buf lines) was
+        passed on whole."""
+        t = iobounds.Trace()
+        t.ops = {0: "; ".join(dict.fromkeys(labels))}
+        ends, tot = [], 0
+        for n in sizes:
+            tot += n
+            ends.append(tot)
+        k, passed = 0, 0
+        for ev in iobounds.qemu_events(self.log, SLOT, start):
+            if ev[0] == "serial":
+                passed += max(0, ev[1])
+                while k < len(ends) - 1 and ends[k] <= passed:
+                    k += 1
+            elif labels:
+                t.accesses.append(iobounds.qemu_access(ev, labels[k]))
+        return t
 
 
 def copy_extents(src, dst, size):
@@ -132,33 +149,26 @@ def writer_groups(frames, mount_label, ops):
 
 
 def pipeline(vm, image, groups, timeout, modules=None, save=False):
-    """Run one traced request: image into the drive, then each group
-    [(label, frames)] as one pipeline (a frame ("B", ...) is replaced by
-    the bind of the image). Returns (replies of all frames in order, Trace).
-    save: the drive's bytes back over image after the last group. The VM's
-    lock is held throughout (a shared VM takes no other image between
-    groups). A VMError's .partial holds every reply that arrived."""
+    """Run one traced request: image into the drive, then the groups'
+    frames [(label, frames)] as one pipeline (a frame ("B", ...) is replaced
+    by the bind of the image). Returns (replies of all frames in order,
+    Trace). save: the drive's bytes back over image after. The VM's lock is
+    held throughout (a shared VM takes no other image meanwhile)."""
     deadline = time.monotonic() + timeout
-    replies, spans = [], []
     with vm.lock:
-        vm.ensure()
+        vm.pipeline([], timeout, modules=modules)      # boot, module switch: before the mark
         drive = vm.drive
         size = drive.load(image)
-        for i, (label, frames) in enumerate(groups):
-            frames = [bind_frame(size) if f[0] == "B" else f for f in frames]
-            start = drive.mark()
-            try:
-                got = vm.pipeline(frames, max(1.0, deadline - time.monotonic()),
-                                  modules=modules if i == 0 else None)
-            except VMError as e:
-                e.partial = replies + list(getattr(e, "partial", ()))
-                raise
-            replies += got
-            spans.append((label, start, drive.mark()))
-            bound = [p for (c, _), (_, p) in zip(frames, got) if c == "B"]
-            if bound and bound[0].endswith(b"buffered\n"):
-                raise VMError("the traced drive's loop device fell back to buffered I/O: "
-                              + bound[0].decode("utf-8", "replace").strip())
+        frames, labels = [], []
+        for label, fs in groups:
+            frames += [bind_frame(size) if f[0] == "B" else f for f in fs]
+            labels += [label] * len(fs)
+        start = drive.mark()
+        replies = vm.pipeline(frames, max(1.0, deadline - time.monotonic()))
+        bound = [p for (c, _), (_, p) in zip(frames, replies) if c == "B"]
+        if bound and bound[0].endswith(b"buffered\n"):
+            raise VMError("the traced drive's loop device fell back to buffered I/O: "
+                          + bound[0].decode("utf-8", "replace").strip())
         if save:
             drive.save(image, size)
-        return replies, drive.records(spans)
+        return replies, drive.records(start, labels, [5 + len(p) for _, p in replies])
