@@ -680,6 +680,13 @@ class IoBounds(unittest.TestCase):
         self.assertIn(("write", "past volume", root, "umount"),
                       {(o.kind, o.region, o.sector, o.op.split(":")[0]) for o in wout})
         self.assertIn("NEW.TXT", listing.normalize(r.read(img).listing)[-1]["path"])
+        # the hostile campaign's reader and writer lanes judge the same records
+        from vfz.hostile import findings as hf, transform as htx, verdict as hv
+        for lane, msgs in (("kernel", ["kernel read past volume"]),
+                           ("write:kernel", ["kernel read past volume", "kernel write past volume"])):
+            tool = htx.tool(lane, build_dir=KBUILD, **hf.reader_cfg(lane))
+            vs = [v.message for v in hv.classify(tool.read(img, 30), timeout=30) if v.kind == "out-of-bounds"]
+            self.assertEqual(sorted(vs), msgs, lane)
 
 
 if __name__ == "__main__":
