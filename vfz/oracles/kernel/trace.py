@@ -23,6 +23,7 @@ and under TCG a guest's write to the port is flushed (and logged) before the
 guest goes on, so the order in the log is the guest's. The kernel writes
 back at sync: an op's writes land in the unmount, its reads in the op.
 """
+import errno
 import os
 import struct
 import time
@@ -31,14 +32,14 @@ from vfz import iobounds
 from vfz.oracles.kernel.vm import VMError, s
 
 SLOT = "slot.img"
-SLOT_BYTES = 4 << 30          # sparse; larger images are refused (ImageTooLarge)
+SLOT_BYTES = 4 << 30          # sparse; a larger image is a VMError when traced
 SERIAL = "vfzimg"
 DEV = "serial=" + SERIAL      # the agent finds the disk by its serial (other drives may come first)
 
 
 class Drive:
-    """The image drive of one traced VM (VM(drive=Drive())): its QEMU
-    options, the image in and out, the log's records by group."""
+    """The image drive of a VM (VM(drive=Drive())): its QEMU options, the
+    image in and out, the log's records by frame."""
 
     def __init__(self):
         self.tmp = None
@@ -57,7 +58,8 @@ class Drive:
         with open(self.slot, "wb") as f:
             f.truncate(SLOT_BYTES)
         return ["-drive", f"file={self.slot},format=raw,if=none,id=vfzimg,cache=writeback",
-                "-device", f"virtio-blk-pci,drive=vfzimg,serial={SERIAL}", *iobounds.qemu_trace_args(self.log, (iobounds.QEMU_SERIAL_EVENT,))]
+                "-device", f"virtio-blk-pci,drive=vfzimg,serial={SERIAL}",
+                *iobounds.qemu_trace_args(self.log, (iobounds.QEMU_SERIAL_EVENT,))]
 
     def load(self, image):
         """The image's bytes into the slot (its data extents; the rest of the
@@ -111,8 +113,10 @@ def copy_extents(src, dst, size):
         try:
             d = os.lseek(fd, pos, os.SEEK_DATA)
             h = min(os.lseek(fd, d, os.SEEK_HOLE), size)
-        except OSError:              # ENXIO: only a hole is left
-            break
+        except OSError as e:
+            if e.errno == errno.ENXIO:   # only a hole is left
+                break
+            d, h = pos, size             # no SEEK_DATA here: all of it
         if d >= size:
             break
         src.seek(d)
