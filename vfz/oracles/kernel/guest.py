@@ -155,8 +155,9 @@ class _KernelBase:
     @classmethod
     def hostile_cfg(cls, asan_bin=None):
         """In the hostile campaign the image is on the traced drive: QEMU logs
-        the sectors the guest reads and writes (trace.py, vfz.iobounds)."""
-        return {"iotrace": True}
+        the sectors the guest reads and writes (trace.py, vfz.iobounds);
+        VFZ_IOTRACE=0 (the I/O-bounds oracle off) keeps it in the tmpfs."""
+        return {"iotrace": os.environ.get("VFZ_IOTRACE") != "0"}
 
     def _vm(self):
         """(vm, modules) for a pipeline call; boots the VM when needed."""
