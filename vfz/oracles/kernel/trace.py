@@ -20,8 +20,10 @@ agent's answers as they leave the guest (virtio_console_flush_buf, with
 their byte counts): the accesses before the answer to frame k has passed
 whole are frame k's. The agent answers a frame after the syscalls it made,
 and under TCG a guest's write to the port is flushed (and logged) before the
-guest goes on, so the order in the log is the guest's. The kernel writes
-back at sync: an op's writes land in the unmount, its reads in the op.
+guest goes on, so the order in the log is the guest's -- unless an answer
+is larger than the channel's socket buffer: its last pieces may pass after
+the next frame's first accesses, which then carry its label. The kernel
+writes back at sync: an op's writes land in the unmount, its reads in the op.
 """
 import errno
 import os
