@@ -79,6 +79,24 @@ class T(unittest.TestCase):
             for off, n in hm.byte_ranges(ls["s"].data, h["image"]):
                 self.assertNotEqual(hostile_findings.field_names(h["patches"], off, n), ["?"], (i, off))
 
+    def test_image_files_are_the_images(self):
+        # a lane writes the seed's non-zero runs over a file of its size (holes for its
+        # zeros), the patches and the tail: the same bytes as the image made whole, on a
+        # sparse 2 MiB seed with the fuzz seed's data at its start and at its end
+        d = seed_image()
+        big = d + bytes((1 << 21) - 2 * len(d)) + d
+        ls = hostile.layouts({"s": d})
+        for i in range(30):
+            h = hostile.make(ls, 9, i)
+            p = os.path.join(self.tmp, "w.img")
+            h.write(p)
+            with open(p, "rb") as f:
+                self.assertEqual(f.read(), h["image"], i)
+        h = hostile.Hostile(big, {"patches": [hm.Patch(5000, b"\x01\x02", "x")], "tail": b"T" * 700})
+        h.write(p)
+        with open(p, "rb") as f:
+            self.assertEqual(f.read(), hm.apply(big, h["patches"], h["tail"]))
+
     def test_canary_verdict(self):
         d, h = canary_case()
         img = self.path("canary.img", h["image"])
@@ -88,6 +106,10 @@ class T(unittest.TestCase):
             try:
                 rr = r.read(img, 30)
                 self.assertEqual(bool(hv.canary_hits(rr, h["image"], h["canary"])), hit, (name, rr.listing))
+                # the campaign hands the image as a function, called only on a hit
+                made = []
+                got = hv.canary_hits(rr, lambda: made.append(1) or h["image"], h["canary"])
+                self.assertEqual((bool(got), bool(made)), (hit, hit), name)
                 rs = r.read(seed, 30)
                 self.assertEqual(hv.classify(rs, d, h["canary"], 30), [], name)
             finally:

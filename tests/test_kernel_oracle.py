@@ -26,7 +26,7 @@ sys.path.insert(0, SRC)
 
 from vfz.oracles import kernel as K  # noqa: E402
 from vfz.oracles.kernel.vm import VMError  # noqa: E402
-from vfz import listing, opscript# noqa: E402
+from vfz import iobounds, listing, opscript  # noqa: E402
 
 TMP = None
 MT_ENV = None
@@ -636,6 +636,57 @@ class Survival(unittest.TestCase):
         self.assertIn("[no answer] after the last op", w.raw)
         with open(img2, "rb") as f:
             self.assertEqual(f.read(), before)
+
+
+class IoBounds(unittest.TestCase):
+    """The I/O-bounds trace of the kernel VM (vfz/oracles/kernel/trace.py): QEMU's block
+    layer logs the sectors the guest reads and writes; the pooled VM the other tests
+    boot carries the traced drive, so this costs a few requests, not a boot."""
+
+    def test_read_and_write_past_a_volume_declaring_8_sectors(self):
+        img = mkfs("bounds.img", 8192, ("-F", "16", "-s", "1"))
+        mt_put(img, "/DATA.BIN", pattern(4, 3000))
+        ops = opscript.parse('create "/NEW.TXT" 100 1\n')
+        with open(img, "rb") as f:
+            g = Geometry(f)
+            cl = struct.unpack_from("<H", g.root_entries(f)[0], 26)[0]
+        # the whole volume declared: everything the kernel reads is inside it
+        r = K.KernelReader(build_dir=KBUILD, iotrace=True)
+        t = r.read(img).extra["iotrace"]
+        self.assertTrue(t.accesses)
+        self.assertEqual(iobounds.judge(t, os.path.getsize(img), os.path.getsize(img)), [])
+        # 8 sectors declared (16-bit total): Linux 6.1 computes its cluster count with an
+        # unsigned wrap, caps it by the FAT's size and mounts; the root directory (after
+        # the FATs) and the file's cluster lie past the declared end
+        with open(img, "r+b") as f:
+            f.seek(19)
+            f.write(struct.pack("<H", 8))
+        res = r.read(img)
+        self.assertIsNone(res.error)
+        self.assertEqual(listing.normalize(res.listing), expected_listing({"/DATA.BIN": pattern(4, 3000)}))
+        out = iobounds.judge(res.extra["iotrace"], 8 * 512, os.path.getsize(img))
+        root, data = g.root // 512, (g.data + (cl - 2) * g.csize) // 512
+        got = {(o.kind, o.region, o.sector, o.op.split(":")[0].split(" ")[0]) for o in out}
+        self.assertIn(("read", "past volume", root, "mount"), got)
+        self.assertIn(("read", "past volume", data, "walk"), got)
+        self.assertTrue(all(o.call == "blk_co_preadv" for o in out))
+        self.assertIn(f"(sector {root}, 512 done) by blk_co_preadv in `mount -t vfat", out[0].describe())
+        # the writer: the new entry is written back into the root past the volume at the unmount
+        w = K.KernelWriter(build_dir=KBUILD, iotrace=True)
+        wr = w.apply(img, ops)
+        self.assertIsNone(wr.error)
+        self.assertEqual(wr.results, ["ok"])
+        wout = iobounds.judge(w.last_iotrace, 8 * 512, os.path.getsize(img))
+        self.assertIn(("write", "past volume", root, "umount"),
+                      {(o.kind, o.region, o.sector, o.op.split(":")[0]) for o in wout})
+        self.assertIn("NEW.TXT", listing.normalize(r.read(img).listing)[-1]["path"])
+        # the hostile campaign's reader and writer lanes judge the same records
+        from vfz.hostile import findings as hf, transform as htx, verdict as hv
+        for lane, msgs in (("kernel", ["kernel read past volume"]),
+                           ("write:kernel", ["kernel read past volume", "kernel write past volume"])):
+            tool = htx.tool(lane, build_dir=KBUILD, **hf.reader_cfg(lane))
+            vs = [v.message for v in hv.classify(tool.read(img, 30), timeout=30) if v.kind == "out-of-bounds"]
+            self.assertEqual(sorted(vs), msgs, lane)
 
 
 if __name__ == "__main__":

@@ -149,15 +149,19 @@ def sector_trace(io, call_read="disk_read", call_write="disk_write"):
 
 # QEMU's block layer (the log trace backend of Debian's qemu 7.2: `-d
 # trace:EVENT -D FILE`, one line per event, flushed per line): which node is
-# which file, and every read and write a guest device asks of it
+# which file, and every read and write a guest device asks of it; and, as op
+# markers, the bytes a guest writes to a virtio-serial port (the kernel VM's
+# agent answering a request, vfz/oracles/kernel/trace.py)
 QEMU_EVENTS = ("bdrv_open_common", "blk_co_preadv", "blk_co_pwritev")
+QEMU_SERIAL_EVENT = "virtio_console_flush_buf"
 _QEMU_OPEN = re.compile(r'^bdrv_open_common bs (0x[0-9a-f]+) filename "(.*)" flags')
 _QEMU_IO = re.compile(r"^blk_co_p(read|write)v blk \S+ bs (0x[0-9a-f]+) offset (\d+) bytes (\d+)")
+_QEMU_FLUSH = re.compile(r"^virtio_console_flush_buf port \d+, in_len \d+, out_len (-?\d+)")
 
 
-def qemu_trace_args(log):
-    """QEMU options that log the block layer's accesses to log."""
-    return ["-d", ",".join("trace:" + e for e in QEMU_EVENTS), "-D", log]
+def qemu_trace_args(log, extra=()):
+    """QEMU options that log the block layer's accesses (and the events extra) to log."""
+    return ["-d", ",".join("trace:" + e for e in QEMU_EVENTS + tuple(extra)), "-D", log]
 
 
 def qemu_log_size(log):
@@ -167,27 +171,44 @@ def qemu_log_size(log):
         return 0
 
 
+def qemu_events(log, filename, start=0, end=None):
+    """QEMU's log from byte start (to end), in order: ("io", kind, offset, length) for each
+    access to the drive whose file is filename (as given to -drive), ("serial", bytes) for
+    each flush of a virtio-serial port's output (bytes passed on, or -errno)."""
+    try:
+        with open(log, "rb") as f:
+            head = f.read(1 << 16)          # the drives are opened at start
+            f.seek(start)
+            data = f.read() if end is None else f.read(max(0, end - start))
+    except OSError:
+        return []
+    nodes = {m.group(1) for m in map(_QEMU_OPEN.match, head.decode("utf-8", "replace").splitlines())
+             if m and os.path.basename(m.group(2)) == os.path.basename(filename)}
+    out = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        m = _QEMU_IO.match(line)
+        if m and m.group(2) in nodes:
+            out.append(("io", "read" if m.group(1) == "read" else "write", int(m.group(3)), int(m.group(4))))
+            continue
+        m = _QEMU_FLUSH.match(line)
+        if m:
+            out.append(("serial", int(m.group(1))))
+    return out
+
+
+def qemu_access(ev, op):
+    """The Access of an ("io", ...) event of qemu_events, labelled op."""
+    _, kind, offset, n = ev
+    return Access(kind, "blk_co_preadv" if kind == "read" else "blk_co_pwritev", offset, n, n, 0, op)
+
+
 def qemu_trace(log, filename, start=0, op="guest"):
     """A Trace of the accesses to the drive whose file is filename (as given
     to -drive) in QEMU's log, from byte start of the log on; op labels them
     all (QEMU does not know the guest's commands)."""
     t = Trace()
     t.ops = {0: op}
-    try:
-        with open(log, "rb") as f:
-            head = f.read(1 << 16)          # the drives are opened at start
-            f.seek(start)
-            data = f.read()
-    except OSError:
-        return t
-    nodes = {m.group(1) for m in map(_QEMU_OPEN.match, head.decode("utf-8", "replace").splitlines())
-             if m and os.path.basename(m.group(2)) == os.path.basename(filename)}
-    for line in data.decode("utf-8", "replace").splitlines():
-        m = _QEMU_IO.match(line)
-        if m and m.group(2) in nodes:
-            n = int(m.group(4))
-            t.accesses.append(Access("read" if m.group(1) == "read" else "write",
-                                     f"blk_co_p{m.group(1)}v", int(m.group(3)), n, n, 0, op))
+    t.accesses = [qemu_access(ev, op) for ev in qemu_events(log, filename, start) if ev[0] == "io"]
     return t
 
 

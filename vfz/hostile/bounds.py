@@ -29,9 +29,10 @@ clusters alike: a 4-minute run split 7-Zip's big reads into 5 findings by
 it) nor the field the mutation hit (the minimiser's checks see the image,
 not the mutation; diff.txt names it) is in the signature.
 
-FatFs and U-Boot (iotrace "own") are judged the same way from the sectors its disk layer
-recorded (vfz/oracles/fatfs/server.js: rr.extra["iotrace"]). Not traced:
-the kernel and U-Boot (QEMU guests), the core (the oracle under test).
+FatFs, U-Boot and the kernel VM (iotrace "own") are judged the same way from the sectors
+their disk layer recorded (FatFs's disk callbacks, vfz/oracles/fatfs/server.js; QEMU's block
+layer for the two guests, vfz/oracles/kernel/trace.py): rr.extra["iotrace"], a writer's
+handed on by vfz.hostile.writes.WriterProbe. Not traced: the core (the oracle under test).
 """
 import os
 
@@ -40,7 +41,8 @@ from vfz.hostile import mutate as hm
 
 # which oracles are traced, and how, is each oracle's trait (vfz.oracles.Entry.iotrace):
 # "preload" -- a user-space tool run under the library; "own" -- it records its sectors
-# itself in rr.extra["iotrace"] (FatFs's disk layer, U-Boot's QEMU with cfg iotrace=True)
+# itself in rr.extra["iotrace"] (FatFs's disk layer, the QEMU of U-Boot and of the kernel VM
+# with cfg iotrace=True)
 KEEP = 64                  # out-of-bounds records kept per answer
 
 

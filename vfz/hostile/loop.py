@@ -26,8 +26,9 @@ bugs apart: a stock tool's crash is signed by its backtrace (vfz.hostile.backtra
 the command run again under gdb), an emulated tool's hang or trap by what it
 printed last (vfz.hostile.lastwords: U-Boot's console, QEMU's own message, the
 kernel's call trace). The user-space readers
-and transformers run under the I/O-bounds oracle's preload library, FatFs and
-U-Boot record their own sectors (vfz.hostile.bounds, docs/iobounds.md): a read
+and transformers run under the I/O-bounds oracle's preload library, FatFs,
+U-Boot and the kernel VM record their own sectors (vfz.hostile.bounds,
+docs/iobounds.md; a writer lane's too): a read
 or write outside the volume or the image is an out-of-bounds verdict.
 
 Transformers -- tools that rewrite a volume in place: fatsort and fsck.fat -a
@@ -141,7 +142,12 @@ class Hostile(dict):
             if "image" in self:
                 f.write(self["image"])
                 return
-            f.write(self.seed)
+            # the seed's data only, over a file of its size: its zeros stay holes
+            f.truncate(len(self.seed))
+            view = memoryview(self.seed)
+            for a, b in lane.nonzero_runs(self.seed):
+                f.seek(a)
+                f.write(view[a:b])
             for p in self["patches"]:
                 if p.offset < len(self.seed):
                     f.seek(p.offset)
@@ -216,8 +222,9 @@ class Run:
             probe.fixed = None
             probe.pre = pre                 # its strict reads before the ops (lane.Prefetch)
         rr = reader.read(path, self.args.timeout)
-        # the image's bytes only where a verdict reads them: a canary image's file contents
-        vs = hv.classify(rr, h["image"] if h["canary"] else None, h["canary"], self.args.timeout)
+        # the image's bytes only where a verdict reads them: a canary image's, and only when
+        # a file read back as the canary (made on demand: a 34 MiB copy per canary image)
+        vs = hv.classify(rr, (lambda: h["image"]) if h["canary"] else None, h["canary"], self.args.timeout)
         with self.lock:
             st["images"] += 1
             st["seconds"] += rr.seconds

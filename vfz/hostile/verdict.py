@@ -231,11 +231,9 @@ def trap(rr):
 
 def canary_hits(rr, image, pattern):
     """Listed files whose contents are all canary -> [path]; [] unless the
-    canary lies wholly past the volume this image declares."""
+    canary lies wholly past the volume this image declares (image: its bytes,
+    or a function that makes them, called only when a file reads as the canary)."""
     if pattern is None or not rr.listing:
-        return []
-    end = hm.declared_end(image)
-    if end is None or image.find(pattern[:8]) < end:
         return []
     out, cache = [], {}
     for e in rr.listing:
@@ -246,6 +244,13 @@ def canary_hits(rr, image, pattern):
             cache[size] = hashlib.sha256(hm.canary_bytes(pattern, 0, size)).hexdigest()
         if sha == cache[size]:
             out.append(e["path"])
+    if not out:
+        return []
+    if callable(image):         # the image made only now that a file reads as the canary
+        image = image()
+    end = hm.declared_end(image)
+    if end is None or image.find(pattern[:8]) < end:
+        return []
     return out
 
 

@@ -41,9 +41,10 @@ def available(override=None):
 
 
 class CoreReader(Reader):
-    def __init__(self, name="core", vfat=None, **cfg):
+    def __init__(self, name="core", vfat=None, label=True, **cfg):
         self.name = name
         self.vfat = vfat
+        self.label = label          # False: no `vfat label` run (the hostile writes' strict reads)
 
     def available(self):
         return available(self.vfat)
@@ -64,8 +65,8 @@ class CoreReader(Reader):
                 for e in r.listing:         # the meta keys (docs/listing.md)
                     if "attr" in e:
                         e["attrs"] = listing.attr_letters(e["attr"])
-                lab = run([b, "label", image], timeout=timeout)
-                if lab.rc == 0 and not lab.error:
+                lab = run([b, "label", image], timeout=timeout) if self.label else None
+                if lab is not None and lab.rc == 0 and not lab.error:
                     r.extra["label"] = json.loads(lab.text)
 
 

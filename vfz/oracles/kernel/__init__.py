@@ -45,6 +45,11 @@ cfg keys (all optional)
     persistent    True (default): the pooled VM lives across calls; False: a
                   fresh VM is booted for every image and powered off after it
                   (the naive way, for benchmarks)
+    iotrace       the image on the VM's traced drive instead of the guest's
+                  tmpfs (trace.py): QEMU logs every sector the guest reads and
+                  writes, ReadResult.extra["iotrace"] / KernelWriter.last_iotrace
+                  hold them (vfz.iobounds.Trace, labelled by op); default False,
+                  True in the hostile campaign (hostile_cfg)
     hang_ms       test hook: the agent busy-loops this many ms without
                   answering (a hanging request): readers before the image,
                   writers after the last op; default 0
@@ -79,7 +84,7 @@ Answers
 The package: guest.py (the guest build, the VM pool, module sets, the
 configuration every oracle class shares), vm.py (one QEMU guest and its
 agent's protocol), answers.py (reading the agent's answers), reader.py,
-writer.py; agent.c, build.sh and mkimage.py build the guest. This module
+writer.py, trace.py (the I/O-bounds trace); agent.c, build.sh and mkimage.py build the guest. This module
 holds the registry entries and the public names.
 """
 from vfz.oracles import OPS, Entry
@@ -103,13 +108,14 @@ _SUPPORTS = OPS | {"write-offset", "truncate", "chattr", "touch"}
 EXPORTS = {"kernel": "vfz.oracles.kernel.export"}   # its reproducer template (vfz/oracles/repro.py)
 ENTRIES = [
     Entry("kernel", "kernel", reader=_M + "KernelReader", writer=_M + "KernelWriter", names="dual",
-          needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True, supports=_SUPPORTS),
+          needs=_NEEDS, cost="vm", default=("reader", "writer"), builds=True, supports=_SUPPORTS, iotrace="own"),
     Entry("kernel-nodual", "kernel", reader=_M + "KernelNodualReader", writer=_M + "KernelNodualWriter",
           shorts="v1", seeded=True, needs=_NODUAL_NEEDS, cost="vm", default=("writer",), builds=True,
-          supports=_SUPPORTS),
+          supports=_SUPPORTS, iotrace="own"),
     Entry("kernel-nodual-v3", "kernel", reader=_M + "KernelNodualV3Reader",
           writer=_M + "KernelNodualV3Writer", shorts="v3", shortname="winnt", seeded=True,
-          needs=_NODUAL_NEEDS, cost="vm", default=("writer",), builds=True, supports=_SUPPORTS),
+          needs=_NODUAL_NEEDS, cost="vm", default=("writer",), builds=True, supports=_SUPPORTS,
+          iotrace="own"),
     Entry("kernel-no83", "kernel", reader=_M + "KernelNo83Reader", writer=_M + "KernelNo83Writer",
-          names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS),
+          names="dual", needs=_NODUAL_NEEDS, cost="vm", builds=True, supports=_SUPPORTS, iotrace="own"),
 ]

@@ -15,6 +15,11 @@
  *                          parameter); reply "ok" or the errno name
  *   I {u64 size; chunks (u64 off, u32 len, data)...}  the image goes to
  *                          /tmp/img (tmpfs) and onto a fresh loop device
+ *   B {u64 size; str dev}  the host wrote the image into the first SIZE
+ *                          bytes of block device DEV (a drive whose accesses
+ *                          QEMU logs: vfz/oracles/kernel/trace.py; DEV
+ *                          "serial=S": the virtio disk of that serial): a
+ *                          fresh loop device over that range, direct I/O
  *   O {u32 flags; str fstype; str options}   mount the loop device on /mnt
  *   L {u32 flags; u32 budget_ms}  list the mounted tree (text, see walk_dir);
  *                          flags bit 0: do not read/hash files; a walk that
@@ -28,6 +33,7 @@
  *   U [u32 flags]          unmount (syncs), then drop caches unless flags
  *                          bit 0 is set
  *   G                      image bytes back: u64 size; chunks as in I
+ *                          (after B: an error, the host reads its drive)
  *   K                      kernel messages (/dev/kmsg records) since last K
  *   S {str cmd}            run `busybox sh -c CMD` (debugging, benchmarks);
  *                          reply "rc=N\n" + its stdout and stderr
@@ -286,6 +292,7 @@ static void host_gone(void)
 
 static int mounted;
 static char loopdev[64];
+static int ondrive; /* the loop device is bound to a drive (B), not to IMG */
 static int kmsg_fd = -1;
 static int timing; /* report step times in replies (W /vfz/timing 1) */
 
@@ -312,6 +319,7 @@ static void loop_release(struct buf *log)
 		close(fd);
 	}
 	loopdev[0] = 0;
+	ondrive = 0;
 }
 
 static int do_umount(struct buf *log, int drop)
@@ -477,6 +485,8 @@ static void cmd_image(size_t plen)
 	double t0 = now_ms();
 	int fd = -1;
 	do_umount(&log, 1);
+	if (ondrive) /* IMG gets a loop device of its own again */
+		loop_release(&log);
 	int rc = image_file(&s, &log, &fd);
 	st_drain(&s);
 	if (s.dead) /* host gone mid-frame: nobody to answer */
@@ -541,6 +551,111 @@ fail:
 	free(log.p);
 }
 
+/* B: the image is on a drive. A fresh loop device over its first SIZE
+ * bytes (lo_sizelimit: the same capacity as a loop device over IMG), with
+ * direct I/O: every request of the filesystem on the loop device is one
+ * request on the drive at the same offset, which QEMU's block layer logs,
+ * and the drive's own page cache is never used (it is dropped first all
+ * the same: a buffered loop would read stale blocks of the last image).
+ * The reply says "dio" or "buffered" (the host treats buffered as an
+ * error: the drive's readahead would stand for the filesystem's reads). */
+/* "/dev/vdX" of the disk whose /sys/block/vdX/serial is SERIAL, or "" */
+static void disk_of_serial(const char *serial, char *out, size_t n)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+	out[0] = 0;
+	while (d && (de = readdir(d))) {
+		char path[300], got[128] = "";
+		if (de->d_name[0] == '.' || strlen(de->d_name) > 200)
+			continue;
+		snprintf(path, sizeof path, "/sys/block/%s/serial", de->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t k = read(fd, got, sizeof got - 1);
+		close(fd);
+		got[k > 0 ? k : 0] = 0;
+		got[strcspn(got, "\n")] = 0;
+		if (!strcmp(got, serial)) {
+			snprintf(out, n, "/dev/%s", de->d_name);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+static void cmd_bind(struct rd *r)
+{
+	struct buf log = { 0 };
+	uint64_t size = rd_u(r, 8);
+	char *dev = rd_str(r, NULL);
+	int dfd = -1, lfd = -1;
+	do_umount(&log, 1);
+	loop_release(&log);
+	if (r->bad) {
+		buf_printf(&log, "bad B payload\n");
+		goto fail;
+	}
+	if (!strncmp(dev, "serial=", 7)) {
+		char path[256];
+		disk_of_serial(dev + 7, path, sizeof path);
+		if (!path[0]) {
+			buf_printf(&log, "no disk of %s\n", dev);
+			goto fail;
+		}
+		free(dev);
+		dev = strdup(path);
+	}
+	dfd = open(dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0 || ioctl(dfd, BLKFLSBUF, 0) < 0) {
+		buf_printf(&log, "%s: %s\n", dev, ename(errno));
+		goto fail;
+	}
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	int nr = ctl < 0 ? -1 : ioctl(ctl, LOOP_CTL_GET_FREE);
+	if (ctl >= 0)
+		close(ctl);
+	if (nr < 0) {
+		buf_printf(&log, "loop get free: %s\n", ename(errno));
+		goto fail;
+	}
+	snprintf(loopdev, sizeof loopdev, "/dev/loop%d", nr);
+	lfd = open(loopdev, O_RDWR | O_CLOEXEC);
+	struct loop_config cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.fd = (unsigned)dfd;
+	cfg.block_size = 512;
+	cfg.info.lo_sizelimit = size;
+	cfg.info.lo_flags = LO_FLAGS_DIRECT_IO;
+	if (lfd < 0 || ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
+		buf_printf(&log, "%s: LOOP_CONFIGURE: %s\n", loopdev, ename(errno));
+		loopdev[0] = 0;
+		goto fail;
+	}
+	ondrive = 1;
+	struct loop_info64 info;
+	int dio = ioctl(lfd, LOOP_GET_STATUS64, &info) == 0 &&
+		  (info.lo_flags & LO_FLAGS_DIRECT_IO);
+	buf_printf(&log, "%s on %s, %llu bytes, %s\n", loopdev, dev, (unsigned long long)size,
+		   dio ? "dio" : "buffered");
+	close(lfd);
+	close(dfd);
+	free(dev);
+	reply('o', &log);
+	free(log.p);
+	return;
+fail:
+	if (lfd >= 0)
+		close(lfd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dev);
+	reply('e', &log);
+	free(log.p);
+}
+
 static int all_zero(const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -560,6 +675,10 @@ static void cmd_get(void)
 	enum { BS = 4096, MAXRUN = 1 << 30 };
 	static unsigned char blk[1 << 16];
 	struct stat st;
+	if (ondrive) {
+		reply_str('e', "image on a drive: the host reads it there");
+		return;
+	}
 	int fd = open(IMG, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		reply_str('e', ename(errno));
@@ -1300,6 +1419,7 @@ int main(void)
 		switch (h[4]) {
 		case 'P': reply_str('o', "pong"); break;
 		case 'M': cmd_modules(&r); break;
+		case 'B': cmd_bind(&r); break;
 		case 'O': cmd_mount(&r); break;
 		case 'L': cmd_list(&r); break;
 		case 'X': cmd_op(&r); break;

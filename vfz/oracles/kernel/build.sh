@@ -60,8 +60,9 @@ BUSYBOX=/bin/busybox
 [ -x "$BUSYBOX" ] || { echo "build.sh: busybox-static missing (apt-get install busybox-static)" >&2; exit 2; }
 
 # boot-time modules: the transport (virtio-serial over PCI), loop, the NLS
-# tables; the stock fat/vfat are loaded at boot too and replaced per request.
-BOOTMODS="virtio_pci virtio_console loop nls_cp437 nls_ascii nls_utf8 fat vfat"
+# tables; the stock fat/vfat are loaded at boot too and replaced per request;
+# virtio_blk for the drive the I/O-bounds trace puts the image on (trace.py).
+BOOTMODS="virtio_pci virtio_console virtio_blk loop nls_cp437 nls_ascii nls_utf8 fat vfat"
 MODS=$("$PY" "$HERE/mkimage.py" moddeps "$MODDIR" $BOOTMODS)
 MODFILES=""
 for m in $MODS; do MODFILES="$MODFILES $MODDIR/$m"; done

@@ -12,6 +12,7 @@ import subprocess
 import threading
 
 from vfz import REPO as _REPO
+from vfz.oracles.kernel.trace import Drive
 from vfz.oracles.kernel.vm import VM, VMError
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,12 +59,14 @@ _POOL_LOCK = threading.Lock()
 
 def get_vm(build_dir, pool_key, mem, boot_timeout):
     """The pooled VM for (build, POOL_KEY, mem); POOL_KEY is a module-set key,
-    or "*" for the one VM that switches module sets (shared_vm=True)."""
+    or "*" for the one VM that switches module sets (shared_vm=True). Each has
+    the traced image drive (trace.py): a traced oracle's request uses it, an
+    untraced one the guest's tmpfs, so both share the VM."""
     key = (os.path.abspath(build_dir), pool_key, mem)
     with _POOL_LOCK:
         vm = _POOL.get(key)
         if vm is None:
-            vm = VM(build_dir, mem=mem, boot_timeout=boot_timeout)
+            vm = VM(build_dir, mem=mem, boot_timeout=boot_timeout, drive=Drive())
             _POOL[key] = vm
         return vm
 
@@ -110,8 +113,9 @@ class _KernelBase:
     def __init__(self, name, build_dir=None, nodual_dir=None, modules=None,
                  options=DEFAULT_OPTIONS, fstype="vfat", read_only=True, hash=True,
                  mem="512M", seed=DEFAULT_SEED, boot_timeout=60.0, auto_build=True, hang_ms=0,
-                 persistent=True, shared_vm=False, drop_caches=True, **cfg):
+                 persistent=True, shared_vm=False, drop_caches=True, iotrace=False, **cfg):
         self.name = name
+        self.iotrace = bool(iotrace)    # the image on a traced drive (trace.py)
         self.build_dir = build_dir or default_build_dir()
         self.nodual_dir = nodual_dir or default_nodual_dir()
         self.options = options
@@ -148,6 +152,13 @@ class _KernelBase:
                 return False, f"{p} missing (run vfz/oracles/kernel-nodual/build.sh)"
         return True, ""
 
+    @classmethod
+    def hostile_cfg(cls, asan_bin=None):
+        """In the hostile campaign the image is on the traced drive: QEMU logs
+        the sectors the guest reads and writes (trace.py, vfz.iobounds);
+        VFZ_IOTRACE=0 (the I/O-bounds oracle off) keeps it in the tmpfs."""
+        return {"iotrace": os.environ.get("VFZ_IOTRACE") != "0"}
+
     def _vm(self):
         """(vm, modules) for a pipeline call; boots the VM when needed."""
         err = ensure_build(self.build_dir, self.auto_build)
@@ -163,7 +174,8 @@ class _KernelBase:
             vm = get_vm(self.build_dir, "*" if self.shared_vm else mods[0], self.mem,
                         self.boot_timeout)
         else:
-            vm = VM(self.build_dir, mem=self.mem, boot_timeout=self.boot_timeout)
+            vm = VM(self.build_dir, mem=self.mem, boot_timeout=self.boot_timeout,
+                    drive=Drive() if self.iotrace else None)
         return vm, mods
 
     def _uflags(self):

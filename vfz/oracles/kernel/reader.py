@@ -9,6 +9,7 @@ import struct
 
 from vfz.oracles import Reader, ReadResult, Timer
 from vfz.oracles.kernel.answers import STORAGE_RE, _txt, complaints_of, parse_kmsg, parse_listing
+from vfz.oracles.kernel import trace
 from vfz.oracles.kernel.guest import _KernelBase
 from vfz.oracles.kernel.vm import VMError, encode_image_file, s
 
@@ -50,7 +51,8 @@ class KernelReader(_KernelBase, Reader):
         r = ReadResult(self.name)
         with Timer() as t:
             try:
-                data = encode_image_file(image)     # its data extents only
+                # its data extents only (traced: the host puts it on the drive)
+                data = b"" if self.iotrace else encode_image_file(image)
             except OSError as e:
                 r.error = f"cannot read image: {e.strerror}"
                 data = None
@@ -58,7 +60,7 @@ class KernelReader(_KernelBase, Reader):
                 try:
                     vm, mods = self._vm()
                     flags = MS_RDONLY if self.read_only else 0
-                    frames = [("I", data),
+                    frames = [("B" if self.iotrace else "I", data),
                               ("O", struct.pack("<I", flags) + s(self.fstype) + s(options)),
                               ("L", struct.pack("<II", 0 if self.hash else 1,
                                                 int(timeout * 1000 * WALK_SHARE))),
@@ -66,7 +68,11 @@ class KernelReader(_KernelBase, Reader):
                     if self.hang_ms:
                         frames.insert(0, ("H", struct.pack("<I", self.hang_ms)))
                     try:
-                        replies = vm.pipeline(frames, timeout, modules=mods)
+                        if self.iotrace:    # the image on the traced drive, by op (trace.py)
+                            groups = trace.reader_groups(frames, f"mount -t {self.fstype} -o {options}")
+                            replies, r.extra["iotrace"] = trace.pipeline(vm, image, groups, timeout, mods)
+                        else:
+                            replies = vm.pipeline(frames, timeout, modules=mods)
                     finally:
                         if not self.persistent:
                             vm.close()

@@ -186,8 +186,9 @@ class VM:
     """
 
     def __init__(self, build_dir, mem="512M", boot_timeout=60.0,
-                 qemu=QEMU, extra_append=""):
+                 qemu=QEMU, extra_append="", drive=None):
         self.build_dir = build_dir
+        self.drive = drive        # the traced image drive (vfz/oracles/kernel/trace.py) or None
         self.loaded = None
         self.switches = 0
         self.mem = mem
@@ -248,7 +249,8 @@ class VM:
                "-append", append,
                "-device", "virtio-serial-pci",
                "-chardev", f"socket,id=vfz,path={sock_path}",
-               "-device", "virtserialport,chardev=vfz,name=vfz"]
+               "-device", "virtserialport,chardev=vfz,name=vfz",
+               *(self.drive.qemu_args(self.tmp) if self.drive else ())]
         with open(os.path.join(self.tmp, "qemu.err"), "wb") as err:
             self.proc = lifeline.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=err)

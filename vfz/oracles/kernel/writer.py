@@ -10,6 +10,7 @@ import struct
 from vfz.oracles import Timer, Writer, WriteResult
 from vfz.opscript import attr_bits
 from vfz.oracles.kernel.answers import STORAGE_RE, _txt, parse_kmsg
+from vfz.oracles.kernel import trace
 from vfz.oracles.kernel.guest import _KernelBase
 from vfz.oracles.kernel.vm import VMError, encode_image_file, s, write_image
 
@@ -42,13 +43,15 @@ def encode_op(op):
 class KernelWriter(_KernelBase, Writer):
     def __init__(self, name="kernel", **cfg):
         _KernelBase.__init__(self, name, **cfg)
+        self.last_iotrace = None    # traced: the last apply's sectors (trace.py)
 
     def apply(self, image, ops, timeout=60.0, options=None):
         """options: mount options for this request only (default cfg options)."""
         w = WriteResult(self.name)
         with Timer() as t:
             try:
-                data = encode_image_file(image)     # its data extents only
+                # its data extents only (traced: the host puts it on the drive)
+                data = b"" if self.iotrace else encode_image_file(image)
             except OSError as e:
                 w.error = f"cannot read image: {e.strerror}"
                 data = None
@@ -68,15 +71,21 @@ class KernelWriter(_KernelBase, Writer):
         frames = []
         if self.seed is not None:
             frames.append(("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed))))
-        frames += [("I", data),
+        frames += [("B" if self.iotrace else "I", data),
                    ("O", struct.pack("<I", 0) + s(self.fstype) + s(options))]
         first_op = len(frames)
         frames += [("X", encode_op(op)) for op in ops]
         if self.hang_ms:   # test hook: the guest stops answering after the ops
             frames.append(("H", struct.pack("<I", self.hang_ms)))
-        frames += [("U", self._uflags()), ("G", b""), ("K", b"")]
+        frames += [("U", self._uflags())] + ([] if self.iotrace else [("G", b"")]) + [("K", b"")]
+        self.last_iotrace = None
         try:
-            replies = vm.pipeline(frames, timeout, modules=mods)
+            if self.iotrace:    # the image on the traced drive, by op; copied back from it (trace.py)
+                groups = trace.writer_groups(frames, f"mount -t {self.fstype} -o {options}", ops)
+                replies, self.last_iotrace = trace.pipeline(vm, image, groups, timeout, mods, save=True)
+                replies.insert(len(replies) - 1, ("o", None))     # G: the drive was read back
+            else:
+                replies = vm.pipeline(frames, timeout, modules=mods)
         except VMError as e:
             # the ops that answered before the guest hung or died
             got = list(e.partial)[first_op:first_op + len(ops)]
@@ -125,7 +134,8 @@ class KernelWriter(_KernelBase, Writer):
         if gst != "o":
             w.error = "cannot fetch image: " + _txt(gp)
             return
-        write_image(image, gp)          # sparse: the same bytes, holes for zeros
+        if gp is not None:
+            write_image(image, gp)      # sparse: the same bytes, holes for zeros
 
 
 class KernelNodualWriter(KernelWriter):
