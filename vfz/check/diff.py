@@ -322,6 +322,8 @@ def _read_all(image, readers, expected_entries, expect, timeout, used, writer=No
     """expect(reader name) -> what that reader must report."""
     out = {}
     for n, o in readers:
+        if not oracles.reads(n, writer):        # a FAT reader and a host directory, or the reverse
+            continue
         progress(f"{n} reading {os.path.basename(image)}")
         try:
             r = o.read(image, timeout)

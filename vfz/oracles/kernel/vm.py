@@ -186,8 +186,10 @@ class VM:
     """
 
     def __init__(self, build_dir, mem="512M", boot_timeout=60.0,
-                 qemu=QEMU, extra_append=""):
+                 qemu=QEMU, extra_append="", extra_args=()):
         self.build_dir = build_dir
+        # more QEMU arguments (the vvfat oracle's QMP socket, vfz/oracles/vvfat/guest.py)
+        self.extra_args = list(extra_args)
         self.loaded = None
         self.switches = 0
         self.mem = mem
@@ -248,7 +250,7 @@ class VM:
                "-append", append,
                "-device", "virtio-serial-pci",
                "-chardev", f"socket,id=vfz,path={sock_path}",
-               "-device", "virtserialport,chardev=vfz,name=vfz"]
+               "-device", "virtserialport,chardev=vfz,name=vfz"] + self.extra_args
         with open(os.path.join(self.tmp, "qemu.err"), "wb") as err:
             self.proc = lifeline.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=err)

@@ -44,9 +44,11 @@ so DIR is final once the device is gone. In new files of this package
 with one hook in kernel/vm.py for the extra -drive/monitor arguments.
 """
 from vfz.oracles import OPS, Entry
-from vfz.oracles.vvfat.exceptions import EXCEPTIONS  # noqa: F401
-from vfz.oracles.vvfat.profile import PROFILE
+from vfz.oracles.vvfat import exceptions as _x, rw as _rw
+from vfz.oracles.vvfat.profile import KERNEL_PROFILE, PROFILE
 from vfz.oracles.vvfat.volume import VARIANTS, spec
+
+EXCEPTIONS = _x.EXCEPTIONS + _rw.EXCEPTIONS
 
 ENTRIES = [
     Entry(name, "vvfat", writer="vfz.oracles.vvfat.writer:VvfatWriter",
@@ -55,3 +57,16 @@ ENTRIES = [
           needs=("qemu-utils",), cost="process")
     for name in VARIANTS
 ]
+
+# Linux writing on a vvfat rw disk, read back as the host directory vvfat wrote: one name,
+# both roles. A writer, because vvfat sees the guest's writes only while they happen (the
+# ops run live in the guest; nothing can be replayed from a finished image); a reader,
+# because what is compared with the model is vvfat's reading of them: the host directory,
+# an image of its own medium ("dir": kernel-vvfat reads only kernel-vvfat's images and no
+# FAT reader reads them). Not a default: a VM of its own, booted once per process.
+ENTRIES.append(Entry(
+    "kernel-vvfat", "vvfat", writer="vfz.oracles.vvfat.kernel_writer:KernelVvfatWriter",
+    reader="vfz.oracles.vvfat.dirreader:VvfatDirReader", profile=KERNEL_PROFILE, names="dual",
+    label="Linux on QEMU vvfat (fat:rw:DIR)", medium="dir", cost="vm", builds=True,
+    supports=OPS | {"write-offset", "truncate", "chattr", "touch"},
+    needs=("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")))
