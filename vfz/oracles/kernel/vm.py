@@ -313,6 +313,7 @@ class VM:
         if self.tmp:
             # keep the last console log of a dead VM for reports
             self.last_console = self.console_tail()
+            self.last_qemu_err = self._qemu_err()     # QEMU's own last words (an abort)
             shutil.rmtree(self.tmp, ignore_errors=True)
             lifeline.unscratch(self.tmp)
             self.tmp = None

@@ -18,7 +18,7 @@ from vfz.oracles.kernel.answers import _txt, parse_kmsg, parse_listing
 from vfz.oracles.kernel.guest import DEFAULT_OPTIONS, default_build_dir
 from vfz.oracles.kernel.vm import VMError, s
 from vfz.oracles.kernel.writer import encode_op
-from vfz.oracles.vvfat import archive, exceptions
+from vfz.oracles.vvfat import archive, exceptions, rw
 from vfz.oracles.vvfat.guest import get_guest, virtio_blk_path
 
 # the partition of the newest virtio disk (vvfat's hard-disk geometry has an MBR)
@@ -30,10 +30,14 @@ WALK_MS = 20000
 class KernelVvfatWriter(Writer):
     explain = staticmethod(exceptions.explain_dir)
     result_exception = staticmethod(exceptions.result_exception)
+    known_failure = staticmethod(rw.known_failure)
 
     def __init__(self, name="kernel-vvfat", build_dir=None, options=DEFAULT_OPTIONS, mem="512M",
-                 boot_timeout=60.0, fat_type=16, auto_build=True, **cfg):
+                 boot_timeout=60.0, fat_type=16, auto_build=True, sync="op", **cfg):
         self.name = name
+        if sync not in ("op", "end"):
+            raise ValueError(f"sync must be op or end, not {sync!r}")
+        self.sync = sync
         self.auto_build = auto_build
         self.build_dir = build_dir or default_build_dir()
         self.options = options
@@ -86,21 +90,31 @@ class KernelVvfatWriter(Writer):
             w.error = f"vvfat disk did not appear in the guest: {_txt(p).strip()[-200:]}"
             return None
         frames = [("O", struct.pack("<I", 0) + s("vfat") + s(self.options) + s(dev))]
-        frames += [("X", encode_op(op)) for op in ops]
+        for op in ops:
+            frames.append(("X", encode_op(op)))
+            if self.sync == "op":
+                frames.append(("S", s("sync")))
+        step = 2 if self.sync == "op" else 1
         frames += [("L", struct.pack("<II", 0, WALK_MS)), ("U", struct.pack("<I", 0)), ("K", b"")]
         try:
             replies = g.vm.pipeline(frames, timeout)
         except VMError as e:
-            got = list(e.partial)[1:1 + len(ops)]
+            got = list(e.partial)[1:1 + step * len(ops):step]
             w.results = [_txt(q) if st == "o" else "EHARNESS" for st, q in got]
-            w.error = f"vvfat guest: {e}"
+            # QEMU's own last words first: an assert() in vvfat (rw.py) names the failure
+            last = (getattr(g.vm, "last_qemu_err", "") or "").strip().splitlines()
+            abort = [ln for ln in last if "Assertion" in ln or "vvfat" in ln]
+            w.error = (f"QEMU aborted: {abort[-1].split(': ', 1)[-1]}; " if abort else "") + f"vvfat guest: {e}"
+            w.raw += "[QEMU stderr] " + " | ".join(last[-5:]) + "\n"
             return None
-        (mst, mp), opr = replies[0], replies[1:1 + len(ops)]
-        (lst, lp), (ust, up), (_, kp) = replies[1 + len(ops):]
+        (mst, mp), opr = replies[0], replies[1:1 + step * len(ops):step]
+        (lst, lp), (ust, up), (_, kp) = replies[1 + step * len(ops):]
         msgs = parse_kmsg(kp)
         w.raw += f"[mount {dev} vfat {self.options}] {_txt(mp)}\n"
         if mst != "o":
             w.error = f"mount failed: {_txt(mp)}"
+            if _txt(mp) == "no image":      # an agent older than O's source field
+                w.error += " (the guest's agent predates O's mount source: run vfz/oracles/kernel/build.sh)"
             w.raw += "[kmsg]\n" + "".join(m + "\n" for m in msgs)
             return None
         for op, (st, q) in zip(ops, opr):
