@@ -28,20 +28,14 @@ qemu-img refuses, cut at the op that makes it so: a floppy holds 357
 clusters, less than the campaign's FAT16 tours fill; run the floppies on
 --fs fat12).
 
-Not done: vvfat as a reader of the kernel's writes (`-drive
-file=fat:rw:16:DIR`: the guest mounts it, runs the ops, unmounts, and the
-host directory vvfat wrote back is compared with the model's tree). What it
-needs, measured on this build: the guest initramfs has virtio, virtio_pci,
-virtio_ring and virtio_console but not virtio_blk.ko (the host's Debian
-6.1.0-57 kernel ships it: vfz/oracles/kernel/mkimage.py's module list);
-the kernel VM is pooled and boots once per campaign with `-monitor none`,
-and vvfat's directory is fixed per drive, so a drive per script needs the
-HMP monitor (drive_add + device_add virtio-blk-pci, device_del after the
-unmount) or a VM per script (a TCG boot: seconds); the agent mounts the
-MBR's first partition (/dev/vda1) instead of its tmpfs image; vvfat
-commits each guest write to DIR as it comes (a qcow overlay under /tmp),
-so DIR is final once the device is gone. In new files of this package
-with one hook in kernel/vm.py for the extra -drive/monitor arguments.
+kernel-vvfat is vvfat as a reader of the kernel's writes: Linux in a
+guest of its own (guest.py) runs the op-script on a fresh hot-plugged
+`fat:rw:16:` disk (kernel_writer.py), the host directory vvfat wrote back
+is archived as the image (archive.py) and read against the model
+(dirreader.py; the registry's medium "dir"). vvfat's rw mode aborts QEMU on
+ordinary Linux writes (a nested mkdir, a directory rename): rw.py names
+each assertion by its code path, recognised from QEMU's stderr and the
+script's ops.
 """
 from vfz.oracles import OPS, Entry
 from vfz.oracles.vvfat import exceptions as _x, rw as _rw

@@ -37,7 +37,14 @@ def write(top, image, guest=None):
     hdr = {GUEST_KEY: json.dumps([listing.core(e) for e in guest], ensure_ascii=True)} if guest is not None else {}
     raw = ["[host directory]"]
     tmp = image + ".tar-tmp"
-    with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT, pax_headers=hdr, **ENC) as t:
+    with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT, **ENC) as t:
+        # the top directory itself first, carrying the guest's listing (an
+        # archive is never empty: tarfile reads no lone global header)
+        ti = t.gettarinfo(top, arcname=".")
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = ""
+        ti.pax_headers = hdr
+        t.addfile(ti)
         for rel, is_dir in _walk(top):
             ti = t.gettarinfo(os.path.join(top, rel), arcname=rel)
             ti.uid = ti.gid = 0
@@ -56,10 +63,13 @@ def read(image):
     """Archive -> (canonical entries, the guest's listing or None). Raises
     tarfile.ReadError when image is no such archive."""
     entries = []
+    g = None
     with tarfile.open(image, "r:", **ENC) as t:
-        g = t.pax_headers.get(GUEST_KEY)
         for m in t:
             path = "/" + m.name.strip("/")
+            if m.name in (".", "./"):           # the top directory: not an entry
+                g = m.pax_headers.get(GUEST_KEY)
+                continue
             if m.isdir():
                 entries.append(listing.entry(path, "dir"))
             elif m.isfile():

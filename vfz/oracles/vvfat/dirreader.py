@@ -7,12 +7,13 @@ archives.
 import tarfile
 
 from vfz.oracles import Reader
-from vfz.oracles.vvfat import archive, exceptions
+from vfz.oracles.vvfat import archive, exceptions, rw
 
 
 class VvfatDirReader(Reader):
     glue = "kernel-vvfat"
     explain = staticmethod(exceptions.explain_dir)
+    name_exception = staticmethod(rw.name_exception)
 
     def __init__(self, name="kernel-vvfat", **cfg):
         self.name = name

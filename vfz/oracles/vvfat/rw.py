@@ -31,6 +31,13 @@ BUG = "vvfat"
 MKDIR_PARENT = "vvfat-abort-mkdir-parent"
 RENAME_DIR = "vvfat-abort-rename-dir"
 DIRENTRIES = "vvfat-abort-commit-direntries"
+DIRENTRIES_NONE = "vvfat-abort-commit-direntries-no-mapping"
+CLUSTER_COUNT = "vvfat-abort-cluster-count"
+CONSISTENCY = "vvfat-abort-consistency"
+DOWNCASE = "vvfat-downcase-short-names"
+UNLINK_KEPT = "vvfat-unlink-kept"
+UPDATE_LOST = "vvfat-update-lost"
+RMDIR_KEPT = "vvfat-rmdir-kept"
 
 
 def qemu_assertion(error):
@@ -69,6 +76,23 @@ def first_nested_mkdir(ops):
     return None
 
 
+def first_data_write(ops):
+    """Index of the first op that succeeds in giving a file bytes (a create
+    of a non-empty file, a write, a growing truncate)."""
+    for i, op, res, _ in _steps(ops):
+        if res == "ok" and ((op.kind == "create" and op.args[1]) or op.kind == "write"
+                            or (op.kind == "truncate" and op.args[1])):
+            return i
+    return None
+
+
+def first_mkdir(ops):
+    for i, op, res, _ in _steps(ops):
+        if op.kind == "mkdir" and res == "ok":
+            return i
+    return None
+
+
 def first_dir_rename(ops):
     """Index of the first rename of a directory that succeeds."""
     for i, op, res, is_dir in _steps(ops):
@@ -82,6 +106,9 @@ CATALOGUE = {
     ("handle_renames_and_mkdirs", "j < s->mapping.next"): (MKDIR_PARENT, first_nested_mkdir),
     ("handle_renames_and_mkdirs", "!strncmp(m->path, mapping->path, l2)"): (RENAME_DIR, first_dir_rename),
     ("commit_direntries", "mapping->begin == first_cluster"): (DIRENTRIES, first_nested_mkdir),
+    ("commit_direntries", "mapping"): (DIRENTRIES_NONE, first_mkdir),
+    ("get_cluster_count_for_direntry", "mapping->mode & MODE_DELETED"): (CLUSTER_COUNT, first_data_write),
+    ("check_directory_consistency", "mapping->mode & MODE_DELETED"): (CONSISTENCY, first_data_write),
 }
 
 
@@ -98,8 +125,77 @@ def known_failure(ev):
     return (i, name) if i is not None else None
 
 
-def explain(ev):
+def name_exception(expected_leaf, actual_leaf):
+    """vvfat names a host file after a bare 8.3 entry (no long name) in
+    lower case: vvfat_open sets s->downcase_short_names = 1 and no option
+    clears it, and parse_short_name lower-cases each byte with qemu_tolower
+    whatever the entry's NT case bits say. Linux (shortname=mixed) stores
+    an all-upper 8.3 name bare, so 'NUL' comes back 'nul'."""
+    from vfz.model.names import short_only
+    if actual_leaf != expected_leaf and short_only(expected_leaf, "win95") \
+            and actual_leaf == expected_leaf.lower():
+        return DOWNCASE
     return None
+
+
+def _get(ev, k):
+    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
+
+
+def _history(ops):
+    """(paths removed by an rmdir that succeeded, paths removed by an unlink
+    that succeeded, {path: every sha256 its file had after an op})."""
+    from vfz import model, oracles
+    e = oracles.entry("kernel-vvfat")
+    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    rmdirs, unlinks, shas = set(), set(), {}
+    for op in ops:
+        res = m.apply_one(op)
+        p = "/" + "/".join(c for c in (op.path or "").split("/") if c and c != ".")
+        if res == "ok" and op.kind == "rmdir":
+            rmdirs.add(p)
+        if res == "ok" and op.kind == "unlink":
+            unlinks.add(p)
+        for x in m.entries():
+            if x["type"] == "file":
+                shas.setdefault(x["path"], set()).add((x.get("size"), x.get("sha256")))
+    return rmdirs, unlinks, shas
+
+
+def explain(ev):
+    """A host directory whose every difference from the model is one vvfat
+    made replaying writes the guest kernel made right (the archive's guest
+    listing is the model's tree) -> the names, else None:
+      RMDIR_KEPT   an extra directory (or what lies under it) the script
+                   removed with an rmdir that succeeded;
+      UNLINK_KEPT  an extra file the script removed with an unlink that
+                   succeeded;
+      UPDATE_LOST  a file with the size and bytes it had after an earlier op
+                   (a later write or truncate not replayed)."""
+    from vfz import listing
+    d, rr = _get(ev, "diff"), _get(ev, "rr")
+    guest = (getattr(rr, "extra", None) or {}).get("guest")
+    exp = _get(ev, "entries")
+    if d is None or guest is None or exp is None or d.missing:
+        return None
+    if listing.normalize(guest) != listing.normalize(exp):
+        return None                   # the kernel's own tree is not the model's: not vvfat's doing
+    rmdirs, unlinks, shas = _history(_get(ev, "ops") or [])
+    names = set()
+    for e in d.extra:
+        p = e["path"]
+        if listing.under(p, rmdirs):
+            names.add(RMDIR_KEPT)
+        elif p in unlinks or listing.under(p, unlinks):
+            names.add(UNLINK_KEPT)
+        else:
+            return None
+    for a, b in d.changed:
+        if a.get("type") == "file" and (b.get("size"), b.get("sha256")) in shas.get(a["path"], ()):
+            names.add(UPDATE_LOST)
+        else:
+            return None
+    return sorted(names) or None
 
 
 def result_exception(op, expected, actual):
@@ -107,6 +203,54 @@ def result_exception(op, expected, actual):
 
 
 EXCEPTIONS = [
+    NamedException(
+        DOWNCASE, "vvfat", "reader",
+        "design: vvfat names the host file of a directory entry without a long name after its 8.3 "
+        "name lower-cased (vvfat_open: s->downcase_short_names = 1, no option; parse_short_name: "
+        "qemu_tolower of each byte, the NT case bits unread); Linux stores an all-upper 8.3 name "
+        "bare. Measured: `create /cc; rename /cc /JC(_9S)K.W` gives the host file 'jc(_9s)k.w'",
+        "the host name of an entry is the ASCII lower case of the expected name, and Linux stores "
+        "the expected name bare (vfz.model.names.short_only, win95 rule) (name_exception)"),
+    NamedException(
+        UNLINK_KEPT, "vvfat", "reader",
+        "vvfat leaves on the host a file the guest unlinked: `create /x 5 1; unlink /x` on a "
+        "synchronous mount leaves /x (5 bytes) while the guest kernel lists nothing",
+        "every difference of its kind is an extra file the script unlinked successfully, the guest "
+        "kernel's own listing (the archive's) being the model's tree (explain)", bug=BUG),
+    NamedException(
+        UPDATE_LOST, "vvfat", "reader",
+        "vvfat does not replay a write to a file it already wrote back: `create /z 100 1; write /z 80 "
+        "50 2` on a synchronous mount leaves /z at 100 bytes while the guest kernel lists 130",
+        "the host file has the size and bytes the model gave it after an earlier op, the guest "
+        "kernel's own listing being the model's tree (explain)", bug=BUG),
+    NamedException(
+        RMDIR_KEPT, "vvfat", "reader",
+        "vvfat leaves on the host a directory the guest removed: `mkdir /a; mkdir /a/b; rmdir /a/b` "
+        "leaves /a/b in the host directory while the guest kernel lists only /a (measured with a sync "
+        "after each op)",
+        "every difference of its kind is an extra directory (or what lies under it) that the script "
+        "removed with an rmdir that succeeded, the guest kernel's own listing (the archive's) being "
+        "the model's tree (explain)", bug=BUG),
+    NamedException(
+        DIRENTRIES_NONE, "vvfat", "writer",
+        "QEMU aborts (commit_direntries: Assertion `mapping' failed: no mapping for a directory's first "
+        "cluster). Measured: a bare `mkdir /'` as the second script of a VM, a sync after the op; the "
+        "same family EDK2 CI users report (mu_crypto_release issue 121)",
+        "QEMU's stderr holds that assertion and the script has a mkdir that succeeds (cut before the "
+        "first)", bug=BUG),
+    NamedException(
+        CLUSTER_COUNT, "vvfat", "writer",
+        "QEMU aborts (get_cluster_count_for_direntry: Assertion `mapping->mode & MODE_DELETED' failed) "
+        "checking a file's clusters against its mappings. Measured on a synchronous mount: `create /big "
+        "20000 9` (3 clusters) every time; `create /a 8192 9; create /b 100 9; rename /b /c` at the rename",
+        "QEMU's stderr holds that assertion and the script gives a file bytes (cut before the first op "
+        "that does)", bug=BUG),
+    NamedException(
+        CONSISTENCY, "vvfat", "writer",
+        "QEMU aborts (check_directory_consistency: Assertion `mapping->mode & MODE_DELETED' failed). "
+        "Measured with a sync after each op on a 9-op script of creates and renames",
+        "QEMU's stderr holds that assertion and the script gives a file bytes (cut before the first op "
+        "that does)", bug=BUG),
     NamedException(
         MKDIR_PARENT, "vvfat", "writer",
         "QEMU aborts (handle_renames_and_mkdirs: Assertion `j < s->mapping.next' failed) when a commit "
