@@ -124,7 +124,7 @@ class KernelVvfatWriter(Writer):
             w.results = [_txt(q) if st == "o" else "EHARNESS" for st, q in got]
             # QEMU's own last words first: an assert() in vvfat (rw.py) names the failure
             last = (getattr(g.vm, "last_qemu_err", "") or "").strip().splitlines()
-            abort = [ln for ln in last if "Assertion" in ln or "vvfat" in ln]
+            abort = [ln for ln in last if ln.strip()]
             w.error = (f"QEMU aborted: {abort[-1].split(': ', 1)[-1]}; " if abort else "") + f"vvfat guest: {e}"
             w.raw += "[QEMU stderr] " + " | ".join(last[-5:]) + "\n"
             return None
