@@ -19,7 +19,10 @@ catalogue, or one whose kind of op the script lacks, is a finding. QEMU
 tracks vvfat's rw bugs in gitlab.com/qemu-project/qemu/-/issues/272
 ("block/vvfat driver issues"); the same commit_direntries assertion
 family is reported by EDK2 CI users (github.com/microsoft/mu_crypto_release
-issue 121: `commit_direntries: assertion failed: (mapping)`).
+issue 121: `commit_direntries: assertion failed: (mapping)`). The installed
+package already carries the 2024 vvfat fixes (its changelog: "Fix wrong
+checks for cluster mappings invariant", "Fix bug in writing to middle of
+file", ...).
 """
 import re
 
