@@ -38,8 +38,10 @@ DIRENTRIES_NONE = "vvfat-abort-commit-direntries-no-mapping"
 CLUSTER_COUNT = "vvfat-abort-cluster-count"
 CONSISTENCY = "vvfat-abort-consistency"
 DELETE_ABORT = "vvfat-abort-error-deleting"
+ARRAY_GET = "vvfat-abort-array-get-chattr"
 DOWNCASE = "vvfat-downcase-short-names"
 UNLINK_KEPT = "vvfat-unlink-kept"
+STALLED = "vvfat-commit-stalled"
 UPDATE_LOST = "vvfat-update-lost"
 RMDIR_KEPT = "vvfat-rmdir-kept"
 
@@ -117,6 +119,13 @@ def first_removal(ops):
     return None
 
 
+def first_chattr(ops):
+    for i, op, res, _ in _steps(ops):
+        if op.kind == "chattr" and res == "ok":
+            return i
+    return None
+
+
 def first_dir_rename(ops):
     """Index of the first rename of a directory that succeeds."""
     for i, op, res, is_dir in _steps(ops):
@@ -134,6 +143,7 @@ CATALOGUE = {
     ("get_cluster_count_for_direntry", "mapping->mode & MODE_DELETED"): (CLUSTER_COUNT, first_data_write),
     ("check_directory_consistency", "mapping->mode & MODE_DELETED"): (CONSISTENCY, first_data_write),
     ("do_commit", "Error deleting"): (DELETE_ABORT, first_removal),
+    ("array_get", "index < array->next"): (ARRAY_GET, first_chattr),
 }
 
 
@@ -206,6 +216,34 @@ def _stale(path, size, sha, shas):
         and hashlib.sha256(final[:size]).hexdigest() == sha
 
 
+def _downcased(path):
+    """path as vvfat names it on the host: each component Linux stores bare
+    (no long name) lower-cased (name_exception)."""
+    from vfz.model.names import short_only
+    return "/".join(c.lower() if c and short_only(c, "win95") else c for c in path.split("/"))
+
+
+def _tree(entries):
+    return sorted((_downcased(e["path"]), e["type"], e.get("size"), e.get("sha256")) for e in entries)
+
+
+def stalled_at(ops, host):
+    """The number of ops k < len(ops) after which the model's tree is the
+    host directory (vvfat's downcase applied), the latest such k; None."""
+    from vfz import model, oracles
+    e = oracles.entry("kernel-vvfat")
+    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    want = sorted((x["path"], x["type"], x.get("size"), x.get("sha256")) for x in host)
+    found = None
+    if _tree(m.entries()) == want:
+        found = 0
+    for k, op in enumerate(ops[:-1], 1):
+        m.apply_one(op)
+        if _tree(m.entries()) == want:
+            found = k
+    return found
+
+
 def explain(ev):
     """A host directory whose every difference from the model is one vvfat
     made replaying writes the guest kernel made right (the archive's guest
@@ -214,6 +252,8 @@ def explain(ev):
                    removed with an rmdir that succeeded;
       UNLINK_KEPT  an extra file the script removed with an unlink that
                    succeeded;
+      STALLED      the whole host directory is the model's tree after an
+                   earlier op (nothing after it was replayed);
       UPDATE_LOST  a file with the size and bytes it had after an earlier op,
                    or with a size it had earlier and the head of its final
                    bytes (a later write's new size not replayed)."""
@@ -221,11 +261,16 @@ def explain(ev):
     d, rr = _get(ev, "diff"), _get(ev, "rr")
     guest = (getattr(rr, "extra", None) or {}).get("guest")
     exp = _get(ev, "entries")
-    if d is None or guest is None or exp is None or d.missing:
+    if d is None or guest is None or exp is None:
         return None
     if listing.normalize(guest) != listing.normalize(exp):
         return None                   # the kernel's own tree is not the model's: not vvfat's doing
-    rmdirs, unlinks, shas = _history(_get(ev, "ops") or [])
+    ops = _get(ev, "ops") or []
+    if rr.listing is not None and stalled_at(ops, rr.listing) is not None:
+        return STALLED
+    if d.missing:
+        return None
+    rmdirs, unlinks, shas = _history(ops)
     names = set()
     for e in d.extra:
         p = e["path"]
@@ -256,6 +301,15 @@ EXCEPTIONS = [
         "bare. Measured: `create /cc; rename /cc /JC(_9S)K.W` gives the host file 'jc(_9s)k.w'",
         "the host name of an entry is the ASCII lower case of the expected name, and Linux stores "
         "the expected name bare (vfz.model.names.short_only, win95 rule) (name_exception)"),
+    NamedException(
+        STALLED, "vvfat", "reader",
+        "vvfat stops replaying the guest's writes: from some op on, nothing the guest kernel did "
+        "reaches the host directory (try_commit commits only when a write leaves the FAT and "
+        "directories consistent in vvfat's view, and runs only from a write: once a write leaves "
+        "them otherwise, or the last write does, the rest stays in its overlay)",
+        "the guest kernel's own listing is the model's final tree and the host directory is the "
+        "model's tree after an earlier op, vvfat's lower-cased bare 8.3 names applied (explain: "
+        "stalled_at)", bug=BUG),
     NamedException(
         UNLINK_KEPT, "vvfat", "reader",
         "vvfat leaves on the host a file the guest unlinked: `create /x 5 1; unlink /x` on a "
@@ -299,6 +353,14 @@ EXCEPTIONS = [
         "synchronous mount, an 11-op script of mkdir, create and unlink under one directory",
         "QEMU's last stderr line is 'Error deleting' and the script removes an entry (unlink, rmdir, "
         "rename) successfully (cut before the first such op)", bug=BUG),
+    NamedException(
+        ARRAY_GET, "vvfat", "writer",
+        "QEMU aborts (array_get: Assertion `index < array->next' failed: an index past vvfat's "
+        "directory or mapping array; the assertion names the helper, not its caller). Measured on "
+        "the synchronous mount in two minimised scripts, each changing attributes (chattr of a "
+        "directory 'rhsa' or 'h', of a file 'ra') among creates and renames",
+        "QEMU's stderr holds that assertion and the script changes attributes successfully (cut "
+        "before the first chattr); an array_get abort without a chattr stays a finding", bug=BUG),
     NamedException(
         CONSISTENCY, "vvfat", "writer",
         "QEMU aborts (check_directory_consistency: Assertion `mapping->mode & MODE_DELETED' failed). "
