@@ -42,6 +42,8 @@ ARRAY_GET = "vvfat-abort-array-get-chattr"
 DOWNCASE = "vvfat-downcase-short-names"
 UNLINK_KEPT = "vvfat-unlink-kept"
 STALLED = "vvfat-commit-stalled"
+FILE_CUT = "vvfat-file-cut-at-cluster"
+CLUSTER = 8192                  # vvfat's clusters on fat:16: (16 sectors)
 UPDATE_LOST = "vvfat-update-lost"
 RMDIR_KEPT = "vvfat-rmdir-kept"
 
@@ -204,6 +206,15 @@ def _history(ops):
     return rmdirs, unlinks, shas
 
 
+def _cut(path, size, sha, shas):
+    """The host file holds the head of its final bytes, cut at a whole
+    number of vvfat's 8 KiB clusters."""
+    import hashlib
+    final = shas.get(("final",), {}).get(path)
+    return final is not None and size is not None and 0 < size < len(final) \
+        and size % CLUSTER == 0 and hashlib.sha256(final[:size]).hexdigest() == sha
+
+
 def _stale(path, size, sha, shas):
     """The host file (size, sha256) is path as it was after an earlier op,
     or the head of its final bytes cut at a size it had earlier."""
@@ -254,6 +265,8 @@ def explain(ev):
                    succeeded;
       STALLED      the whole host directory is the model's tree after an
                    earlier op (nothing after it was replayed);
+      FILE_CUT     a file holding the head of its final bytes, cut at a whole
+                   number of clusters;
       UPDATE_LOST  a file with the size and bytes it had after an earlier op,
                    or with a size it had earlier and the head of its final
                    bytes (a later write's new size not replayed)."""
@@ -283,6 +296,8 @@ def explain(ev):
     for a, b in d.changed:
         if a.get("type") == "file" and _stale(a["path"], b.get("size"), b.get("sha256"), shas):
             names.add(UPDATE_LOST)
+        elif a.get("type") == "file" and _cut(a["path"], b.get("size"), b.get("sha256"), shas):
+            names.add(FILE_CUT)
         else:
             return None
     return sorted(names) or None
@@ -310,6 +325,13 @@ EXCEPTIONS = [
         "the guest kernel's own listing is the model's final tree and the host directory is the "
         "model's tree after an earlier op, vvfat's lower-cased bare 8.3 names applied (explain: "
         "stalled_at)", bug=BUG),
+    NamedException(
+        FILE_CUT, "vvfat", "reader",
+        "vvfat writes back only the first clusters of a file: in campaign 2930 three files created "
+        "with 33000 bytes (5 clusters) reached the host with 16384 (their first two clusters' "
+        "bytes), the guest kernel listing 33000",
+        "the host file holds the head of the model's final bytes cut at a whole number of 8 KiB "
+        "clusters, the guest kernel's own listing being the model's tree (explain)", bug=BUG),
     NamedException(
         UNLINK_KEPT, "vvfat", "reader",
         "vvfat leaves on the host a file the guest unlinked: `create /x 5 1; unlink /x` on a "
