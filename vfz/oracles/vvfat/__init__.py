@@ -1,4 +1,4 @@
-"""QEMU's vvfat (Debian qemu-utils 7.2) as a formatter: the registry's vvfat-* writers make a volume from the model's tree of an op-script.
+"""QEMU's vvfat (Debian qemu 7.2) as a formatter -- the registry's vvfat-* writers make a volume from the model's tree of an op-script -- and, in rw mode, as a reader of the kernel's writes (kernel-vvfat).
 
 vvfat is the block driver behind `-drive file=fat:[rw:]DIR`: it shows a
 host directory to a guest as a FAT disk, and firmware and boot-loader
@@ -32,10 +32,16 @@ kernel-vvfat is vvfat as a reader of the kernel's writes: Linux in a
 guest of its own (guest.py) runs the op-script on a fresh hot-plugged
 `fat:rw:16:` disk (kernel_writer.py), the host directory vvfat wrote back
 is archived as the image (archive.py) and read against the model
-(dirreader.py; the registry's medium "dir"). vvfat's rw mode aborts QEMU on
-ordinary Linux writes (a nested mkdir, a directory rename): rw.py names
-each assertion by its code path, recognised from QEMU's stderr and the
-script's ops.
+(dirreader.py). Why one registry name with both roles: vvfat sees a
+guest's writes only while they happen, so it cannot be a reader of a
+finished image (the reader role's contract) -- the ops must run live on its
+disk, which is the writer role; and what is compared with the model is
+vvfat's reading of them, the host directory, which only its own reader can
+list: the image is of its own medium ("dir", Entry.medium), and the
+checker never pairs it with a FAT reader. vvfat's rw mode aborts QEMU on
+ordinary Linux writes and loses some of them: rw.py names each abort by its
+code path (QEMU's stderr and the script's ops) and each lost write from the
+guest kernel's own listing; tests/test_vvfat_rw.py.
 """
 from vfz.oracles import OPS, Entry
 from vfz.oracles.vvfat import exceptions as _x, rw as _rw
