@@ -251,6 +251,9 @@ def _collect(args, ops):
         raise UsageError("--timeout must be positive")
     explicit_r = args.oracles is not None
     rnames = split_list(args.oracles, oracles.READERS, "reader") if explicit_r else list(DEFAULT_READERS)
+    if not explicit_r and args.writers:     # a writer of host directories: their reader too
+        rnames += [n for n in oracles.media_readers(split_list(args.writers, oracles.WRITERS, "writer"))
+                   if n not in rnames]
     fs = parse_fs(args.fs)
     cfg = parse_sets(args.set)
     args.cfg = cfg

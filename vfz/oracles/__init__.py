@@ -456,6 +456,13 @@ def reads(reader, writer=None):
     return entry(reader).medium == (entry(writer).medium if writer else "fat")
 
 
+def media_readers(writers):
+    """The readers of the media other than FAT that writers write (kernel-vvfat's
+    archives): a default reader list has none, so they are added for them."""
+    media = {entry(w).medium for w in writers} - {"fat"}
+    return [n for n, e in entries().items() if e.reader and e.medium in media]
+
+
 def names(role, default=False):
     """Registered names with this role (only the default ones if default)."""
     return [n for n, e in entries().items()
