@@ -10,7 +10,8 @@ from vfz.proc import run
 
 # every independent reader that needs no long build, and the default writers
 ALL_READERS = [n for n, e in oracles.entries().items()
-               if e.reader and e.independent and (not e.builds or "reader" in e.default)]
+               if e.reader and e.independent and (not e.builds or "reader" in e.default)
+               and e.medium == "fat"]
 REPRO_WRITERS = oracles.names("writer", default=True)
 
 

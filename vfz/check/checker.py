@@ -287,7 +287,8 @@ class Checker:
         if is_geometry(spec) and spec not in self.formatted:
             self.formatted.add(spec)
             g = geometry.parse(spec)
-            check_formatted(res, [(rn, r) for rn, r in self.readers if readers is None or rn in readers],
+            check_formatted(res, [(rn, r) for rn, r in self.readers
+                                  if (readers is None or rn in readers) and oracles.reads(rn)],
                             g, g.formatter or self.formatter, self.format_argv.get(spec, []), base,
                             g.fat, self.timeout)
         for wn, w in self.writers:
@@ -383,7 +384,7 @@ class Checker:
         if wn in self.unread:
             return
         self._read_image(res, full, fs, wn, m, img, readers)
-        if self.transformers:
+        if self.transformers and oracles.entry(wn).medium == "fat":
             self._transform_image(res, full, fs, wn, m, img, readers)
 
     def _read_image(self, res, ops, fs, wn, m, img, readers):
@@ -391,7 +392,7 @@ class Checker:
         exp_entries = m.entries()
         wentry = oracles.entry(wn)
         for rn, r in self.readers:
-            if readers is not None and rn not in readers:
+            if (readers is not None and rn not in readers) or not oracles.reads(rn, wn):
                 continue
             rcls = type(r)
             t0 = time.monotonic()

@@ -251,6 +251,9 @@ def _collect(args, ops):
         raise UsageError("--timeout must be positive")
     explicit_r = args.oracles is not None
     rnames = split_list(args.oracles, oracles.READERS, "reader") if explicit_r else list(DEFAULT_READERS)
+    if not explicit_r and args.writers:     # a writer of host directories: their reader too
+        rnames += [n for n in oracles.media_readers(split_list(args.writers, oracles.WRITERS, "writer"))
+                   if n not in rnames]
     fs = parse_fs(args.fs)
     cfg = parse_sets(args.set)
     args.cfg = cfg
@@ -322,6 +325,8 @@ def _read_all(image, readers, expected_entries, expect, timeout, used, writer=No
     """expect(reader name) -> what that reader must report."""
     out = {}
     for n, o in readers:
+        if not oracles.reads(n, writer):        # a FAT reader and a host directory, or the reverse
+            continue
         progress(f"{n} reading {os.path.basename(image)}")
         try:
             r = o.read(image, timeout)

@@ -97,7 +97,8 @@ def default_readers():
     that need no long build unless they are default readers: one per family (the kernel's
     patched variants read as the stock one does)."""
     return [n for n, e in oracles.entries().items()
-            if e.reader and e.independent and (not e.builds or "reader" in e.default)]
+            if e.reader and e.independent and (not e.builds or "reader" in e.default)
+            and e.medium == "fat"]
 
 
 # ------------------------------------------------------------------ images

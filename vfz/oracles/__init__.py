@@ -368,6 +368,10 @@ class Entry:
     builds: bool = False             # may start a long build when missing: only when named
     under_test: bool = False         # the build under test runs it (the C core's writers, its
                                      # reader and own checker): a Checker's vfat=BUILD is its binary
+    medium: str = "fat"              # what its writer's images are and its reader reads: "fat" a
+                                     # FAT volume; "dir" the archive of the host directory vvfat
+                                     # wrote back (kernel-vvfat). A reader reads a writer's image
+                                     # only when their media agree (reads())
 
     @property
     def title(self):
@@ -445,6 +449,19 @@ def entry(name):
         return entries()[name]
     except KeyError:
         raise KeyError(f"unknown oracle {name!r} (known: {', '.join(sorted(entries()))})") from None
+
+
+def reads(reader, writer=None):
+    """Does reader read writer's images (writer None: a FAT volume)? Their
+    media agree."""
+    return entry(reader).medium == (entry(writer).medium if writer else "fat")
+
+
+def media_readers(writers):
+    """The readers of the media other than FAT that writers write (kernel-vvfat's
+    archives): a default reader list has none, so they are added for them."""
+    media = {entry(w).medium for w in writers} - {"fat"}
+    return [n for n, e in entries().items() if e.reader and e.medium in media]
 
 
 def names(role, default=False):

@@ -41,7 +41,8 @@ META_GEN = ["--meta", "--names", "upper83,lower83,long,latin"]
 STYLES = {("dual" if e.shorts == "alias" else "unique" if e.unique else e.shorts): n
           for n, e in oracles.entries().items() if e.writer and e.under_test}
 # one row per independent reader that lists the tree (the registry's), after fsck.fat's two
-READER_OF = {e.title: n for n, e in oracles.entries().items() if e.reader and e.lists and e.independent}
+READER_OF = {e.title: n for n, e in oracles.entries().items()
+             if e.reader and e.lists and e.independent and e.medium == "fat"}
 ROWS = ["fsck.fat -n", "fsck.fat -a + re-read"] + list(READER_OF)
 VERDICTS = ["reads correctly", "complains", "damages on repair", "misreads", "fails"]
 SHORT = {"reads correctly": "ok", "complains": "complains", "damages on repair": "damages",

@@ -20,7 +20,9 @@
  *                          QEMU logs: vfz/oracles/kernel/trace.py; DEV
  *                          "serial=S": the virtio disk of that serial): a
  *                          fresh loop device over that range, direct I/O
- *   O {u32 flags; str fstype; str options}   mount the loop device on /mnt
+ *   O {u32 flags; str fstype; str options; [str source]}   mount the loop
+ *                          device on /mnt, or SOURCE when given (a block
+ *                          device of the guest: the vvfat oracle's disk)
  *   L {u32 flags; u32 budget_ms}  list the mounted tree (text, see walk_dir);
  *                          flags bit 0: do not read/hash files; a walk that
  *                          spends its budget stops with "E path limit time"
@@ -774,18 +776,20 @@ static void cmd_mount(struct rd *r)
 	uint32_t flags = (uint32_t)rd_u(r, 4);
 	char *fstype = rd_str(r, NULL);
 	char *opts = rd_str(r, NULL);
+	/* optional: another block device than the image's loop device */
+	char *src = !r->bad && r->pos < r->len ? rd_str(r, NULL) : NULL;
 	struct buf log = { 0 };
 	char st = 'o';
 	if (r->bad) {
 		buf_printf(&log, "bad O payload");
 		st = 'e';
-	} else if (!loopdev[0]) {
+	} else if (!src && !loopdev[0]) {
 		buf_printf(&log, "no image");
 		st = 'e';
 	} else if (mounted) {
 		buf_printf(&log, "already mounted");
 		st = 'e';
-	} else if (mount(loopdev, MNT, fstype, flags, opts) < 0) {
+	} else if (mount(src ? src : loopdev, MNT, fstype, flags, opts) < 0) {
 		buf_printf(&log, "%s", ename(errno));
 		st = 'e';
 	} else {
@@ -796,6 +800,7 @@ static void cmd_mount(struct rd *r)
 	free(log.p);
 	free(fstype);
 	free(opts);
+	free(src);
 }
 
 static void cmd_umount(struct rd *r)

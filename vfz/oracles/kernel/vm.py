@@ -186,9 +186,11 @@ class VM:
     """
 
     def __init__(self, build_dir, mem="512M", boot_timeout=60.0,
-                 qemu=QEMU, extra_append="", drive=None):
+                 qemu=QEMU, extra_append="", drive=None, extra_args=()):
         self.build_dir = build_dir
         self.drive = drive        # the traced image drive (vfz/oracles/kernel/trace.py) or None
+        # more QEMU arguments (the vvfat oracle's QMP socket, vfz/oracles/vvfat/guest.py)
+        self.extra_args = list(extra_args)
         self.loaded = None
         self.switches = 0
         self.mem = mem
@@ -250,7 +252,7 @@ class VM:
                "-device", "virtio-serial-pci",
                "-chardev", f"socket,id=vfz,path={sock_path}",
                "-device", "virtserialport,chardev=vfz,name=vfz",
-               *(self.drive.qemu_args(self.tmp) if self.drive else ())]
+               *(self.drive.qemu_args(self.tmp) if self.drive else ())] + self.extra_args
         with open(os.path.join(self.tmp, "qemu.err"), "wb") as err:
             self.proc = lifeline.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=err)
@@ -313,6 +315,7 @@ class VM:
         if self.tmp:
             # keep the last console log of a dead VM for reports
             self.last_console = self.console_tail()
+            self.last_qemu_err = self._qemu_err()     # QEMU's own last words (an abort)
             shutil.rmtree(self.tmp, ignore_errors=True)
             lifeline.unscratch(self.tmp)
             self.tmp = None

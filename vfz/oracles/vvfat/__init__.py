@@ -1,4 +1,4 @@
-"""QEMU's vvfat (Debian qemu-utils 7.2) as a formatter: the registry's vvfat-* writers make a volume from the model's tree of an op-script.
+"""QEMU's vvfat (Debian qemu 7.2) as a formatter -- the registry's vvfat-* writers make a volume from the model's tree of an op-script -- and, in rw mode, as a reader of the kernel's writes (kernel-vvfat).
 
 vvfat is the block driver behind `-drive file=fat:[rw:]DIR`: it shows a
 host directory to a guest as a FAT disk, and firmware and boot-loader
@@ -28,26 +28,27 @@ qemu-img refuses, cut at the op that makes it so: a floppy holds 357
 clusters, less than the campaign's FAT16 tours fill; run the floppies on
 --fs fat12).
 
-Not done: vvfat as a reader of the kernel's writes (`-drive
-file=fat:rw:16:DIR`: the guest mounts it, runs the ops, unmounts, and the
-host directory vvfat wrote back is compared with the model's tree). What it
-needs, measured on this build: the guest initramfs has virtio, virtio_pci,
-virtio_ring and virtio_console but not virtio_blk.ko (the host's Debian
-6.1.0-57 kernel ships it: vfz/oracles/kernel/mkimage.py's module list);
-the kernel VM is pooled and boots once per campaign with `-monitor none`,
-and vvfat's directory is fixed per drive, so a drive per script needs the
-HMP monitor (drive_add + device_add virtio-blk-pci, device_del after the
-unmount) or a VM per script (a TCG boot: seconds); the agent mounts the
-MBR's first partition (/dev/vda1) instead of its tmpfs image; vvfat
-commits each guest write to DIR as it comes (a qcow overlay under /tmp),
-so DIR is final once the device is gone. In new files of this package
-with one hook in kernel/vm.py for the extra -drive/monitor arguments.
+kernel-vvfat is vvfat as a reader of the kernel's writes: Linux in a
+guest of its own (guest.py) runs the op-script on a fresh hot-plugged
+`fat:rw:16:` disk (kernel_writer.py), the host directory vvfat wrote back
+is archived as the image (archive.py) and read against the model
+(dirreader.py). Why one registry name with both roles: vvfat sees a
+guest's writes only while they happen, so it cannot be a reader of a
+finished image (the reader role's contract) -- the ops must run live on its
+disk, which is the writer role; and what is compared with the model is
+vvfat's reading of them, the host directory, which only its own reader can
+list: the image is of its own medium ("dir", Entry.medium), and the
+checker never pairs it with a FAT reader. vvfat's rw mode aborts QEMU on
+ordinary Linux writes and loses some of them: rw.py names each abort by its
+code path (QEMU's stderr and the script's ops) and each lost write from the
+guest kernel's own listing; tests/test_vvfat_rw.py.
 """
 from vfz.oracles import OPS, Entry
-from vfz.oracles.vvfat.exceptions import EXCEPTIONS  # noqa: F401
-from vfz.oracles.vvfat.profile import PROFILE
+from vfz.oracles.vvfat import exceptions as _x, rw as _rw
+from vfz.oracles.vvfat.profile import KERNEL_PROFILE, PROFILE
 from vfz.oracles.vvfat.volume import VARIANTS, spec
 
+EXCEPTIONS = _x.EXCEPTIONS + _rw.EXCEPTIONS
 EXPORTS = {"vvfat": "vfz.oracles.vvfat.export"}   # its reproducer template (vfz/oracles/repro.py)
 
 ENTRIES = [
@@ -57,3 +58,16 @@ ENTRIES = [
           needs=("qemu-utils",), cost="process")
     for name in VARIANTS
 ]
+
+# Linux writing on a vvfat rw disk, read back as the host directory vvfat wrote: one name,
+# both roles. A writer, because vvfat sees the guest's writes only while they happen (the
+# ops run live in the guest; nothing can be replayed from a finished image); a reader,
+# because what is compared with the model is vvfat's reading of them: the host directory,
+# an image of its own medium ("dir": kernel-vvfat reads only kernel-vvfat's images and no
+# FAT reader reads them). Not a default: a VM of its own, booted once per process.
+ENTRIES.append(Entry(
+    "kernel-vvfat", "vvfat", writer="vfz.oracles.vvfat.kernel_writer:KernelVvfatWriter",
+    reader="vfz.oracles.vvfat.dirreader:VvfatDirReader", profile=KERNEL_PROFILE, names="dual",
+    label="Linux on QEMU vvfat (fat:rw:DIR)", medium="dir", cost="vm", builds=True,
+    supports=OPS | {"write-offset", "truncate", "chattr", "touch"},
+    needs=("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")))

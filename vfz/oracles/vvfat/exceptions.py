@@ -256,3 +256,15 @@ EXCEPTIONS = [
         "such a path, or a cluster FAT12 reading sees allocated outside every chain (explain_read)",
         bug=BUG),
 ]
+
+
+def explain_dir(ev):
+    """A divergence of the kernel-vvfat host directory: recognised by
+    rw.explain (vfz/oracles/vvfat/rw.py)."""
+    from vfz.oracles.vvfat import rw
+    return rw.explain(ev)
+
+
+def result_exception(op, expected, actual):
+    from vfz.oracles.vvfat import rw
+    return rw.result_exception(op, expected, actual)

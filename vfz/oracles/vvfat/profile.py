@@ -18,3 +18,9 @@ def _root(image):
 # label: vvfat writes "QEMU VVFAT" in the boot sector and the root's label entry (measured
 # with `vfat label` on its volumes), whatever the image the script was meant for
 PROFILE = {"root": _root, "label": {"boot": "QEMU VVFAT", "root": "QEMU VVFAT"}}
+
+# kernel-vvfat: Linux writes (the kernel profile's rules, dual names) into vvfat's
+# root (the same 512 slots and label entry: vvfat makes its disk from an empty host
+# directory). Its 504 MB (64474 clusters of 8 KiB) are not modelled: no Linux capacity
+# (the pristine image of the script's --fs is not the volume written)
+KERNEL_PROFILE = {"root": _root}

@@ -1,0 +1,432 @@
+"""The named exceptions of vvfat's rw mode (kernel-vvfat): QEMU aborting on an assertion of vvfat's write-back, recognised from QEMU's own last words and the script.
+
+vvfat replays a guest's writes onto the host directory by diffing the FAT
+and directories it sees against its own mappings (try_commit after every
+write: check_directory_consistency, then do_commit: handle_renames_and_
+mkdirs, commit_direntries, handle_commits, handle_deletes). Where its
+bookkeeping cannot follow, an assert() stops QEMU (SIGABRT): the guest
+dies with its writes, and the host directory holds whatever the commits
+before had made. The kernel-vvfat writer reports QEMU's stderr line as its
+error ("QEMU aborted: ../../block/vvfat.c:2756: handle_renames_and_mkdirs:
+Assertion `j < s->mapping.next' failed."; the line numbers are Debian's
+qemu 1:7.2+dfsg-7+deb12u18's).
+
+Each catalogued assertion is the code path of one kind of op, so the
+exception holds only when the script has an op of that kind that
+succeeded (in the model); the readers then check the script cut before the
+first such op (vfz.check.checker: known_failure). An assertion not in the
+catalogue, or one whose kind of op the script lacks, is a finding. QEMU
+tracks vvfat's rw bugs in gitlab.com/qemu-project/qemu/-/issues/272
+("block/vvfat driver issues"); the same commit_direntries assertion
+family is reported by EDK2 CI users (github.com/microsoft/mu_crypto_release
+issue 121: `commit_direntries: assertion failed: (mapping)`). The installed
+package already carries the 2024 vvfat fixes (its changelog: "Fix wrong
+checks for cluster mappings invariant", "Fix bug in writing to middle of
+file", ...).
+"""
+import re
+
+from vfz.oracles import NamedException
+
+ASSERT_RE = re.compile(r"vvfat\.c:\d+: (\w+): Assertion `(.+?)' failed")
+BUG = "vvfat"
+
+MKDIR_PARENT = "vvfat-abort-mkdir-parent"
+RENAME_DIR = "vvfat-abort-rename-dir"
+DIRENTRIES = "vvfat-abort-commit-direntries"
+DIRENTRIES_NONE = "vvfat-abort-commit-direntries-no-mapping"
+CLUSTER_COUNT = "vvfat-abort-cluster-count"
+CONSISTENCY = "vvfat-abort-consistency"
+DELETE_ABORT = "vvfat-abort-error-deleting"
+ARRAY_GET = "vvfat-abort-array-get-chattr"
+DOWNCASE = "vvfat-downcase-short-names"
+UNLINK_KEPT = "vvfat-unlink-kept"
+STALLED = "vvfat-commit-stalled"
+EMPTY_LOST = "vvfat-empty-file-lost"
+FILE_CUT = "vvfat-file-cut-at-cluster"
+CLUSTER = 8192                  # vvfat's clusters on fat:16: (16 sectors)
+UPDATE_LOST = "vvfat-update-lost"
+RMDIR_KEPT = "vvfat-rmdir-kept"
+
+
+# do_commit's own aborts: a message on stderr, then abort()
+COMMIT_ABORTS = ("Error deleting", "Error handling renames", "Error committing direntries",
+                 "Error committing file contents")
+
+
+def qemu_assertion(error):
+    """(function, expression) of the vvfat assertion in a writer error, or
+    ("do_commit", message) of do_commit's abort; None."""
+    m = ASSERT_RE.search(error or "")
+    if m:
+        return m.group(1), m.group(2)
+    for msg in COMMIT_ABORTS:
+        if f"QEMU aborted: {msg}" in (error or ""):
+            return "do_commit", msg
+    return None
+
+
+def _steps(ops):
+    """[(index, op, result, is_dir_target)] of the ops through the model of
+    kernel-vvfat; is_dir_target: the op's (first) path names a directory
+    before the op (rename, rmdir) or after it (mkdir)."""
+    from vfz import model, oracles
+    e = oracles.entry("kernel-vvfat")
+    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    out = []
+    for i, op in enumerate(ops):
+        before = {x["path"]: x for x in m.entries()}
+        res = m.apply_one(op)
+        after = {x["path"]: x for x in m.entries()}
+        p = "/" + "/".join(c for c in (op.path or "").split("/") if c and c != ".")
+        d = (before.get(p) or after.get(p) or {}).get("type") == "dir"
+        out.append((i, op, res, d))
+    return out
+
+
+def _depth(path):
+    return len([c for c in path.split("/") if c and c != "."])
+
+
+def first_nested_mkdir(ops):
+    """Index of the first mkdir that succeeds below the root."""
+    for i, op, res, _ in _steps(ops):
+        if op.kind == "mkdir" and res == "ok" and _depth(op.path) >= 2:
+            return i
+    return None
+
+
+def first_data_write(ops):
+    """Index of the first op that succeeds in giving a file bytes (a create
+    of a non-empty file, a write, a growing truncate)."""
+    for i, op, res, _ in _steps(ops):
+        if res == "ok" and ((op.kind == "create" and op.args[1]) or op.kind == "write"
+                            or (op.kind == "truncate" and op.args[1])):
+            return i
+    return None
+
+
+def first_mkdir(ops):
+    for i, op, res, _ in _steps(ops):
+        if op.kind == "mkdir" and res == "ok":
+            return i
+    return None
+
+
+def first_removal(ops):
+    """Index of the first op that succeeds in removing an entry (unlink,
+    rmdir, or a rename: its source goes)."""
+    for i, op, res, _ in _steps(ops):
+        if res == "ok" and op.kind in ("unlink", "rmdir", "rename"):
+            return i
+    return None
+
+
+def first_chattr(ops):
+    for i, op, res, _ in _steps(ops):
+        if op.kind == "chattr" and res == "ok":
+            return i
+    return None
+
+
+def first_dir_rename(ops):
+    """Index of the first rename of a directory that succeeds."""
+    for i, op, res, is_dir in _steps(ops):
+        if op.kind == "rename" and res == "ok" and is_dir:
+            return i
+    return None
+
+
+# (function, assertion) -> (name, the first op of the kind that reaches that code)
+CATALOGUE = {
+    ("handle_renames_and_mkdirs", "j < s->mapping.next"): (MKDIR_PARENT, first_nested_mkdir),
+    ("handle_renames_and_mkdirs", "!strncmp(m->path, mapping->path, l2)"): (RENAME_DIR, first_dir_rename),
+    ("commit_direntries", "mapping->begin == first_cluster"): (DIRENTRIES, first_nested_mkdir),
+    ("commit_direntries", "mapping"): (DIRENTRIES_NONE, first_mkdir),
+    ("get_cluster_count_for_direntry", "mapping->mode & MODE_DELETED"): (CLUSTER_COUNT, first_data_write),
+    ("check_directory_consistency", "mapping->mode & MODE_DELETED"): (CONSISTENCY, first_data_write),
+    ("do_commit", "Error deleting"): (DELETE_ABORT, first_removal),
+    ("array_get", "index < array->next"): (ARRAY_GET, first_chattr),
+}
+
+
+def known_failure(ev):
+    """QEMU aborted on a catalogued vvfat assertion and the script has the
+    kind of op that reaches it -> (index of the first such op, name)."""
+    wr = ev.get("wr") if isinstance(ev, dict) else getattr(ev, "wr", None)
+    ops = (ev.get("ops") if isinstance(ev, dict) else getattr(ev, "ops", None)) or []
+    a = qemu_assertion(getattr(wr, "error", None))
+    if a is None or a not in CATALOGUE:
+        return None
+    name, first = CATALOGUE[a]
+    i = first(ops)
+    return (i, name) if i is not None else None
+
+
+def name_exception(expected_leaf, actual_leaf):
+    """vvfat names a host file after a bare 8.3 entry (no long name) in
+    lower case: vvfat_open sets s->downcase_short_names = 1 and no option
+    clears it, and parse_short_name lower-cases each byte with qemu_tolower
+    whatever the entry's NT case bits say. Linux (shortname=mixed) stores
+    an all-upper 8.3 name bare, so 'NUL' comes back 'nul'."""
+    from vfz.model.names import short_only
+    if actual_leaf != expected_leaf and short_only(expected_leaf, "win95") \
+            and actual_leaf == expected_leaf.lower():
+        return DOWNCASE
+    return None
+
+
+def _get(ev, k):
+    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
+
+
+def _history(ops):
+    """(paths removed by an rmdir that succeeded, paths removed by an unlink
+    that succeeded, {path: every sha256 its file had after an op})."""
+    from vfz import model, oracles
+    e = oracles.entry("kernel-vvfat")
+    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    rmdirs, unlinks, shas = set(), set(), {}
+    m.final = {}
+    for op in ops:
+        res = m.apply_one(op)
+        p = "/" + "/".join(c for c in (op.path or "").split("/") if c and c != ".")
+        if res == "ok" and op.kind == "rmdir":
+            rmdirs.add(p)
+        if res == "ok" and op.kind == "unlink":
+            unlinks.add(p)
+        for x in m.entries():
+            if x["type"] == "file":
+                shas.setdefault(x["path"], set()).add((x.get("size"), x.get("sha256")))
+    # each final file's bytes, for a host file that holds their head
+    for x in m.entries():
+        if x["type"] == "file":
+            node, _ = m._walk([c for c in x["path"].split("/") if c])
+            if node is not None:
+                shas.setdefault(("final",), {})[x["path"]] = bytes(node.data)
+    return rmdirs, unlinks, shas
+
+
+def _cut(path, size, sha, shas):
+    """The host file holds the head of its final bytes, cut at a whole
+    number of vvfat's 8 KiB clusters."""
+    import hashlib
+    final = shas.get(("final",), {}).get(path)
+    return final is not None and size is not None and 0 < size < len(final) \
+        and size % CLUSTER == 0 and hashlib.sha256(final[:size]).hexdigest() == sha
+
+
+def _stale(path, size, sha, shas):
+    """The host file (size, sha256) is path as it was after an earlier op,
+    or the head of its final bytes cut at a size it had earlier."""
+    import hashlib
+    if (size, sha) in shas.get(path, ()):
+        return True
+    final = shas.get(("final",), {}).get(path)
+    earlier = {s for s, _ in shas.get(path, ())}
+    return final is not None and size in earlier and size < len(final) \
+        and hashlib.sha256(final[:size]).hexdigest() == sha
+
+
+def _downcased(path):
+    """path as vvfat names it on the host: each component Linux stores bare
+    (no long name) lower-cased (name_exception)."""
+    from vfz.model.names import short_only
+    return "/".join(c.lower() if c and short_only(c, "win95") else c for c in path.split("/"))
+
+
+def _tree(entries):
+    return sorted((_downcased(e["path"]), e["type"], e.get("size"), e.get("sha256")) for e in entries)
+
+
+def stalled_at(ops, host):
+    """The number of ops k < len(ops) after which the model's tree is the
+    host directory (vvfat's downcase applied), the latest such k; None."""
+    from vfz import model, oracles
+    e = oracles.entry("kernel-vvfat")
+    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    want = sorted((x["path"], x["type"], x.get("size"), x.get("sha256")) for x in host)
+    found = None
+    if _tree(m.entries()) == want:
+        found = 0
+    for k, op in enumerate(ops[:-1], 1):
+        m.apply_one(op)
+        if _tree(m.entries()) == want:
+            found = k
+    return found
+
+
+def explain(ev):
+    """A host directory whose every difference from the model is one vvfat
+    made replaying writes the guest kernel made right (the archive's guest
+    listing is the model's tree) -> the names, else None:
+      RMDIR_KEPT   an extra directory (or what lies under it) the script
+                   removed with an rmdir that succeeded;
+      UNLINK_KEPT  an extra file the script removed with an unlink that
+                   succeeded;
+      EMPTY_LOST   a missing file that is empty (no cluster) and the guest
+                   lists;
+      STALLED      the whole host directory is the model's tree after an
+                   earlier op (nothing after it was replayed);
+      FILE_CUT     a file holding the head of its final bytes, cut at a whole
+                   number of clusters;
+      UPDATE_LOST  a file with the size and bytes it had after an earlier op,
+                   or with a size it had earlier and the head of its final
+                   bytes (a later write's new size not replayed)."""
+    from vfz import listing
+    d, rr = _get(ev, "diff"), _get(ev, "rr")
+    guest = (getattr(rr, "extra", None) or {}).get("guest")
+    exp = _get(ev, "entries")
+    if d is None or guest is None or exp is None:
+        return None
+    if listing.normalize(guest) != listing.normalize(exp):
+        return None                   # the kernel's own tree is not the model's: not vvfat's doing
+    ops = _get(ev, "ops") or []
+    if rr.listing is not None and stalled_at(ops, rr.listing) is not None:
+        return STALLED
+    names = set()
+    shown = {e["path"] for e in guest}
+    for e in d.missing:
+        if e["type"] == "file" and e.get("size") == 0 and e["path"] in shown:
+            names.add(EMPTY_LOST)
+        else:
+            return None
+    rmdirs, unlinks, shas = _history(ops)
+    for e in d.extra:
+        p = e["path"]
+        if listing.under(p, rmdirs):
+            names.add(RMDIR_KEPT)
+        elif p in unlinks or listing.under(p, unlinks):
+            names.add(UNLINK_KEPT)
+        else:
+            return None
+    for a, b in d.changed:
+        if a.get("type") == "file" and _stale(a["path"], b.get("size"), b.get("sha256"), shas):
+            names.add(UPDATE_LOST)
+        elif a.get("type") == "file" and _cut(a["path"], b.get("size"), b.get("sha256"), shas):
+            names.add(FILE_CUT)
+        else:
+            return None
+    return sorted(names) or None
+
+
+def result_exception(op, expected, actual):
+    return None
+
+
+EXCEPTIONS = [
+    NamedException(
+        DOWNCASE, "vvfat", "reader",
+        "design: vvfat names the host file of a directory entry without a long name after its 8.3 "
+        "name lower-cased (vvfat_open: s->downcase_short_names = 1, no option; parse_short_name: "
+        "qemu_tolower of each byte, the NT case bits unread); Linux stores an all-upper 8.3 name "
+        "bare. Measured: `create /cc; rename /cc /JC(_9S)K.W` gives the host file 'jc(_9s)k.w'",
+        "the host name of an entry is the ASCII lower case of the expected name, and Linux stores "
+        "the expected name bare (vfz.model.names.short_only, win95 rule) (name_exception)"),
+    NamedException(
+        STALLED, "vvfat", "reader",
+        "vvfat stops replaying the guest's writes: from some op on, nothing the guest kernel did "
+        "reaches the host directory (try_commit commits only when a write leaves the FAT and "
+        "directories consistent in vvfat's view, and runs only from a write: once a write leaves "
+        "them otherwise, or the last write does, the rest stays in its overlay)",
+        "the guest kernel's own listing is the model's final tree and the host directory is the "
+        "model's tree after an earlier op, vvfat's lower-cased bare 8.3 names applied (explain: "
+        "stalled_at)", bug=BUG),
+    NamedException(
+        EMPTY_LOST, "vvfat", "reader",
+        "vvfat never creates on the host a file the guest created empty (a directory entry with no "
+        "cluster): `create /e 0 1; mkdir /d` leaves /d alone on the host, `mkdir /d; create /d/e 0 1; "
+        "create /d/f 10 1` leaves /d and /d/f (measured twice each, synchronous mount)",
+        "every missing entry of its kind is an empty file the guest kernel's own listing shows, that "
+        "listing being the model's tree (explain)", bug=BUG),
+    NamedException(
+        FILE_CUT, "vvfat", "reader",
+        "vvfat writes back only the first clusters of a file: in campaign 2930 three files created "
+        "with 33000 bytes (5 clusters) reached the host with 16384 (their first two clusters' "
+        "bytes), the guest kernel listing 33000",
+        "the host file holds the head of the model's final bytes cut at a whole number of 8 KiB "
+        "clusters, the guest kernel's own listing being the model's tree (explain)", bug=BUG),
+    NamedException(
+        UNLINK_KEPT, "vvfat", "reader",
+        "vvfat leaves on the host a file the guest unlinked: `create /x 5 1; unlink /x` on a "
+        "synchronous mount leaves /x (5 bytes) while the guest kernel lists nothing",
+        "every difference of its kind is an extra file the script unlinked successfully, the guest "
+        "kernel's own listing (the archive's) being the model's tree (explain)", bug=BUG),
+    NamedException(
+        UPDATE_LOST, "vvfat", "reader",
+        "vvfat does not replay the new size of a file it already wrote back: `create /z 100 1; write /z "
+        "80 50 2` on a synchronous mount leaves /z at 100 bytes holding the new bytes 80-99, while the "
+        "guest kernel lists 130",
+        "the host file has the size and bytes the model gave it after an earlier op, or a size it had "
+        "earlier and the head of its final bytes, the guest kernel's own listing being the model's "
+        "tree (explain)", bug=BUG),
+    NamedException(
+        RMDIR_KEPT, "vvfat", "reader",
+        "vvfat leaves on the host a directory the guest removed: `mkdir /a; mkdir /a/b; rmdir /a/b` "
+        "leaves /a/b in the host directory while the guest kernel lists only /a (measured with a sync "
+        "after each op)",
+        "every difference of its kind is an extra directory (or what lies under it) that the script "
+        "removed with an rmdir that succeeded, the guest kernel's own listing (the archive's) being "
+        "the model's tree (explain)", bug=BUG),
+    NamedException(
+        DIRENTRIES_NONE, "vvfat", "writer",
+        "QEMU aborts (commit_direntries: Assertion `mapping' failed: no mapping for a directory's first "
+        "cluster). Measured: a bare `mkdir /'` as the second script of a VM, a sync after the op; the "
+        "same family EDK2 CI users report (mu_crypto_release issue 121)",
+        "QEMU's stderr holds that assertion and the script has a mkdir that succeeds (cut before the "
+        "first)", bug=BUG),
+    NamedException(
+        CLUSTER_COUNT, "vvfat", "writer",
+        "QEMU aborts (get_cluster_count_for_direntry: Assertion `mapping->mode & MODE_DELETED' failed) "
+        "checking a file's clusters against its mappings. Measured on a synchronous mount: `create /big "
+        "20000 9` (3 clusters) every time; `create /a 8192 9; create /b 100 9; rename /b /c` at the rename",
+        "QEMU's stderr holds that assertion and the script gives a file bytes (cut before the first op "
+        "that does)", bug=BUG),
+    NamedException(
+        DELETE_ABORT, "vvfat", "writer",
+        "QEMU aborts (do_commit: handle_deletes failed, 'Error deleting' on stderr, then abort()): "
+        "removing the host file or directory of a mapping vvfat marked deleted failed. Measured on a "
+        "synchronous mount, an 11-op script of mkdir, create and unlink under one directory",
+        "QEMU's last stderr line is 'Error deleting' and the script removes an entry (unlink, rmdir, "
+        "rename) successfully (cut before the first such op)", bug=BUG),
+    NamedException(
+        ARRAY_GET, "vvfat", "writer",
+        "QEMU aborts (array_get: Assertion `index < array->next' failed: an index past vvfat's "
+        "directory or mapping array; the assertion names the helper, not its caller). Measured on "
+        "the synchronous mount in two minimised scripts, each changing attributes (chattr of a "
+        "directory 'rhsa' or 'h', of a file 'ra') among creates and renames",
+        "QEMU's stderr holds that assertion and the script changes attributes successfully (cut "
+        "before the first chattr); an array_get abort without a chattr stays a finding", bug=BUG),
+    NamedException(
+        CONSISTENCY, "vvfat", "writer",
+        "QEMU aborts (check_directory_consistency: Assertion `mapping->mode & MODE_DELETED' failed). "
+        "Measured with a sync after each op on a 9-op script of creates and renames",
+        "QEMU's stderr holds that assertion and the script gives a file bytes (cut before the first op "
+        "that does)", bug=BUG),
+    NamedException(
+        MKDIR_PARENT, "vvfat", "writer",
+        "QEMU aborts (handle_renames_and_mkdirs: Assertion `j < s->mapping.next' failed) when a commit "
+        "holds a directory made inside a directory vvfat has no mapping for under that host path yet: "
+        "after g_mkdir of the new directory it looks its parent's mapping up by path and finds none. "
+        "Measured (Linux 6.1 guest, fat:rw: of an empty directory, -drive at boot and hot-plugged alike): "
+        "`mkdir /a; mkdir /a/c` with one sync at the unmount aborts every time; with a sync after each "
+        "op it passes or aborts (the guest's writeback splits the writes differently)",
+        "QEMU's stderr holds that assertion and the script has a mkdir below the root that succeeds "
+        "(the readers check the script cut before the first one)", bug=BUG),
+    NamedException(
+        RENAME_DIR, "vvfat", "writer",
+        "QEMU aborts (handle_renames_and_mkdirs: Assertion `!strncmp(m->path, mapping->path, l2)' failed) "
+        "replaying the rename of a directory: it renames the host directory, then walks the directory's "
+        "entries to schedule renames of their mappings and asserts each mapping's path starts with the "
+        "directory's old path. Measured: `mkdir /a; create /a/f 13 1; rename /a /b; mkdir /b/c`, a sync "
+        "after each op",
+        "QEMU's stderr holds that assertion and the script renames a directory successfully (cut before "
+        "the first such rename)", bug=BUG),
+    NamedException(
+        DIRENTRIES, "vvfat", "writer",
+        "QEMU aborts (commit_direntries: Assertion `mapping->begin == first_cluster' failed): the "
+        "mapping vvfat finds for a directory's first cluster begins elsewhere. Measured: `mkdir /a; "
+        "mkdir /a/c` with a sync after each op (the other run of that script passed)",
+        "QEMU's stderr holds that assertion and the script has a mkdir below the root that succeeds "
+        "(cut before the first one)", bug=BUG),
+]
