@@ -671,14 +671,16 @@ class IoBounds(unittest.TestCase):
         self.assertIn(("read", "past volume", data, "walk"), got)
         self.assertTrue(all(o.call == "blk_co_preadv" for o in out))
         self.assertIn(f"(sector {root}, 512 done) by blk_co_preadv in `mount -t vfat", out[0].describe())
-        # the writer: the new entry is written back into the root past the volume at the unmount
+        # the writer: the new entry is written back into the root past the volume, at the
+        # unmount's sync -- or under the op's own label when the guest's write-back ran
+        # first (measured once at load 12: the root's write under 'create "/NEW.TXT" 100 1')
         w = K.KernelWriter(build_dir=KBUILD, iotrace=True)
         wr = w.apply(img, ops)
         self.assertIsNone(wr.error)
         self.assertEqual(wr.results, ["ok"])
         wout = iobounds.judge(w.last_iotrace, 8 * 512, os.path.getsize(img))
-        self.assertIn(("write", "past volume", root, "umount"),
-                      {(o.kind, o.region, o.sector, o.op.split(":")[0]) for o in wout})
+        writes = {o.op.split(":")[0] for o in wout if (o.kind, o.region, o.sector) == ("write", "past volume", root)}
+        self.assertTrue(writes and writes <= {"umount", str(ops[0])}, wout)
         self.assertIn("NEW.TXT", listing.normalize(r.read(img).listing)[-1]["path"])
         # the hostile campaign's reader and writer lanes judge the same records
         from vfz.hostile import findings as hf, transform as htx, verdict as hv
