@@ -5,6 +5,8 @@ import struct
 from vfz import listing, model, opscript
 from vfz.fatimg import open_ro
 from vfz.oracles import NamedException
+from vfz.oracles.busybox import LABEL_NUL
+from vfz.oracles.evidence import label_nul_shown
 from vfz.oracles.jsfatfs.profile import PROFILE, js_upper, longname, throws
 
 NAME_THROWS = "jsfatfs-name-throws"
@@ -255,6 +257,10 @@ def explain_write(ev):
             names.add(DIR_SPELLINGS)
         else:
             return None
+    if d.label:             # the formatter's NUL-padded label (busybox-label-nul), or a finding
+        if not label_nul_shown(_get(ev, "image"), d.label):
+            return None
+        names.add(LABEL_NUL)
     return sorted(names) or None
 
 
