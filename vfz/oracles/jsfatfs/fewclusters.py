@@ -12,6 +12,7 @@ The evidence is that view: the image read with the package's FAT width and
 the boot sector's root holds exactly the model's tree.
 """
 import hashlib
+import mmap
 import struct
 
 from vfz.fatimg import Fat, lfn_units, short_text
@@ -46,6 +47,12 @@ class PackageView(Fat):
             off = self.cluster_off(c)
             out += self.b[off:off + self.csize]
         return bytes(out[:size])
+
+
+def package_view(path):
+    """A read-only PackageView over a memory map of the image at path."""
+    with open(path, "rb") as f:
+        return PackageView(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 def _name(slots, short):
@@ -106,9 +113,7 @@ def explain_few_clusters(ev):
     if not image or exp is None or not fat32_few_clusters(image):
         return None
     try:
-        with open(image, "rb") as f:
-            view = PackageView(f.read())
-        got = package_listing(view)
+        got = package_listing(package_view(image))
     except (OSError, ValueError, struct.error, IndexError, UnicodeDecodeError):
         return None
     if got is None:
