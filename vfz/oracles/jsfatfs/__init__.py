@@ -62,10 +62,11 @@ from vfz.oracles import Entry
 from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS as _EXCEPTIONS
 from vfz.oracles.jsfatfs.fewclusters import EXCEPTIONS as _FEW_EXCEPTIONS
 from vfz.oracles.jsfatfs.meta import EXCEPTIONS as _META_EXCEPTIONS
+from vfz.oracles.jsfatfs.partial import EXCEPTIONS as _PARTIAL_EXCEPTIONS
 from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
 
-EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS + _FEW_EXCEPTIONS
+EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS + _FEW_EXCEPTIONS + _PARTIAL_EXCEPTIONS
 EXPORTS = {"jsfatfs": "vfz.oracles.jsfatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 
 ENTRIES = [
