@@ -120,9 +120,17 @@ def explain_few_clusters(ev):
         return None
     if _key(got) == _key(exp):
         return FEW_WRITE
-    # a write past the end as the package's fs.write sizes it (jsfatfs-gap-write-size)
+    # a write past the end as the package's fs.write sizes it (jsfatfs-gap-write-size): the
+    # GapModel of the very ops whose model tree is the expected one
     from vfz.oracles.jsfatfs.exceptions import gap_entries, read_ops
-    return FEW_WRITE if _key(got) == _key(gap_entries(read_ops(ev)).values()) else None
+    from vfz.oracles.jsfatfs.profile import PROFILE
+    from vfz import model
+    ops = read_ops(ev)
+    m = model.Model(PROFILE, "nodual", rule="lfn")
+    m.apply(ops)
+    if _key(m.entries()) != _key(exp):
+        return None
+    return FEW_WRITE if _key(got) == _key(gap_entries(ops).values()) else None
 
 
 EXCEPTIONS = [
