@@ -12,8 +12,10 @@ filling the root and cluster 2 allocated, so the next `mkdir "/a"` is
 ENOSPC too (Linux: ok); fsck.fat "Orphaned long file name part",
 "Reclaimed 1 unused cluster".
 """
+import struct
+
+from vfz.fatimg import open_ro
 from vfz.oracles import NamedException
-from vfz.oracles.jsfatfs.fewclusters import package_view
 
 PARTIAL = "jsfatfs-enospc-partial-entry"
 
@@ -24,10 +26,10 @@ def orphan_tail(image):
     (ord | 0x40): the entry the package cut there. 0 when the root ends
     otherwise (a whole directory never ends in a long-name slot)."""
     try:
-        fat = package_view(image)
-    except (OSError, ValueError):
-        return 0
-    if fat.fat32_bpb or not fat.rootent:
+        fat = open_ro(image)
+        if struct.unpack_from("<H", fat.b, 22)[0] == 0 or not fat.rootent:
+            return 0            # a FAT32 boot sector: the root is a cluster chain
+    except (OSError, ValueError, struct.error):
         return 0
     n = 0
     for off in reversed(fat.dir_slots(None)):
