@@ -12,7 +12,7 @@ after a throw, a crash or a hang), reader.py, writer.py, profile.py (the
 model profile), exceptions.py (the named exceptions and their evidence),
 fsck.py (fsck.fat's complaints on its images, each recognised as one of
 them), fewclusters.py (its writes on a FAT32 volume of few clusters, read
-as it reads them), export.py and repro_js.py (the reproducer template: run.sh with node
+as it reads them), partial.py (an entry cut at a full fixed root's end), export.py and repro_js.py (the reproducer template: run.sh with node
 and the pinned package, the ops as direct calls of its fs API, the image's
 FAT copies, FSInfo and '..' entries read back).
 
