@@ -10,7 +10,10 @@
   * jsfatfs-enospc-partial-entry: a 20-slot mkdir into a 16-slot root leaves
     orphaned long-name slots and the next mkdir is ENOSPC; not on a 512-slot root;
   * busybox-label-nul beside the package's exceptions: every divergence of a
-    create on BusyBox's FAT32, for the package and core-dual, is named.
+    create on BusyBox's FAT32, for the package and core-dual, is named;
+  * jsfatfs-dir-spellings where a mkdir through one spelling overwrote the
+    long-name slots of a file made through another (fsck.fat's "Long
+    filename fragment ... found outside a LFN sequence"; campaign 2911 rerun).
 """
 import os
 import shutil
@@ -124,6 +127,22 @@ class JsfatfsTriageTest(unittest.TestCase):
             self.assertIn(("dosfsck", "busybox-label-nul"), kinds, wn)
             for k in kinds:
                 self.assertIn(k[1], names, (wn, kinds))
+
+    @unittest.skipUnless(os.access(VFAT, os.X_OK), "build/vfat missing")
+    def test_spellings_leave_lfn_fragments(self):
+        long = "q" * 200
+        text = (f'mkdir "//\U0001d11eX"\ncreate "/\U0001d11eX/a" 0 0\n'
+                f'create "/\U0001d11ex/{long}" 0 0\nmkdir "/\U0001d11eX/L"\n')
+        names = {x.name for x in oracles.exceptions()}
+        c = Checker(readers=["dosfsck"], writers=["jsfatfs"], vfat=VFAT)
+        try:
+            res = c.check(opscript.parse(text), "fat16")
+        finally:
+            c.close()
+        self.assertIn("found outside a LFN sequence", res.details["jsfatfs"]["dosfsck"])
+        kinds = {d.fields["kind"] for d in res.divs.values()}
+        self.assertIn("jsfatfs-dir-spellings", kinds)
+        self.assertLessEqual(kinds, names)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,9 @@ _FSCK = [   # fsck.fat message -> exception, when its evidence holds
     (re.compile(r"File size is (\d+) bytes, cluster chain length is > (\d+) bytes"), GAP_SIZE),
     (re.compile(r"Has a large number of bad entries\."), BAD_CHARS),
     (re.compile(r"Reclaimed \d+ unused clusters? \("), DIR_SPELLINGS),
+    # an entry made through one spelling over another's long-name slots: the slots left
+    (re.compile(r"Long filename fragment .* found outside a LFN sequence"), DIR_SPELLINGS),
+    (re.compile(r"^\(Maybe the start bit is missing on the last fragment\)"), DIR_SPELLINGS),
     (re.compile(r"Reclaimed \d+ unused clusters? \("), PARTIAL),      # its cluster, allocated first
     (re.compile(r"Orphaned long file name part"), PARTIAL),
     # the formatter's, not the package's: BusyBox's mkdosfs pads the label with NULs
