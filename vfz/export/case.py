@@ -25,8 +25,13 @@ def fs_geometry(fs):
 
 
 def _pristine(fs, tmp):
-    fat, size, cl = fs_geometry(fs)
     p = os.path.join(tmp, "pristine.img")
+    spec = checker.FS_SPECS.get(fs, fs)
+    if "@" in spec or "=" in spec:
+        # a geometry spec: its own formatter and options (root=16 is a 16-slot root)
+        diff.make_volume(p, spec)
+        return p
+    fat, size, cl = fs_geometry(fs)
     diff.mkfs(p, fat, size, cl)
     return p
 

@@ -163,6 +163,17 @@ def label_nul_padded(image):
     except OSError:
         return False
 
+def label_nul_shown(image, label_diffs):
+    """True when image's label is NUL-padded (BusyBox's mkdosfs: label_nul_padded) and every
+    label difference (where, expected, shown) of a reader is that label shown cut at its first
+    NUL, as a C string (mtools's minfo right-aligns the boot sector's in 11 columns):
+    busybox-label-nul."""
+    if not label_diffs or not image or not label_nul_padded(image):
+        return False
+    return all(isinstance(e, str) and "\0" in e and isinstance(a, str) and a.strip(" ") == e.split("\0")[0]
+               for _, e, a in label_diffs)
+
+
 FAT_MIN_SEC, FAT_MAX_SEC = 315532800, 4354819198      # Linux's s_time_min, s_time_max
 JS_MAX_SEC = 8640000000000                             # the last second a JavaScript Date holds
 

@@ -11,7 +11,8 @@ xok 1.0.0; `vfatfuzz setup` runs `npm ci` here, vfz.proc.npm_ci), server.py
 after a throw, a crash or a hang), reader.py, writer.py, profile.py (the
 model profile), exceptions.py (the named exceptions and their evidence),
 fsck.py (fsck.fat's complaints on its images, each recognised as one of
-them), export.py and repro_js.py (the reproducer template: run.sh with node
+them), fewclusters.py (its writes on a FAT32 volume of few clusters, read
+as it reads them), partial.py (an entry cut at a full fixed root's end), export.py and repro_js.py (the reproducer template: run.sh with node
 and the pinned package, the ops as direct calls of its fs API, the image's
 FAT copies, FSInfo and '..' entries read back).
 
@@ -39,7 +40,9 @@ image atomically after the last op.
 
 A throw that escapes the package (longname()'s name check: it throws from
 inside the package's lock, the instance never answers again) ends the Node
-process after it reported the throw and the results before it; a hang is
+process after it committed what the package wrote before it (its driver
+writes through on a real volume) and reported the throw and the results
+before it; a hang is
 killed at the timeout. Either way the next image gets a fresh process.
 
 Where the package differs from Linux, each read in its source and measured
@@ -57,11 +60,13 @@ grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00).
 from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
 from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS as _EXCEPTIONS
+from vfz.oracles.jsfatfs.fewclusters import EXCEPTIONS as _FEW_EXCEPTIONS
 from vfz.oracles.jsfatfs.meta import EXCEPTIONS as _META_EXCEPTIONS
+from vfz.oracles.jsfatfs.partial import EXCEPTIONS as _PARTIAL_EXCEPTIONS
 from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
 
-EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS
+EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS + _FEW_EXCEPTIONS + _PARTIAL_EXCEPTIONS
 EXPORTS = {"jsfatfs": "vfz.oracles.jsfatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 
 ENTRIES = [

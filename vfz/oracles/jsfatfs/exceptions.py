@@ -5,6 +5,9 @@ import struct
 from vfz import listing, model, opscript
 from vfz.fatimg import open_ro
 from vfz.oracles import NamedException
+from vfz.oracles.busybox import LABEL_NUL
+from vfz.oracles.evidence import label_nul_shown
+from vfz.oracles.jsfatfs.partial import PARTIAL, later_enospc
 from vfz.oracles.jsfatfs.profile import PROFILE, js_upper, longname, throws
 
 NAME_THROWS = "jsfatfs-name-throws"
@@ -117,6 +120,8 @@ def known_failure(ev):
         if got[i] == "ENOSPC" and i < len(want) and want[i] == "ok" and \
                 root_tail_exact(_get(ev, "image"), ops[:i], op):
             return i, ROOT_TERM
+        if later_enospc(_get(ev, "image"), ops, got, want, i):
+            return i, PARTIAL
         return None
     n = len(got)
     if wr.error and n < len(ops) and _THROW.search(wr.error) and op_throws(ops[n]):
@@ -255,6 +260,10 @@ def explain_write(ev):
             names.add(DIR_SPELLINGS)
         else:
             return None
+    if d.label:             # the formatter's NUL-padded label (busybox-label-nul), or a finding
+        if not label_nul_shown(_get(ev, "image"), d.label):
+            return None
+        names.add(LABEL_NUL)
     return sorted(names) or None
 
 

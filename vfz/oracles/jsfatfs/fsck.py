@@ -3,6 +3,9 @@ import re
 import struct
 
 from vfz.fatimg import open_ro
+from vfz.oracles.busybox import LABEL_NUL
+from vfz.oracles.evidence import label_nul_padded
+from vfz.oracles.jsfatfs.partial import PARTIAL, orphan_tail
 from vfz.oracles.jsfatfs.exceptions import (BAD_CHARS, DIR_SPELLINGS, DOTDOT, EMPTY_CLUSTER, FSINFO,
                                             GAP_SIZE, LFN_CROSS, ONE_FAT, SHORT_BAD, _comps,
                                             _core_clusters, _get, gap_entries, read_ops,
@@ -42,6 +45,13 @@ _FSCK = [   # fsck.fat message -> exception, when its evidence holds
     (re.compile(r"File size is (\d+) bytes, cluster chain length is > (\d+) bytes"), GAP_SIZE),
     (re.compile(r"Has a large number of bad entries\."), BAD_CHARS),
     (re.compile(r"Reclaimed \d+ unused clusters? \("), DIR_SPELLINGS),
+    # an entry made through one spelling over another's long-name slots: the slots left
+    (re.compile(r"Long filename fragment .* found outside a LFN sequence"), DIR_SPELLINGS),
+    (re.compile(r"^\(Maybe the start bit is missing on the last fragment\)"), DIR_SPELLINGS),
+    (re.compile(r"Reclaimed \d+ unused clusters? \("), PARTIAL),      # its cluster, allocated first
+    (re.compile(r"Orphaned long file name part"), PARTIAL),
+    # the formatter's, not the package's: BusyBox's mkdosfs pads the label with NULs
+    (re.compile(r"[Ll]abel '.*' stored in (root directory|boot sector) is not valid"), LABEL_NUL),
 ]
 
 
@@ -72,6 +82,10 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
         return int(m.group(1)) == stored and stored != int(m.group(2))
     if name == DIR_SPELLINGS:
         return bool(respelled_dirs(ops))     # an entry overwritten: its clusters orphaned
+    if name == LABEL_NUL:
+        return label_nul_padded(img)
+    if name == PARTIAL:
+        return orphan_tail(img) > 0
     path = fsck_path(c.get("path"))
     if not path or not path.startswith("/"):
         return False

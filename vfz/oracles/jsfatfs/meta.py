@@ -23,7 +23,7 @@ import math
 import struct
 
 from vfz import model
-from vfz.fatimg import open_ro
+from vfz.oracles.jsfatfs.fewclusters import package_view
 from vfz.oracles import NamedException
 from vfz.oracles.evidence import FAT_MIN_SEC, time_wrap_holds
 from vfz.oracles.jsfatfs.profile import PROFILE
@@ -35,8 +35,11 @@ FREED = {12: 0xF00, 16: 0xFF00, 32: 0x0FFFFF00}     # what the package writes in
 
 
 def _fat(image):
+    """The image as the package reads it (its FAT width by the count, the
+    root from BPB_RootClus: on a FAT32 volume of few clusters it is the
+    view its marks are in, fewclusters.PackageView)."""
     try:
-        return open_ro(image)
+        return package_view(image)
     except (OSError, ValueError, struct.error, TypeError):
         return None
 

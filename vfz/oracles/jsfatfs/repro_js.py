@@ -190,6 +190,34 @@ function checks() {
         const last = chain(root).pop();
         if (last && fat(0, last) === 0x0ffffff8) out(`fact eoc the root's chain ends in 0x0FFFFFF8 (a valid end of chain: any value >= 0x0FFFFFF8)`);
     }
+    // a FAT32 boot sector over fewer clusters: the entries read 32 bits wide, as Linux does
+    if (u16(22) === 0 && bits !== 32) {
+        const f32 = (n) => u32(rsvd * bps + 4 * n) & 0x0fffffff;
+        const chain32 = (c) => { const r = []; while (c >= 2 && c < clusters + 2 && r.length <= clusters) { r.push(c); c = f32(c); } return r; };
+        const free = [];
+        for (const c of chain32(u32(44))) for (let o = off(c); o < off(c) + spc * bps; o += 32) {
+            if (img[o] === 0) break;
+            const attr = img[o + 11], first = (u16(o + 20) << 16) | u16(o + 26);
+            if (img[o] === 0xe5 || attr === 0x0f || attr & 0x08 || img[o] === 0x2e || first < 2) continue;
+            if (f32(first) === 0) free.push(`${img.toString('latin1', o, o + 11).trimEnd()} (cluster ${first})`);
+        }
+        out(`fact width a FAT32 boot sector over ${clusters} clusters: the package uses ${bits}-bit FAT entries; 32-bit FAT entry 1 is ${hex(f32(1))}`);
+        if (free.length) out(`symptom width read as the FAT32 its boot sector declares, the first cluster of ${free.slice(0, 3).join(', ')} in the root is free: the package wrote ${bits}-bit FAT entries into the 32-bit FAT`);
+    }
+    // a fixed root whose last slots are long-name parts no 8.3 entry follows
+    if (u16(22) !== 0 && rootent) {
+        const base = (rsvd + nfats * fatsz) * bps;
+        let n = 0;
+        for (let i = rootent - 1; i >= 0; i--) {
+            const o = base + 32 * i;
+            if (img[o + 11] !== 0x0f || img[o] === 0 || img[o] === 0xe5) break;
+            n++;
+            if (img[o] & 0x40) {
+                out(`symptom orphan the root's last ${n} of ${rootent} slots are long-name parts with no 8.3 entry after them: an entry that did not fit, written up to the root's end and left there`);
+                break;
+            }
+        }
+    }
     // freed clusters marked prefix + 0 instead of 0
     const mark = { 12: 0xf00, 16: 0xff00, 32: 0x0fffff00 }[bits];
     const marked = [];

@@ -338,7 +338,18 @@ class Script {
 	}
 }
 
-let current = null;             // the request running: {id, results, codes}
+let current = null;             // the request running: {id, results, codes, disk, image}
+
+// A throw that escapes the package ends the process: what the package wrote
+// before it is on the disk, as it would be on a real volume (its driver
+// writes through), so the image gets it -- the readers then see the state
+// the script reached (a chattr that made a directory a label, say)
+function commitThrown(c) {
+	if (!c || !c.disk) return;
+	try {
+		c.disk.commit(c.image);
+	} catch (e) { /* host I/O: the answer still reports the throw */ }
+}
 
 async function apply(image, ops, id) {
 	const disk = new Disk(image, false);
@@ -351,7 +362,7 @@ async function apply(image, ops, id) {
 	}
 	const s = new Script(v);
 	const results = [], codes = [];
-	current = { id, results, codes };
+	current = { id, results, codes, disk, image };
 	held = [];
 	for (const o of ops) {
 		const [kind, ...args] = o;
@@ -398,6 +409,7 @@ process.on('uncaughtException', (e) => {
 	// the package threw outside every callback (its instance is hung):
 	// report what was answered and end the process
 	const c = current && current.id === reqId ? current : { results: [], codes: [] };
+	commitThrown(c);
 	answer({ id: reqId, error: `uncaught: ${e && e.name}: ${e && e.message}`, fatal: true,
 		results: c.results, codes: c.codes,
 		stack: String(e && e.stack || '').split('\n').slice(1, 5).map((s) => s.trim()).join(' | ') });
@@ -430,6 +442,7 @@ async function main() {
 				continue;
 			}
 			// a synchronous throw of the package: its instance is hung
+			commitThrown(current);
 			answer({ id, error: `thrown: ${e && e.name}: ${e && e.message}`, fatal: true,
 				results: current ? current.results : [], codes: current ? current.codes : [] });
 			process.exit(3);

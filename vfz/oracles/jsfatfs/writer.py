@@ -4,7 +4,7 @@ import os
 from vfz import opscript
 
 from vfz.oracles import Writer
-from vfz.oracles.jsfatfs import exceptions, fsck, meta
+from vfz.oracles.jsfatfs import exceptions, fewclusters, fsck, meta
 from vfz.oracles.jsfatfs.server import Server, ServerError, available
 
 
@@ -21,8 +21,8 @@ class JsfatfsWriter(Writer):
                              meta.known_failure(ev.ops or [], ev.results or [], ev.image)) if k]
         return min(found) if found else None
 
-    explain = staticmethod(lambda ev: meta.explain(ev) or (fsck.explain_checker(ev) if ev.verdict == "complains"
-                                                           else exceptions.explain_write(ev)))
+    explain = staticmethod(lambda ev: meta.explain(ev) or fewclusters.explain_few_clusters(ev) or
+                           (fsck.explain_checker(ev) if ev.verdict == "complains" else exceptions.explain_write(ev)))
 
     def __init__(self, name="jsfatfs", **cfg):
         self.name = name

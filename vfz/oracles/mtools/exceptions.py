@@ -12,6 +12,8 @@ from collections import Counter
 
 from vfz import model, oracles
 from vfz.oracles import NamedException
+from vfz.oracles.busybox import LABEL_NUL
+from vfz.oracles.evidence import label_nul_shown
 from vfz.oracles.mtools.aliases import nul_alias_in_image, nul_alias_op
 
 
@@ -85,6 +87,10 @@ def reader_long_names(rr, entries):
 def reader_explain(ev):
     if ev.verdict in ("failed", "complains") and reader_long_names(ev.rr, ev.entries):
         return MTOOLS_LONG_UTF8, "failed"
+    d = ev.diff
+    if ev.verdict == "differs" and d is not None and not (d.missing or d.extra or d.changed) \
+            and label_nul_shown(ev.image, d.label):
+        return LABEL_NUL       # mdir and minfo print BusyBox's NUL-padded label as a C string
     return None
 
 

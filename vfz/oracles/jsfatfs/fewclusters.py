@@ -1,0 +1,150 @@
+"""The npm fatfs package writing a FAT32 volume of fewer than 65 525 clusters: it writes 12- or 16-bit FAT entries into the 32-bit FAT (vol.js decides the type by the count), recognised by reading the image as the package does: explain_few_clusters.
+
+vol.js init takes the root from the FAT32 boot sector (BPB_RootClus, since
+BPB_FATSz16 is 0) but the width of a FAT entry from the cluster count
+(< 4085: FAT12, < 65 525: FAT16), as Microsoft's rule says. On what
+mkfs.fat -F 32 makes of a small image (34 MB of 8 KiB clusters: 4 344) the
+package keeps a consistent volume of its own -- FAT16 chains in the first
+bytes of the FAT32 table -- which every reader that follows the boot sector
+(Linux, fsck.fat) reads as a 32-bit FAT: fsck.fat "Cluster 1 out of range
+(65535 > 4345)", the new entries' clusters free ("Contains a free cluster").
+The evidence is that view: the image read with the package's FAT width and
+the boot sector's root holds exactly the model's tree.
+"""
+import hashlib
+import mmap
+import struct
+
+from vfz.fatimg import Fat, lfn_units, short_text
+from vfz.oracles import NamedException
+from vfz.oracles.evidence import fat32_few_clusters
+
+FEW_WRITE = "jsfatfs-fat32-few-clusters-write"
+KEYS = ("path", "type", "size", "sha256")
+
+
+class PackageView(Fat):
+    """The image as vol.js reads it: FAT entries as wide as the count says
+    (Fat does the same), the root directory the BPB's RootClus chain when
+    the 16-bit FAT size is 0."""
+
+    def __init__(self, data):
+        super().__init__(data, copy=False)
+        self.fat32_bpb = struct.unpack_from("<H", self.b, 22)[0] == 0
+        if self.fat32_bpb:
+            self.root_cluster = struct.unpack_from("<I", self.b, 44)[0]
+
+    def dir_slots(self, cluster=None):
+        if cluster is None and self.fat32_bpb:
+            cluster = self.root_cluster
+        return super().dir_slots(cluster)
+
+    def data(self, first, size):
+        out = bytearray()
+        for c in self.chain(first):
+            if len(out) >= size:
+                break
+            off = self.cluster_off(c)
+            out += self.b[off:off + self.csize]
+        return bytes(out[:size])
+
+
+def package_view(path):
+    """A read-only PackageView over a memory map of the image at path."""
+    with open(path, "rb") as f:
+        return PackageView(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+
+
+def _name(slots, short):
+    """The long name of slots (in directory order), else the 8.3 name."""
+    units = [u for s in reversed(slots) for u in lfn_units(s)]
+    if 0 in units:
+        units = units[:units.index(0)]
+    if not units:
+        return short_text(short)
+    return struct.pack(f"<{len(units)}H", *units).decode("utf-16-le", "surrogatepass")
+
+
+def package_listing(view, limit=20000):
+    """[{path, type, size, sha256}] of the tree the package sees, or None
+    (a loop, a chain out of the volume)."""
+    out, todo, seen = [], [("", None)], set()
+    while todo:
+        path, cl = todo.pop()
+        if cl in seen or len(out) > limit:
+            return None
+        seen.add(cl)
+        slots = []
+        for _, e in view.entries(cl):
+            if e[0] == 0xE5:
+                slots = []
+            elif e[11] == 0x0F:
+                slots.append(e)
+            elif e[11] & 0x08 or e[:2] in (b". ", b".."):
+                slots = []
+            else:
+                p = path + "/" + _name(slots, e[:11])
+                slots = []
+                first = struct.unpack_from("<H", e, 26)[0] | (struct.unpack_from("<H", e, 20)[0] << 16
+                                                              if view.bits == 32 else 0)
+                if e[11] & 0x10:
+                    out.append({"path": p, "type": "dir"})
+                    todo.append((p, first))
+                else:
+                    size = struct.unpack_from("<I", e, 28)[0]
+                    body = view.data(first, size) if first else b""
+                    if len(body) != size:
+                        return None
+                    out.append({"path": p, "type": "file", "size": size,
+                                "sha256": hashlib.sha256(body).hexdigest()})
+    return out
+
+
+def _key(entries):
+    return sorted(tuple((k, e.get(k)) for k in KEYS if k in e) for e in entries)
+
+
+def explain_few_clusters(ev):
+    """FEW_WRITE when the image (ev.image) is a FAT32 boot sector over fewer
+    than 65 525 clusters and the package's own view of it holds exactly the
+    expected tree (ev.entries): the reader's divergence is the FAT width."""
+    image = ev.get("image") if isinstance(ev, dict) else getattr(ev, "image", None)
+    exp = ev.get("entries") if isinstance(ev, dict) else getattr(ev, "entries", None)
+    if not image or exp is None or not fat32_few_clusters(image):
+        return None
+    try:
+        got = package_listing(package_view(image))
+    except (OSError, ValueError, struct.error, IndexError, UnicodeDecodeError):
+        return None
+    if got is None:
+        return None
+    if _key(got) == _key(exp):
+        return FEW_WRITE
+    # a write past the end as the package's fs.write sizes it (jsfatfs-gap-write-size): the
+    # GapModel of the very ops whose model tree is the expected one
+    from vfz.oracles.jsfatfs.exceptions import gap_entries, read_ops
+    from vfz.oracles.jsfatfs.profile import PROFILE
+    from vfz import model
+    ops = read_ops(ev)
+    m = model.Model(PROFILE, "nodual", rule="lfn")
+    m.apply(ops)
+    if _key(m.entries()) != _key(exp):
+        return None
+    return FEW_WRITE if _key(got) == _key(gap_entries(ops).values()) else None
+
+
+EXCEPTIONS = [
+    NamedException(
+        FEW_WRITE, "jsfatfs", "writer",
+        "vol.js init decides the FAT entry width by the cluster count (< 4085: 12 bits, < 65 525: "
+        "16) but takes the root from the FAT32 boot sector (BPB_RootClus, as BPB_FATSz16 is 0): on "
+        "a FAT32 volume of fewer clusters (mkfs.fat -F 32 on 34 MB of 8 KiB clusters: 4 344) it "
+        "writes 16-bit (or 12-bit) chains into the 32-bit FAT. Linux and fsck.fat read the boot "
+        "sector's FAT32: mkdir \"/a\" leaves FAT32 entry 1 0x0000FFFF ('Cluster 1 out of range "
+        "(65535 > 4345)') and the directory's cluster free ('Contains a free cluster (6)'); every "
+        "later allocation lands in a cluster Linux sees free (the reader side is the registry's "
+        "jsfatfs-fat32-few-clusters)",
+        "the image is a FAT32 boot sector over fewer than 65 525 clusters and, read as the package "
+        "reads it (entries of the count's width, the root from BPB_RootClus), holds exactly the "
+        "expected tree (explain_few_clusters)", bug=FEW_WRITE),
+]
