@@ -198,14 +198,12 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 	in->opts.dummy = (f & 2) ? VFAT_DUMMY_V3 : VFAT_DUMMY_V1;
 	in->opts.unique = (f >> 2) & 1;
 	in->fat_type = ((f >> 3) & 3) == 1 ? 16 : ((f >> 3) & 3) == 2 ? 32 : 12;
-	/* the fourth FAT-type value is a tiny FAT12 of 4 KiB clusters: most of
-	 * it fills within one input (allocation wrap, reuse after unlink) but
-	 * never all of it -- 24 ops of at most 4 clusters each -- because the C
-	 * model does not model capacity yet, and an ENOSPC it cannot predict
-	 * would be a false violation */
+	/* the fourth FAT-type value is a tiny FAT12 of TINY_CLUSTERS clusters
+	 * (512 B-4 KiB) and a 32-slot root: a script of a few dozen ops fills
+	 * it (ENOSPC part-way through a write, allocation wrapping into freed
+	 * holes, reuse after unlink, a directory that cannot grow, a full
+	 * root); the model in the harness predicts what Linux does then */
 	in->tiny = ((f >> 3) & 3) == 3;
-	if (in->tiny)
-		in->cluster_bytes = 4096;
 	in->cluster_bytes = 512u << ((f >> 5) & 3);
 	in->opts.shortname = (enum vfat_shortname)(1 + s % 4);
 	in->opts.seed = get16le(&r);
@@ -291,7 +289,8 @@ void vfat_fuzz_input_free(struct vfat_fuzz_input *in)
 }
 
 #define F32_CLUSTERS 2048u
-#define TINY_CLUSTERS 128u   /* > VFAT_FUZZ_MAX_OPS x 4 clusters: never full */
+#define TINY_CLUSTERS 40u    /* fills within a script: 2 writes of 512 B clusters, ~14 of 4 KiB */
+#define TINY_ROOT 32u        /* root slots: a few long names fill it */
 #define F32_RESERVED 32u
 
 static uint32_t f32_fat_sectors(void)
@@ -301,8 +300,8 @@ static uint32_t f32_fat_sectors(void)
 
 size_t vfat_fuzz_image_size(int fat_type, uint32_t cs, int tiny)
 {
-	if (tiny && fat_type == 12)
-		return (size_t)TINY_CLUSTERS * cs + 16384;
+	if (tiny && fat_type == 12)   /* boot sector, 2 one-sector FATs, the root */
+		return (size_t)TINY_CLUSTERS * cs + 3 * 512 + TINY_ROOT * 32;
 	switch (fat_type) {
 	case 16: return (size_t)4200 * cs + 65536;
 	case 32: return (size_t)(F32_RESERVED + 2 * f32_fat_sectors()) * 512 + (size_t)F32_CLUSTERS * cs;
@@ -367,6 +366,8 @@ int vfat_fuzz_make_image(int fat_type, uint32_t cs, int tiny, uint8_t *buf,
 	vfat_mkfs_opts_default(&o);
 	o.fat_type = fat_type;
 	o.cluster_bytes = cs;
+	if (tiny)
+		o.root_entries = TINY_ROOT;
 	memset(buf, 0, size);
 	return vfat_mkfs(buf, size, &o, err, errlen);
 }
