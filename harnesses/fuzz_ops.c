@@ -44,6 +44,7 @@
  * that reads input bytes, and edge coverage only into the code under test
  * (not the checker, the model or this harness; see CMakeLists.txt).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,15 +70,18 @@ static struct geo geos[4][4];   /* FAT12, FAT16, FAT32, tiny FAT12 x cluster siz
 static vfat_checker *checker;   /* reused: no allocation per check */
 
 /* With VFAT_FUZZ_OPS_COUNT set in the environment, one line at exit:
- * "fuzz_ops: N inputs, M ops applied, C checked after the op" (C = M,
- * or 0 in the FUZZ_OPS_CHECK_LAST build): the checked-op rate the
- * benches report (bench/bench_fuzz.py) is counted here, not estimated. */
-static long count_inputs, count_ops, count_checked;
+ * "fuzz_ops: N inputs, M ops applied, C checked after the op, E answered
+ * ENOSPC (K of them keeping pages)" (C = M, or 0 in the FUZZ_OPS_CHECK_LAST
+ * build): the checked-op rate the benches report (bench/bench_fuzz.py) is
+ * counted here, not estimated; E and K say how often a script filled the
+ * volume. */
+static long count_inputs, count_ops, count_checked, count_nospc, count_kept;
 
 static void count_print(void)
 {
-	fprintf(stderr, "fuzz_ops: %ld inputs, %ld ops applied, %ld checked after the op\n",
-		count_inputs, count_ops, count_checked);
+	fprintf(stderr, "fuzz_ops: %ld inputs, %ld ops applied, %ld checked after the op, "
+		"%ld answered ENOSPC (%ld of them keeping pages)\n",
+		count_inputs, count_ops, count_checked, count_nospc, count_kept);
 }
 
 struct run {
@@ -729,6 +733,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		count_ops++;
 		count_checked += CHECK_EVERY_OP;
+		count_nospc += r == -ENOSPC;
+		count_kept += R.m.fail_changed;
 	}
 	vfat_close(v);
 	if (any_ok) {

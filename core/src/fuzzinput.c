@@ -134,6 +134,16 @@ static void path_spec(struct rd *r, struct belief *b, uint64_t seed,
 
 static const uint32_t sizes[] = { 0, 1, 13, 511, 512, 513, 1024, 2048, 4096, 4097, 6000, 8191 };
 
+/* A size from one byte: sizes[b % 12]; on the tiny volume the top two bits
+ * also scale it by 1, 2, 4 or 8 (up to 64 KiB: two or three writes fill
+ * it, a write runs out part-way and keeps pages). */
+static uint32_t size_of(uint8_t b, int tiny)
+{
+	uint32_t n = sizes[b % (sizeof(sizes) / sizeof(sizes[0]))];
+
+	return tiny ? n << (b >> 6) : n;
+}
+
 /* Times at FAT's edges: before 1980 and the 1980 clamp, odd seconds (2-s
  * modify time), midnight and a second before it (day-only access date),
  * 2100 (not a leap year), 2107's clamp and past it, 2^31 and 2^32. */
@@ -155,13 +165,13 @@ static const char *const labels[] = {
  * from kind bytes 0xE0-0xFF, so inputs whose kind bytes are below keep
  * their old decoding. */
 static void meta_op(struct rd *r, struct belief *b, uint64_t seed, uint8_t k,
-		    struct vfat_op *op, char *a, size_t amax)
+		    struct vfat_op *op, char *a, size_t amax, int tiny)
 {
 	op->kind = (enum vfat_opkind)(OP_TRUNCATE + (k & 3));
 	switch (op->kind) {
 	case OP_TRUNCATE:
 		path_spec(r, b, seed, 0, a, amax);
-		op->n[0] = sizes[get8(r) % (sizeof(sizes) / sizeof(sizes[0]))];
+		op->n[0] = size_of(get8(r), tiny);
 		break;
 	case OP_CHATTR:
 		path_spec(r, b, seed, (k >> 2) & 1, a, amax);
@@ -222,20 +232,21 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		op.a = a;
 		op.line = (int)in->script.n + 1;
 		if ((k & 0xE0) == 0xE0)
-			meta_op(&r, b, in->opts.seed, k, &op, a, sizeof(a));
+			meta_op(&r, b, in->opts.seed, k, &op, a, sizeof(a), in->tiny);
 		switch (op.kind) {
 		case OP_MKDIR:
 			path_spec(&r, b, in->opts.seed, 1, a, sizeof(a));
 			break;
 		case OP_CREATE:
 			path_spec(&r, b, in->opts.seed, 0, a, sizeof(a));
-			op.n[0] = sizes[get8(&r) % (sizeof(sizes) / sizeof(sizes[0]))];
+			op.n[0] = size_of(get8(&r), in->tiny);
 			op.n[1] = get8(&r);
 			break;
 		case OP_WRITE:
 			path_spec(&r, b, in->opts.seed, 0, a, sizeof(a));
-			op.n[0] = get16le(&r) % (VFAT_FUZZ_MAX_OFF + 1);
-			op.n[1] = sizes[get8(&r) % (sizeof(sizes) / sizeof(sizes[0]))];
+			/* the tiny volume: offsets up to 4 pages, gaps that fill it */
+			op.n[0] = get16le(&r) % ((in->tiny ? 4 : 1) * VFAT_FUZZ_MAX_OFF + 1);
+			op.n[1] = size_of(get8(&r), in->tiny);
 			op.n[2] = get8(&r);
 			break;
 		case OP_RENAME:

@@ -32,8 +32,8 @@
 #include "opscript.h"
 
 #define VFAT_FUZZ_MAX_OPS 24
-#define VFAT_FUZZ_MAX_OFF 4096
-#define VFAT_FUZZ_MAX_SIZE 8191
+#define VFAT_FUZZ_MAX_OFF 4096     /* x4 on the tiny volume */
+#define VFAT_FUZZ_MAX_SIZE 8191    /* x8 on the tiny volume */
 
 struct vfat_fuzz_input {
 	struct vfat_opts opts;
