@@ -30,9 +30,11 @@ from vfz.campaign.steer import STATES, census  # noqa: E402
 def apply(vfat, base, script, opts, img):
     """Apply script (op-script text) to a copy of base at img -> per-op results."""
     shutil.copyfile(base, img)
-    with open(img + ".ops", "w", encoding="utf-8") as f:
+    # raw name bytes that are not UTF-8 round-trip (surrogateescape)
+    with open(img + ".ops", "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(script)
-    p = subprocess.run([vfat, "apply", img, img + ".ops"] + opts, capture_output=True, text=True)
+    p = subprocess.run([vfat, "apply", img, img + ".ops"] + opts, capture_output=True, text=True,
+                       errors="surrogateescape")
     res = []
     for ln in p.stdout.splitlines():
         try:
@@ -45,31 +47,38 @@ def apply(vfat, base, script, opts, img):
 
 
 def one(vfat, path, tmp):
-    """-> (tiny, results, states) of one corpus input, or None when it decodes to no op."""
+    """-> (tiny, results, states) of one corpus input, or None when it decodes to no op.
+    A script the Python parser refuses (raw names that are not UTF-8) still
+    gets the image states; its op-based ones (dir moves, the second
+    grammar's) are not counted."""
     base = os.path.join(tmp, "base.img")
     p = subprocess.run([vfat, "gen", "--from-input", path, "--image", base],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, errors="surrogateescape")
     if p.returncode:
         return None
-    text = p.stdout
-    opts = next((ln.split(":", 1)[1].split() for ln in text.splitlines()
-                 if ln.startswith("# apply-options:")), [])
-    tiny = "(tiny)" in text.splitlines()[0]
-    ops = opscript.parse(text)
-    if not ops:
+    lines = p.stdout.splitlines()
+    head = [ln for ln in lines if ln.startswith("#")]
+    body = [ln for ln in lines if ln and not ln.startswith("#")]
+    opts = next((ln.split(":", 1)[1].split() for ln in head if ln.startswith("# apply-options:")), [])
+    tiny = bool(head) and "(tiny)" in head[0]
+    if not body:
         return None
+    try:
+        ops = opscript.parse(p.stdout)
+    except opscript.OpScriptError:
+        ops = None
     img = os.path.join(tmp, "all.img")
-    res = apply(vfat, base, text, opts, img)
+    res = apply(vfat, base, p.stdout, opts, img)
     cuts = {}
-    for i, op in enumerate(ops):
+    for i, ln in enumerate(body):
         if len(cuts) >= 3:
             break
-        if op.kind in ("unlink", "rmdir") and i < len(res) and res[i] == "ok":
+        if ln.split(" ", 1)[0] in ("unlink", "rmdir") and i < len(res) and res[i] == "ok":
             a, b = os.path.join(tmp, f"cut{i}a.img"), os.path.join(tmp, f"cut{i}b.img")
-            apply(vfat, base, opscript.dump(ops[:i]), opts, a)
-            apply(vfat, base, opscript.dump(ops[:i + 1]), opts, b)
+            apply(vfat, base, "\n".join(body[:i]) + "\n", opts, a)
+            apply(vfat, base, "\n".join(body[:i + 1]) + "\n", opts, b)
             cuts[i] = (a, b)
-    return tiny, res, census(img, ops, res, cuts)
+    return tiny, res, census(img, ops or [], res if ops else [], cuts)
 
 
 def main():

@@ -26,7 +26,8 @@ scripts start with a create that leaves 8 and 24 clusters free. model_driver sta
 (--image), the Python model from the Space and root it reads from the same
 file (space_of, fixed_root_of), and their per-op results, ENOSPC included,
 must agree, and so must both models' free-cluster counts after each op
-they answer alike; each volume must see enough ENOSPC answers compared
+they answer alike, and the core's own answer (model_driver applies the
+ops alongside) must be the C model's; each volume must see enough ENOSPC answers compared
 (of writes and creates) for the test to mean something. The large-volume comparison above runs the Python model
 without a Space or root (Model(root=None)) on model_driver's 64 MiB FAT32
 volume, which no script fills. Profiles other than the kernel's (mtools)
@@ -141,6 +142,10 @@ def compare(mode, files=None, image=None):
             kinds[op.kind] += 1
             if py == "ENOSPC" and py == c["result"]:
                 kinds["ENOSPC " + op.kind] += 1
+            if image and c["core"] != c["result"]:
+                bad.append(f"{mode} seed {seed} line {c['line']} {c['op']}: the core answered {c['core']}, "
+                           f"the C model {c['result']} (Python model {py})")
+                break
             if image and py == c["result"] and m.space.free != c["free"]:
                 bad.append(f"{mode} seed {seed} line {c['line']} {c['op']}: {py}, but free clusters "
                            f"Python model {m.space.free}, C model {c['free']}")
