@@ -6,7 +6,11 @@
  *   - the op's result equals the model's prediction;
  *   - a failed op left the image byte-identical (free clusters' data and
  *     the FSInfo next-free hint excepted: a failed mkdir allocates and
- *     frees its cluster first, as the kernel does);
+ *     frees its cluster first, as the kernel does), except an ENOSPC the
+ *     model says kept pages or stamped the file (a write or truncate
+ *     growth that ran out part-way, as Linux's does): it is checked as a
+ *     successful op, and compare_enospc proves that only the file's
+ *     chain, their FAT entries, its entry and FSInfo's counters changed;
  *   - after a successful op: vfat_check of the whole image reports
  *     nothing (two equal dummies, "dummy-collision", are allowed in
  *     nodual images without --unique: that is the patch's documented
@@ -33,7 +37,9 @@
  *
  * Speed: one pristine template per geometry; after each input only the
  * bytes below the highest cluster ever allocated are restored (the
- * allocator is next-fit and the decoder's bounds keep it from wrapping).
+ * allocator is next-fit; when its hint went down -- it wrapped -- the
+ * whole image is). The tiny volume, which fills and wraps by design
+ * (at most 40 x 4 KiB), is restored and snapshot whole.
  * The snapshot a failed op is compared with is copied only after a
  * successful op changed the image: a failed op proven not to have
  * changed it leaves the snapshot valid for the next one (ops predicted
