@@ -267,15 +267,17 @@ static void compare_unchanged(struct run *R, size_t snap_end)
  * clusters in the file's chain now; those clusters' data (the listing
  * compares the content with the model's); free clusters' data; and one
  * directory slot, the file's entry, whose name and case byte stay and
- * whose size is the model's. A create whose write ran out is checked as a
- * successful op only (its new entry's slots, maybe a grown directory:
- * the listing and vfat_check's leak and chain-length rules judge it). */
-static void mark_chain(const struct geo *G, uint32_t c)
+ * whose size is the model's. A create whose write ran out may also have
+ * written its new entry's slots (as many as the model gave it) and grown
+ * its directory (the directory's chain, and the clusters it just took);
+ * the listing and vfat_check judge what those hold. */
+/* Mark the chain from c in G->chain with tag (1: the file's, 2: its
+ * directory's). */
+static void mark_chain(const struct geo *G, uint32_t c, uint8_t tag)
 {
-	memset(G->chain, 0, G->g.nclusters + 2);
 	for (uint32_t hops = 0; c >= 2 && c < G->g.nclusters + 2 && !G->chain[c] &&
 	     hops < G->g.nclusters; hops++) {
-		G->chain[c] = 1;
+		G->chain[c] = tag;
 		c = fat_entry(G, G->work, c) & fatent_ops_for(G->g.fat_type)->mask;
 	}
 }
@@ -299,7 +301,7 @@ static void slot_diffs(struct slotdiff *sd, const uint8_t *a, const uint8_t *b, 
 
 #define PATH_CAP 8192
 
-static void compare_enospc(struct run *R, vfat_vol *v, size_t snap_end)
+static void compare_enospc(struct run *R, vfat_vol *v, size_t snap_end, int create)
 {
 	const struct geo *G = R->G;
 	const struct fatent_ops *ops = fatent_ops_for(G->g.fat_type);
@@ -308,13 +310,22 @@ static void compare_enospc(struct run *R, vfat_vol *v, size_t snap_end)
 	size_t fat0 = (size_t)G->g.fat_off, fat_end = fat0 + (size_t)G->g.nfats * G->g.fat_bytes;
 	size_t fsi = (size_t)-1;
 	struct slotdiff sd = { 0, 0 };
-	struct vfat_stat st;
-	char path[PATH_CAP];
+	struct vfat_stat st, ps;
+	char path[PATH_CAP], ppath[PATH_CAP];
+	int allowed = create ? (int)f->nslot : 1;
 
 	node_path(f, path, sizeof(path));
 	if (vfat_stat(v, path, &st))
 		fail(R, "ENOSPC: stat %s failed after the op", path);
-	mark_chain(G, st.first_cluster);
+	memset(G->chain, 0, G->g.nclusters + 2);
+	mark_chain(G, st.first_cluster, 1);
+	if (create) {
+		/* the new entry's directory may have grown for it */
+		node_path(f->parent, ppath, sizeof(ppath));
+		if (ppath[0] && vfat_stat(v, ppath, &ps))
+			fail(R, "ENOSPC: stat %s failed after the op", ppath);
+		mark_chain(G, ppath[0] ? ps.first_cluster : G->g.root_cluster, 2);
+	}
 	if (G->g.fat_type == 32 && G->g.fsinfo_sector)
 		fsi = (size_t)G->g.fsinfo_sector * G->g.sector_size + 488;
 	for (size_t i = 0; i < fat0; i++)
@@ -324,21 +335,26 @@ static void compare_enospc(struct run *R, vfat_vol *v, size_t snap_end)
 		const uint8_t *fa = a + fat0 + (size_t)k * G->g.fat_bytes, *fb = b + fat0 + (size_t)k * G->g.fat_bytes;
 		for (uint32_t c = 0; c < G->g.nclusters + 2; c++)
 			if (ops->get(fa, c) != ops->get(fb, c) && (c < 2 || !G->chain[c]))
-				fail(R, "ENOSPC changed FAT %u entry %u (0x%x -> 0x%x), not of %s's chain",
-				     k, c, ops->get(fa, c), ops->get(fb, c), path);
+				fail(R, "ENOSPC changed FAT %u entry %u (0x%x -> 0x%x), not of %s's chain%s",
+				     k, c, ops->get(fa, c), ops->get(fb, c), path, create ? " or its directory's" : "");
 	}
 	slot_diffs(&sd, a, b, fat_end, (size_t)G->g.data_off - fat_end);
 	for (uint32_t c = 2; c <= G->g.nclusters + 1; c++) {
 		size_t off = (size_t)G->g.data_off + (size_t)(c - 2) * G->g.cluster_size;
 		if (off >= snap_end)
 			break;
-		if (fat_entry(G, b, c) == 0 || G->chain[c])
+		/* free now, the file's, or (a create) a cluster its directory
+		 * just took: the listing and vfat_check judge those */
+		if (fat_entry(G, b, c) == 0 || G->chain[c] == 1 ||
+		    (G->chain[c] == 2 && fat_entry(G, a, c) == 0))
 			continue;
 		slot_diffs(&sd, a, b, off, G->g.cluster_size);
 	}
-	if (sd.n > 1)
+	if (sd.n > allowed)
 		fail(R, "ENOSPC changed %d directory slots (or data outside %s), the first at byte %zu",
 		     sd.n, path, sd.off);
+	if (create)
+		return;         /* the new entry's slots: the listing judged them */
 	if (sd.n == 1) {
 		const uint8_t *x = a + sd.off, *y = b + sd.off;
 		if (memcmp(x, y, 11) || x[12] != y[12] || get32(y + 28) != f->size)
@@ -731,8 +747,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (R.m.fail_changed) {
 			/* ENOSPC part-way: the pages kept, and nothing else */
 			compare_after_op(&R, v, R.opi + 1 == in.script.n), any_ok = 1;
-			if (CHECK_EVERY_OP && op->kind != OP_CREATE)
-				compare_enospc(&R, v, snap_end);
+			if (CHECK_EVERY_OP)
+				compare_enospc(&R, v, snap_end, op->kind == OP_CREATE);
 			snap_len = 0;
 		} else if (CHECK_EVERY_OP) {
 			compare_unchanged(&R, snap_end);
