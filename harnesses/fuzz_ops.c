@@ -6,7 +6,11 @@
  *   - the op's result equals the model's prediction;
  *   - a failed op left the image byte-identical (free clusters' data and
  *     the FSInfo next-free hint excepted: a failed mkdir allocates and
- *     frees its cluster first, as the kernel does);
+ *     frees its cluster first, as the kernel does), except an ENOSPC the
+ *     model says kept pages or stamped the file (a write or truncate
+ *     growth that ran out part-way, as Linux's does): it is checked as a
+ *     successful op, and compare_enospc proves that only the file's
+ *     chain, their FAT entries, its entry and FSInfo's counters changed;
  *   - after a successful op: vfat_check of the whole image reports
  *     nothing (two equal dummies, "dummy-collision", are allowed in
  *     nodual images without --unique: that is the patch's documented
@@ -33,7 +37,9 @@
  *
  * Speed: one pristine template per geometry; after each input only the
  * bytes below the highest cluster ever allocated are restored (the
- * allocator is next-fit and the decoder's bounds keep it from wrapping).
+ * allocator is next-fit; when its hint went down -- it wrapped -- the
+ * whole image is). The tiny volume, which fills and wraps by design
+ * (at most 40 x 4 KiB), is restored and snapshot whole.
  * The snapshot a failed op is compared with is copied only after a
  * successful op changed the image: a failed op proven not to have
  * changed it leaves the snapshot valid for the next one (ops predicted
@@ -44,6 +50,7 @@
  * that reads input bytes, and edge coverage only into the code under test
  * (not the checker, the model or this harness; see CMakeLists.txt).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,21 +67,27 @@ struct geo {
 	size_t size;
 	struct fat_geom g;
 	uint32_t base_hw;      /* highest cluster in use in the template */
+	int whole;             /* restore and snapshot the whole image (tiny) */
+	struct model_space sp; /* the template's free clusters and root slots */
+	uint8_t *chain;        /* scratch: clusters of one file's chain */
 };
 
 static struct geo geos[4][4];   /* FAT12, FAT16, FAT32, tiny FAT12 x cluster size */
 static vfat_checker *checker;   /* reused: no allocation per check */
 
 /* With VFAT_FUZZ_OPS_COUNT set in the environment, one line at exit:
- * "fuzz_ops: N inputs, M ops applied, C checked after the op" (C = M,
- * or 0 in the FUZZ_OPS_CHECK_LAST build): the checked-op rate the
- * benches report (bench/bench_fuzz.py) is counted here, not estimated. */
-static long count_inputs, count_ops, count_checked;
+ * "fuzz_ops: N inputs, M ops applied, C checked after the op, E answered
+ * ENOSPC (K of them keeping pages)" (C = M, or 0 in the FUZZ_OPS_CHECK_LAST
+ * build): the checked-op rate the benches report (bench/bench_fuzz.py) is
+ * counted here, not estimated; E and K say how often a script filled the
+ * volume. */
+static long count_inputs, count_ops, count_checked, count_nospc, count_kept;
 
 static void count_print(void)
 {
-	fprintf(stderr, "fuzz_ops: %ld inputs, %ld ops applied, %ld checked after the op\n",
-		count_inputs, count_ops, count_checked);
+	fprintf(stderr, "fuzz_ops: %ld inputs, %ld ops applied, %ld checked after the op, "
+		"%ld answered ENOSPC (%ld of them keeping pages)\n",
+		count_inputs, count_ops, count_checked, count_nospc, count_kept);
 }
 
 struct run {
@@ -141,6 +154,10 @@ static struct geo *get_geo(int fat_type, uint32_t cs, int tiny)
 	}
 	memcpy(G->work, G->tmpl, G->size);
 	G->base_hw = fat_type == 32 ? 2 : 1;
+	G->whole = tiny;
+	G->chain = calloc(G->g.nclusters + 2, 1);
+	if (!G->chain || model_space_read(&G->sp, G->tmpl, G->size))
+		abort();
 	return G;
 }
 
@@ -242,6 +259,112 @@ static void compare_unchanged(struct run *R, size_t snap_end)
 	}
 }
 
+/* ---- failed op that kept pages: exactly that changed ---------------------- */
+
+/* The model's fail_changed: a write or truncate growth ran out of clusters
+ * (ENOSPC) and kept what Linux keeps. Against the snapshot, only these may
+ * differ: FSInfo's free count and hint; the FAT entries (every copy) of
+ * clusters in the file's chain now; those clusters' data (the listing
+ * compares the content with the model's); free clusters' data; and one
+ * directory slot, the file's entry, whose name and case byte stay and
+ * whose size is the model's. A create whose write ran out may also have
+ * written its new entry's slots (as many as the model gave it) and grown
+ * its directory (the directory's chain, and the clusters it just took);
+ * the listing and vfat_check judge what those hold. */
+/* Mark the chain from c in G->chain with tag (1: the file's, 2: its
+ * directory's). */
+static void mark_chain(const struct geo *G, uint32_t c, uint8_t tag)
+{
+	for (uint32_t hops = 0; c >= 2 && c < G->g.nclusters + 2 && !G->chain[c] &&
+	     hops < G->g.nclusters; hops++) {
+		G->chain[c] = tag;
+		c = fat_entry(G, G->work, c) & fatent_ops_for(G->g.fat_type)->mask;
+	}
+}
+
+static void node_path(const struct mnode *n, char *out, size_t max);
+
+struct slotdiff {
+	int n;
+	size_t off;
+};
+
+static void slot_diffs(struct slotdiff *sd, const uint8_t *a, const uint8_t *b, size_t base, size_t len)
+{
+	for (size_t i = 0; i < len; i += 32) {
+		if (!memcmp(a + base + i, b + base + i, 32))
+			continue;
+		if (!sd->n++)
+			sd->off = base + i;
+	}
+}
+
+#define PATH_CAP 8192
+
+static void compare_enospc(struct run *R, vfat_vol *v, size_t snap_end, int create)
+{
+	const struct geo *G = R->G;
+	const struct fatent_ops *ops = fatent_ops_for(G->g.fat_type);
+	const uint8_t *a = G->snap, *b = G->work;
+	const struct mnode *f = R->m.fail_node;
+	size_t fat0 = (size_t)G->g.fat_off, fat_end = fat0 + (size_t)G->g.nfats * G->g.fat_bytes;
+	size_t fsi = (size_t)-1;
+	struct slotdiff sd = { 0, 0 };
+	struct vfat_stat st, ps;
+	char path[PATH_CAP], ppath[PATH_CAP];
+	int allowed = create ? (int)f->nslot : 1;
+
+	node_path(f, path, sizeof(path));
+	if (vfat_stat(v, path, &st))
+		fail(R, "ENOSPC: stat %s failed after the op", path);
+	memset(G->chain, 0, G->g.nclusters + 2);
+	mark_chain(G, st.first_cluster, 1);
+	if (create) {
+		/* the new entry's directory may have grown for it */
+		node_path(f->parent, ppath, sizeof(ppath));
+		if (ppath[0] && vfat_stat(v, ppath, &ps))
+			fail(R, "ENOSPC: stat %s failed after the op", ppath);
+		mark_chain(G, ppath[0] ? ps.first_cluster : G->g.root_cluster, 2);
+	}
+	if (G->g.fat_type == 32 && G->g.fsinfo_sector)
+		fsi = (size_t)G->g.fsinfo_sector * G->g.sector_size + 488;
+	for (size_t i = 0; i < fat0; i++)
+		if (a[i] != b[i] && (i < fsi || i >= fsi + 8))
+			fail(R, "ENOSPC changed byte %zu (0x%02x -> 0x%02x) of the reserved sectors", i, a[i], b[i]);
+	for (uint32_t k = 0; k < G->g.nfats; k++) {
+		const uint8_t *fa = a + fat0 + (size_t)k * G->g.fat_bytes, *fb = b + fat0 + (size_t)k * G->g.fat_bytes;
+		for (uint32_t c = 0; c < G->g.nclusters + 2; c++)
+			if (ops->get(fa, c) != ops->get(fb, c) && (c < 2 || !G->chain[c]))
+				fail(R, "ENOSPC changed FAT %u entry %u (0x%x -> 0x%x), not of %s's chain%s",
+				     k, c, ops->get(fa, c), ops->get(fb, c), path, create ? " or its directory's" : "");
+	}
+	slot_diffs(&sd, a, b, fat_end, (size_t)G->g.data_off - fat_end);
+	for (uint32_t c = 2; c <= G->g.nclusters + 1; c++) {
+		size_t off = (size_t)G->g.data_off + (size_t)(c - 2) * G->g.cluster_size;
+		if (off >= snap_end)
+			break;
+		/* free now, the file's, or (a create) a cluster its directory
+		 * just took: the listing and vfat_check judge those */
+		if (fat_entry(G, b, c) == 0 || G->chain[c] == 1 ||
+		    (G->chain[c] == 2 && fat_entry(G, a, c) == 0))
+			continue;
+		slot_diffs(&sd, a, b, off, G->g.cluster_size);
+	}
+	if (sd.n > allowed)
+		fail(R, "ENOSPC changed %d directory slots (or data outside %s), the first at byte %zu",
+		     sd.n, path, sd.off);
+	if (create)
+		return;         /* the new entry's slots: the listing judged them */
+	if (sd.n == 1) {
+		const uint8_t *x = a + sd.off, *y = b + sd.off;
+		if (memcmp(x, y, 11) || x[12] != y[12] || get32(y + 28) != f->size)
+			fail(R, "ENOSPC changed the slot at byte %zu, which is not %s's entry at size %u",
+			     sd.off, path, f->size);
+	} else if (f->size != st.size) {
+		fail(R, "ENOSPC: %s's size changed without its entry", path);
+	}
+}
+
 /* ---- listing against the model ------------------------------------------- */
 
 /* Scratch reused by every input, like the templates and the checker:
@@ -249,7 +372,6 @@ static void compare_unchanged(struct run *R, size_t snap_end)
  * buffer and one path buffer, instead of a malloc per directory, file
  * and path (under ASan those took ~10% of the time, measured with perf).
  * Paths are built in place: the decoder bounds them far below PATH_CAP. */
-#define PATH_CAP 8192
 
 struct level {
 	struct vfat_dirent *e;
@@ -592,7 +714,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	R.G = get_geo(in.fat_type, in.cluster_bytes, in.tiny);
 	R.nodual = in.opts.names == VFAT_NAMES_NODUAL;
 	R.allow_dummy_dup = R.nodual && !in.opts.unique;
-	model_init(&R.m, &in.opts);
+	model_init(&R.m, &in.opts, &R.G->sp);
 	hw = R.G->base_hw;
 
 	/* one mount for the whole script, as a kernel writer would keep it;
@@ -601,7 +723,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail(&R, "vfat_open: %s", err);
 	for (R.opi = 0; R.opi < in.script.n; R.opi++) {
 		const struct vfat_op *op = &in.script.ops[R.opi];
-		size_t snap_end = end_of(R.G, hw + 1);
+		size_t snap_end = R.G->whole ? R.G->size : end_of(R.G, hw + 1);
 		int pred, r;
 		uint32_t h0 = v->free_hint;
 
@@ -622,11 +744,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r == 0) {
 			compare_after_op(&R, v, R.opi + 1 == in.script.n), any_ok = 1;
 			snap_len = 0;   /* the image changed: copy afresh */
+		} else if (R.m.fail_changed) {
+			/* ENOSPC part-way: the pages kept, and nothing else */
+			compare_after_op(&R, v, R.opi + 1 == in.script.n), any_ok = 1;
+			if (CHECK_EVERY_OP)
+				compare_enospc(&R, v, snap_end, op->kind == OP_CREATE);
+			snap_len = 0;
 		} else if (CHECK_EVERY_OP) {
 			compare_unchanged(&R, snap_end);
 		}
 		count_ops++;
 		count_checked += CHECK_EVERY_OP;
+		count_nospc += r == -ENOSPC;
+		count_kept += R.m.fail_changed;
 	}
 	vfat_close(v);
 	if (any_ok) {
@@ -643,7 +773,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	/* back to the pristine template */
-	memcpy(R.G->work, R.G->tmpl, wrapped ? R.G->size : end_of(R.G, hw + 1));
+	memcpy(R.G->work, R.G->tmpl, wrapped || R.G->whole ? R.G->size : end_of(R.G, hw + 1));
 	model_free(&R.m);
 	vfat_fuzz_input_free(&in);
 	return 0;

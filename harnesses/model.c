@@ -5,8 +5,12 @@
 #include <string.h>
 #include "model.h"
 #include "names.h"
+#include "fat.h"
 
 #define MAX_DEPTH 256
+
+struct mtable;
+static struct mtable *tab_new(uint32_t n, uint32_t per);
 
 static void *xcalloc(size_t n, size_t sz)
 {
@@ -106,6 +110,9 @@ static void node_free(struct mnode *n)
 	free(n->kids);
 	free(n->data);
 	free(n->name);
+	if (n->tab)
+		free(n->tab->used);
+	free(n->tab);
 	free(n);
 }
 
@@ -133,7 +140,7 @@ static void kid_del(struct mnode *d, struct mnode *k)
 	abort();
 }
 
-void model_init(struct model *m, const struct vfat_opts *o)
+void model_init(struct model *m, const struct vfat_opts *o, const struct model_space *sp)
 {
 	memset(m, 0, sizeof(*m));
 	m->opts = *o;
@@ -141,6 +148,15 @@ void model_init(struct model *m, const struct vfat_opts *o)
 	if (o->names == VFAT_NAMES_NODUAL && o->dummy == VFAT_DUMMY_V3)
 		m->rule = VFAT_SN_WINNT;
 	m->root = node_new("", 0, NULL, 0, 1);
+	m->label_slot = -1;
+	if (!sp)
+		return;
+	m->bounded = 1;
+	m->free = sp->free;
+	m->cs = sp->cs;
+	m->label_slot = sp->label_slot;
+	m->root->tab = tab_new(sp->root_n, sp->root_per);
+	memcpy(m->root->tab->used, sp->root_used, sp->root_n);
 }
 
 void model_free(struct model *m)
@@ -273,6 +289,158 @@ struct newname {
 	uint8_t sn[11], lcase;
 };
 
+/* ---- capacity ------------------------------------------------------------ */
+
+#define VFS_PAGE 4096u
+#define MAX_DIR_SLOTS 65536u      /* FAT_MAX_DIR_SIZE / 32 */
+
+static uint32_t nclus(const struct model *m, uint64_t bytes)
+{
+	return (uint32_t)((bytes + m->cs - 1) / m->cs);
+}
+
+static struct mtable *tab_new(uint32_t n, uint32_t per)
+{
+	struct mtable *t = xcalloc(1, sizeof(*t));
+
+	t->used = xcalloc(n ? n : 1, 1);
+	t->n = n;
+	t->per = per;
+	return t;
+}
+
+/* fat_add_entries: the first run of n free slots; else (a directory that
+ * grows) the free slots at its end and as many new clusters as the rest
+ * needs, all or none. -> the first slot, or -1 (ENOSPC, nothing taken). */
+static long tab_alloc(struct model *m, struct mtable *t, uint32_t n)
+{
+	uint32_t run = 0, i, k, first;
+
+	for (i = 0; i < t->n; i++) {
+		run = t->used[i] ? 0 : run + 1;
+		if (run == n) {
+			first = i + 1 - n;
+			memset(t->used + first, 1, n);
+			return first;
+		}
+	}
+	if (!t->per)
+		return -1;
+	k = (n - run + t->per - 1) / t->per;
+	if ((uint64_t)t->n + (uint64_t)k * t->per > MAX_DIR_SLOTS || m->free < k)
+		return -1;
+	m->free -= k;
+	t->used = realloc(t->used, t->n + k * t->per);
+	if (!t->used)
+		abort();
+	memset(t->used + t->n, 0, k * t->per);
+	first = t->n - run;
+	t->n += k * t->per;
+	memset(t->used + first, 1, n);
+	return first;
+}
+
+static struct mtable *table_of(struct mnode *d)
+{
+	return d->tab;
+}
+
+/* Room for an entry named nn in directory d: -> its slots (first, *n;
+ * *n = 0 in an unbounded model), or -ENOSPC with nothing taken. */
+static long take_slots(struct model *m, struct mnode *d, const struct newname *nn, uint32_t *n)
+{
+	long first;
+
+	*n = 0;
+	if (!m->bounded)
+		return 0;
+	*n = nn->is_short ? 1 : (uint32_t)(nn->ulen + 12) / 13 + 1;
+	first = tab_alloc(m, table_of(d), *n);
+	return first < 0 ? -ENOSPC : first;
+}
+
+static void drop_slots(struct model *m, struct mnode *d, struct mnode *k)
+{
+	if (m->bounded && k->nslot)
+		memset(table_of(d)->used + k->slot0, 0, k->nslot);
+	k->nslot = 0;
+}
+
+/* The clusters what goes holds: a file's data, a directory's table. */
+static uint32_t held(const struct model *m, const struct mnode *k)
+{
+	return k->is_dir ? (k->tab ? k->tab->n / k->tab->per : 1) : nclus(m, k->size);
+}
+
+static void release(struct model *m, const struct mnode *k)
+{
+	if (m->bounded)
+		m->free += held(m, k);
+}
+
+/* short_write_end: what a file of size bytes keeps when a write (data_at_off)
+ * or a truncate growth to end finds room for room bytes only. */
+static uint32_t kept_size(uint32_t size, uint32_t off, uint64_t room, int data_at_off)
+{
+	uint64_t k = room / VFS_PAGE * VFS_PAGE;
+
+	if (k < size)
+		k = size;
+	if (data_at_off && off > k && off <= room)
+		k = off;
+	return (uint32_t)k;
+}
+
+int model_space_read(struct model_space *sp, const uint8_t *img, size_t size)
+{
+	struct fat_geom g;
+	const struct fatent_ops *ops;
+	char err[200];
+
+	memset(sp, 0, sizeof(*sp));
+	sp->label_slot = -1;
+	if (fat_parse_boot(img, size, &g, err, sizeof(err)))
+		return -EINVAL;
+	ops = fatent_ops_for(g.fat_type);
+	sp->cs = g.cluster_size;
+	for (uint32_t c = 2; c < g.nclusters + 2; c++)
+		sp->free += ops->get(img + g.fat_off, c) == 0;
+	if (g.fat_type != 32) {
+		sp->root_n = g.root_entries;
+		sp->root_used = xcalloc(sp->root_n ? sp->root_n : 1, 1);
+		for (uint32_t i = 0; i < sp->root_n; i++) {
+			const uint8_t *de = img + g.root_off + (size_t)i * 32;
+			sp->root_used[i] = de[0] && de[0] != 0xE5;
+			if (sp->root_used[i] && sp->label_slot < 0 && de[11] != 0x0F && (de[11] & 0x08))
+				sp->label_slot = i;
+		}
+		return 0;
+	}
+	sp->root_per = g.cluster_size / 32;
+	for (uint32_t c = g.root_cluster, hops = 0; c >= 2 && c < g.nclusters + 2 && hops < g.nclusters;
+	     c = ops->get(img + g.fat_off, c) & ops->mask, hops++) {
+		const uint8_t *clus = img + g.data_off + (size_t)(c - 2) * g.cluster_size;
+		sp->root_used = realloc(sp->root_used, sp->root_n + sp->root_per);
+		if (!sp->root_used)
+			abort();
+		for (uint32_t i = 0; i < sp->root_per; i++) {
+			const uint8_t *de = clus + (size_t)i * 32;
+			uint8_t u = de[0] && de[0] != 0xE5;
+			sp->root_used[sp->root_n + i] = u;
+			if (u && sp->label_slot < 0 && de[11] != 0x0F && (de[11] & 0x08))
+				sp->label_slot = sp->root_n + i;
+		}
+		sp->root_n += sp->root_per;
+	}
+	return 0;
+}
+
+void model_space_free(struct model_space *sp)
+{
+	free(sp->root_used);
+	sp->root_used = NULL;
+}
+
 /* Everything that can refuse a new entry's name in directory dir. */
 static int new_name(struct model *m, struct mnode *dir, const char *c, size_t len, struct newname *nn)
 {
@@ -334,6 +502,50 @@ static void write_data(struct mnode *f, uint32_t off, uint32_t size, uint32_t se
 	f->times_known = 0;       /* file_update_time: the writer's clock */
 }
 
+static void mark_changed(struct model *m, struct mnode *d);
+
+/* A write (data_at_off: pwrite of size bytes of seed at off) or a
+ * truncate growth (seed unused: zeros) to off + size under the model's
+ * capacity: 0, or -ENOSPC with what Linux keeps (model.h, Capacity). */
+static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t off, uint32_t size,
+		uint32_t seed, int data_at_off)
+{
+	uint32_t s = f->size, k;
+	uint64_t end = (uint64_t)off + size, room;
+
+	if (!m->bounded || end <= (room = (uint64_t)(nclus(m, s) + m->free) * m->cs)) {
+		if (m->bounded && end > s)
+			m->free -= nclus(m, end) - nclus(m, s);
+		if (data_at_off) {
+			write_data(f, off, size, seed);
+		} else {
+			write_data(f, s, (uint32_t)(end - s), 0);
+			memset(f->data + s, 0, end - s);
+		}
+		return 0;
+	}
+	k = kept_size(s, off, room, data_at_off);
+	if (k > s) {
+		m->free -= nclus(m, k) - nclus(m, s);
+		if (!data_at_off || k <= off) {
+			write_data(f, s, k - s, 0);
+			memset(f->data + s, 0, k - s);
+		} else {
+			/* the gap (if any), then the data up to k */
+			uint8_t *tmp = xcalloc(1, size);
+			write_data(f, off, k - off, 0);
+			vfat_content(seed, tmp, size);
+			memcpy(f->data + off, tmp, k - off);
+			free(tmp);
+		}
+	}
+	f->times_known = 0;         /* file_update_time ran either way */
+	m->fail_changed = 1;
+	m->fail_node = f;
+	mark_changed(m, dir);
+	return -ENOSPC;
+}
+
 static void mark_changed(struct model *m, struct mnode *d)
 {
 	for (int i = 0; i < m->nchanged; i++)
@@ -356,6 +568,8 @@ static int op_mkdir_create(struct model *m, const struct vfat_op *op, int is_dir
 	struct mwalk w;
 	struct newname nn;
 	struct mnode *k;
+	uint32_t nslot;
+	long first;
 	int r = walk(m, op->a, &w);
 
 	if (r)
@@ -366,16 +580,34 @@ static int op_mkdir_create(struct model *m, const struct vfat_op *op, int is_dir
 		return -EISDIR;     /* open(O_CREAT) of "name/" */
 	if (w.found)
 		return -EEXIST;
+	/* vfat_mkdir: fat_alloc_new_dir before vfat_add_entry checks the name */
+	if (is_dir && m->bounded && m->free < 1)
+		return -ENOSPC;
 	r = new_name(m, w.stack[w.depth], w.last, w.lastlen, &nn);
 	if (r)
 		return r;
+	if (is_dir && m->bounded)
+		m->free--;
+	first = take_slots(m, w.stack[w.depth], &nn, &nslot);
+	if (first < 0) {
+		if (is_dir && m->bounded)
+			m->free++;      /* the new directory's cluster is given back */
+		return -ENOSPC;
+	}
 	k = add_new(w.stack[w.depth], w.last, &nn, is_dir);
-	if (!is_dir && op->kind == OP_CREATE && op->n[0])
-		write_data(k, 0, op->n[0], op->n[1]);
+	k->slot0 = (uint32_t)first;
+	k->nslot = nslot;
+	if (is_dir && m->bounded) {
+		k->tab = tab_new(m->cs / 32, m->cs / 32);
+		k->tab->used[0] = k->tab->used[1] = 1;   /* "." and ".." */
+	}
 	k->touched = 1;
 	mark_changed(m, w.stack[w.depth]);
 	if (is_dir)
 		mark_changed(m, k);
+	/* creat(), then the write: a write that runs out keeps the entry */
+	if (!is_dir && op->kind == OP_CREATE && op->n[0])
+		return fill(m, w.stack[w.depth], k, 0, op->n[0], op->n[1], 1);
 	return 0;
 }
 
@@ -396,9 +628,12 @@ static int op_write(struct model *m, const struct vfat_op *op)
 		return -ENOTDIR;
 	if ((uint64_t)op->n[0] + op->n[1] > 0xFFFFFFFFull && op->n[1])
 		return -EFBIG;
-	write_data(w.found, op->n[0], op->n[1], op->n[2]);
-	mark_changed(m, w.stack[w.depth]);
-	return 0;
+	if (!op->n[1])
+		return 0;           /* a write of 0 bytes changes nothing */
+	r = fill(m, w.stack[w.depth], w.found, op->n[0], op->n[1], op->n[2], 1);
+	if (!r)
+		mark_changed(m, w.stack[w.depth]);
+	return r;
 }
 
 static int op_unlink(struct model *m, const struct vfat_op *op)
@@ -416,6 +651,8 @@ static int op_unlink(struct model *m, const struct vfat_op *op)
 		return -EISDIR;
 	if (w.trailing)
 		return -ENOTDIR;
+	drop_slots(m, w.stack[w.depth], w.found);
+	release(m, w.found);
 	kid_del(w.stack[w.depth], w.found);
 	node_free(w.found);
 	mark_changed(m, w.stack[w.depth]);
@@ -441,6 +678,8 @@ static int op_rmdir(struct model *m, const struct vfat_op *op)
 		return -ENOTDIR;
 	if (w.found->nkids)
 		return -ENOTEMPTY;
+	drop_slots(m, w.stack[w.depth], w.found);
+	release(m, w.found);
 	kid_del(w.stack[w.depth], w.found);
 	node_free(w.found);
 	mark_changed(m, w.stack[w.depth]);
@@ -469,6 +708,11 @@ static void take_body(struct mnode *dst, struct mnode *src)
 	dst->capkids = src->capkids;
 	src->kids = NULL;
 	src->nkids = src->capkids = 0;
+	if (dst->tab)
+		free(dst->tab->used);
+	free(dst->tab);
+	dst->tab = src->tab;
+	src->tab = NULL;
 	for (size_t i = 0; i < dst->nkids; i++)
 		dst->kids[i]->parent = dst;
 	dst->touched = 1;
@@ -488,6 +732,8 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 	struct mwalk ws, wt;
 	struct mnode *src, *tgt, *sdir, *tdir;
 	struct newname nn;
+	uint32_t nslot;
+	long first;
 	int r = walk(m, op->a, &ws);
 
 	/* do_renameat2: both parents first, then EBUSY for '.', '..' or the
@@ -520,8 +766,11 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 			return -EISDIR;
 		if (tgt->is_dir && tgt->nkids)
 			return -ENOTEMPTY;
-		/* the target entry keeps its name and short entry */
+		/* the target entry keeps its name, short entry and slots;
+		 * what it held is freed */
+		release(m, tgt);
 		take_body(tgt, src);
+		drop_slots(m, sdir, src);
 		kid_del(sdir, src);
 		node_free(src);
 		mark_renamed(m, sdir, tdir, tgt);
@@ -530,8 +779,15 @@ static int op_rename(struct model *m, const struct vfat_op *op)
 	r = new_name(m, tdir, wt.last, wt.lastlen, &nn);
 	if (r)
 		return r;
+	/* vfat_rename adds the new entry before the old one goes */
+	first = take_slots(m, tdir, &nn, &nslot);
+	if (first < 0)
+		return -ENOSPC;
 	tgt = add_new(tdir, wt.last, &nn, src->is_dir);
+	tgt->slot0 = (uint32_t)first;
+	tgt->nslot = nslot;
 	take_body(tgt, src);
+	drop_slots(m, sdir, src);
 	kid_del(sdir, src);
 	node_free(src);
 	mark_renamed(m, sdir, tdir, tgt);
@@ -607,18 +863,18 @@ static int op_truncate(struct model *m, const struct vfat_op *op)
 	if (w.trailing)
 		return -ENOTDIR;
 	if (op->n[0] > f->size) {
-		if (op->n[0] > f->cap) {
-			f->data = realloc(f->data, op->n[0]);
-			if (!f->data)
-				abort();
-			f->cap = op->n[0];
-		}
-		memset(f->data + f->size, 0, op->n[0] - f->size);
-		f->attr |= 0x20;
-	} else if (f->size) {
-		f->attr |= 0x20;
+		/* fat_cont_expand: whole pages; a short growth keeps them and
+		 * fat_setattr still answers ENOSPC */
+		r = fill(m, w.stack[w.depth], f, 0, op->n[0], 0, 0);
+		if (r)
+			return r;
+	} else {
+		if (f->size)
+			f->attr |= 0x20;
+		if (m->bounded)
+			m->free += nclus(m, f->size) - nclus(m, op->n[0]);
+		f->size = op->n[0];
 	}
-	f->size = op->n[0];
 	f->touched = 1;
 	f->times_known = 0;
 	mark_entry(m, f);
@@ -660,16 +916,36 @@ static int op_touch(struct model *m, const struct vfat_op *op)
 /* fatlabel's rules (docs/op-script.md "label"): "" removes the label;
  * else 1-11 printable ASCII characters, none of "*+,./:;<=>?[\]|, not
  * starting with a space. */
-static int op_label(const struct vfat_op *op)
+static int label_valid(const char *a)
 {
-	size_t n = strlen(op->a);
+	size_t n = strlen(a);
 
-	if (n > 11 || op->a[0] == ' ')
+	if (n > 11 || a[0] == ' ')
 		return n ? -EINVAL : 0;
 	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)op->a[i];
+		unsigned char c = (unsigned char)a[i];
 		if (c < 0x20 || c >= 0x7F || strchr("\"*+,./:;<=>?[\\]|", c))
 			return -EINVAL;
+	}
+	return 0;
+}
+
+/* A new label entry takes a root slot (a FAT32 root may grow for it);
+ * "" deletes the entry. */
+static int op_label(struct model *m, const struct vfat_op *op)
+{
+	int r = label_valid(op->a);
+
+	if (r || !m->bounded)
+		return r;
+	if (!op->a[0]) {
+		if (m->label_slot >= 0)
+			m->root->tab->used[m->label_slot] = 0;
+		m->label_slot = -1;
+	} else if (m->label_slot < 0) {
+		m->label_slot = tab_alloc(m, m->root->tab, 1);
+		if (m->label_slot < 0)
+			return -ENOSPC;
 	}
 	return 0;
 }
@@ -677,6 +953,8 @@ static int op_label(const struct vfat_op *op)
 int model_apply(struct model *m, const struct vfat_op *op)
 {
 	m->nchanged = 0;
+	m->fail_changed = 0;
+	m->fail_node = NULL;
 	switch (op->kind) {
 	case OP_MKDIR: return op_mkdir_create(m, op, 1);
 	case OP_CREATE: return op_mkdir_create(m, op, 0);
@@ -687,7 +965,7 @@ int model_apply(struct model *m, const struct vfat_op *op)
 	case OP_TRUNCATE: return op_truncate(m, op);
 	case OP_CHATTR: return op_chattr(m, op);
 	case OP_TOUCH: return op_touch(m, op);
-	case OP_LABEL: return op_label(op);
+	case OP_LABEL: return op_label(m, op);
 	}
 	return -EINVAL;
 }

@@ -3,14 +3,19 @@
  * (vfz/model/) op by op.
  *
  *   model_driver [--names nodual|dual] [--dummy v1|v3] [--unique]
- *                [--shortname mixed|winnt|win95|lower] [--seed N] OPSCRIPT...
+ *                [--shortname mixed|winnt|win95|lower] [--seed N]
+ *                [--image FILE] OPSCRIPT...
  *
  * Prints one JSON line per op of each script, in the form `vfat apply`
  * prints them plus the script's index and the core's own result:
- *   {"script": 0, "line": 3, "op": "create", "result": "EEXIST", "core": "EEXIST"}
- * "result" is the model's prediction. As in fuzz_ops, the core applies
- * the same ops alongside (to a fresh in-memory FAT32 volume, so that the
- * root never fills), and after each op the model predicted to succeed it
+ *   {"script": 0, "line": 3, "op": "create", "result": "EEXIST", "core": "EEXIST", "free": 17}
+ * "result" is the model's prediction, "free" the model's free clusters
+ * after the op. As in fuzz_ops, the core applies
+ * the same ops alongside, each script to a fresh copy of the volume:
+ * --image FILE's bytes (a small volume that fills: the model's capacity,
+ * model.h, is read from it as fuzz_ops reads its template's), else a
+ * 64 MiB FAT32 volume that never fills. After each op the model predicted
+ * to succeed (or to fail with ENOSPC after keeping some pages) it
  * learns the short entries the core wrote from the core's listing of the
  * directories the op changed: the C model does not compute dual-mode
  * aliases, it takes them from the core (model.h). Errors in the
@@ -112,7 +117,7 @@ static void learn_changed(struct model *m, vfat_vol *v)
 }
 
 static int run_script(int idx, const char *file, const struct vfat_opts *o, uint8_t *img,
-		      const uint8_t *blank)
+		      const uint8_t *blank, size_t bytes, const struct model_space *sp)
 {
 	struct vfat_script s;
 	struct model m;
@@ -129,21 +134,21 @@ static int run_script(int idx, const char *file, const struct vfat_opts *o, uint
 		return 2;
 	}
 	free(text);
-	memcpy(img, blank, IMAGE_BYTES);
-	if (vfat_open(&v, img, IMAGE_BYTES, o, err, sizeof(err))) {
+	memcpy(img, blank, bytes);
+	if (vfat_open(&v, img, bytes, o, err, sizeof(err))) {
 		vfat_script_free(&s);
 		return die("vfat_open: ", err);
 	}
-	model_init(&m, o);
+	model_init(&m, o, sp);
 	for (size_t i = 0; i < s.n; i++) {
 		int pred = model_apply(&m, &s.ops[i]);
 		int core = vfat_op_apply(v, &s.ops[i]);
 
-		if (pred == 0)
+		if (pred == 0 || m.fail_changed)
 			learn_changed(&m, v);
-		printf("{\"script\": %d, \"line\": %d, \"op\": \"%s\", \"result\": \"%s\", \"core\": \"%s\"}\n",
-		       idx, s.ops[i].line, vfat_op_name(s.ops[i].kind), vfat_errname(pred),
-		       vfat_errname(core));
+		printf("{\"script\": %d, \"line\": %d, \"op\": \"%s\", \"result\": \"%s\", \"core\": \"%s\", "
+		       "\"free\": %u}\n", idx, s.ops[i].line, vfat_op_name(s.ops[i].kind), vfat_errname(pred),
+		       vfat_errname(core), m.free);
 	}
 	model_free(&m);
 	vfat_close(v);
@@ -155,8 +160,11 @@ int main(int argc, char **argv)
 {
 	struct vfat_opts o;
 	struct vfat_mkfs_opts mo;
-	uint8_t *blank, *img;
+	uint8_t *blank = NULL, *img;
 	char err[300];
+	const char *image = NULL;
+	size_t bytes = IMAGE_BYTES;
+	struct model_space sp;
 	int nfiles = 0, r = 0;
 	const char **files = calloc((size_t)argc, sizeof(*files));
 
@@ -190,6 +198,11 @@ int main(int argc, char **argv)
 			if (!val[0] || *end)
 				return die("bad --seed value ", val);
 			i++;
+		} else if (!strcmp(a, "--image")) {
+			if (!val[0])
+				return die("--image needs a FILE", "");
+			image = val;
+			i++;
 		} else if (a[0] == '-' && a[1]) {
 			return die("unknown option ", a);
 		} else {
@@ -198,16 +211,27 @@ int main(int argc, char **argv)
 	}
 	if (!nfiles)
 		return die("usage: model_driver [apply options] OPSCRIPT...", "");
-	blank = malloc(IMAGE_BYTES);
-	img = malloc(IMAGE_BYTES);
-	if (!blank || !img)
+	if (image) {
+		blank = (uint8_t *)slurp(image, &bytes);
+		if (!blank)
+			return die("cannot read image ", image);
+	} else {
+		blank = malloc(IMAGE_BYTES);
+		if (!blank)
+			abort();
+		vfat_mkfs_opts_default(&mo);
+		mo.fat_type = 32;
+		if (vfat_mkfs(blank, IMAGE_BYTES, &mo, err, sizeof(err)))
+			return die("mkfs: ", err);
+	}
+	img = malloc(bytes);
+	if (!img)
 		abort();
-	vfat_mkfs_opts_default(&mo);
-	mo.fat_type = 32;
-	if (vfat_mkfs(blank, IMAGE_BYTES, &mo, err, sizeof(err)))
-		return die("mkfs: ", err);
+	if (model_space_read(&sp, blank, bytes))
+		return die("not a usable FAT image: ", image ? image : "(built in)");
 	for (int i = 0; i < nfiles && !r; i++)
-		r = run_script(i, files[i], &o, img, blank);
+		r = run_script(i, files[i], &o, img, blank, bytes, &sp);
+	model_space_free(&sp);
 	free(blank);
 	free(img);
 	free(files);

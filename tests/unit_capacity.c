@@ -5,11 +5,14 @@
  * clusters reach, or where the data starts when the gap reached it; the
  * clusters past the size are free again and the op fails with -ENOSPC.
  * Measured against the kernel oracle (corpus/regressions/full-volume-short-write).
+ * A directory that grows for a new entry takes all the clusters it needs
+ * or none (test_dir_growth_all_or_none).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "unit_test.h"
 #include "vfat.h"
 #include "fat.h"
@@ -120,6 +123,39 @@ static void test_truncate_grow(void)
 	check_clean(v);
 }
 
+/* A directory out of slots takes every cluster the new entry needs or
+ * none (fat_add_new_entries -> fat_alloc_clusters frees what it got):
+ * a 21-slot name in a directory whose free tail is 4 slots needs two
+ * clusters of 16 slots; with one free cluster the create fails and the
+ * cluster stays free, so a 512-byte file still fits. Before, the core
+ * kept the first new cluster in the directory (found by fuzz_ops on its
+ * tiny volume). */
+static void test_dir_growth_all_or_none(void)
+{
+	vfat_vol *v = fresh();
+	char name[300] = "/d/";
+	uint32_t f;
+
+	CHECK_EQ_INT(vfat_mkdir(v, "/d"), 0);
+	for (int i = 0; i < 10; i++) {
+		char p[16];
+		snprintf(p, sizeof(p), "/d/F%d.TXT", i);
+		CHECK_EQ_INT(vfat_create(v, p), 0);
+	}
+	f = free_clusters(v);
+	CHECK_EQ_INT(vfat_create(v, "/big"), 0);
+	CHECK_EQ_INT(vfat_write(v, "/big", 0, data, (f - 1) * CS), 0);
+	CHECK_EQ_INT(free_clusters(v), 1);
+	memset(name + 3, 'l', 250);
+	name[253] = 0;
+	CHECK_EQ_INT(vfat_create(v, name), -ENOSPC);
+	CHECK_EQ_INT(free_clusters(v), 1);
+	CHECK_EQ_INT(vfat_create(v, "/x"), 0);
+	CHECK_EQ_INT(vfat_write(v, "/x", 0, data, CS), 0);
+	CHECK_EQ_INT(free_clusters(v), 0);
+	check_clean(v);
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(data); i++)
@@ -128,5 +164,6 @@ int main(void)
 	test_gap_reaches_offset();
 	test_nothing_fits();
 	test_truncate_grow();
+	test_dir_growth_all_or_none();
 	return ut_finish("unit_capacity");
 }

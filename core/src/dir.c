@@ -311,6 +311,18 @@ static int dir_grow(struct fat_dir *d)
 	return 0;
 }
 
+/* Give back the clusters dir_grow added past the first nclus (the chain
+ * ends at the last kept one again). */
+static void dir_ungrow(struct fat_dir *d, uint32_t nclus, size_t nslots)
+{
+	if (d->nclus <= nclus)
+		return;
+	fat_set(d->v, d->clus[nclus - 1], d->v->ops->eoc);
+	fat_free_chain(d->v, d->clus[nclus]);
+	d->nclus = nclus;
+	d->nslots = nslots;
+}
+
 int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
 {
 	size_t i, run = 0, start;
@@ -326,14 +338,19 @@ int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
 		}
 	}
 	if (run < (size_t)n) {
-		/* use the free tail and continue into new clusters */
+		/* use the free tail and continue into new clusters: all of them
+		 * or none, as fat_add_new_entries asks fat_alloc_clusters for
+		 * the whole count and frees what it got when one is missing */
+		uint32_t old_nclus = d->nclus;
+		size_t old_nslots = d->nslots;
+
 		start = d->nslots - run;
 		while (d->nslots < start + (size_t)n) {
-			if (d->nslots >= FAT_MAX_DIR_SLOTS)
-				return -ENOSPC;
-			r = dir_grow(d);
-			if (r)
+			r = d->nslots >= FAT_MAX_DIR_SLOTS ? -ENOSPC : dir_grow(d);
+			if (r) {
+				dir_ungrow(d, old_nclus, old_nslots);
 				return r;
+			}
 		}
 	} else {
 		start = i + 1 - (size_t)n;

@@ -134,6 +134,16 @@ static void path_spec(struct rd *r, struct belief *b, uint64_t seed,
 
 static const uint32_t sizes[] = { 0, 1, 13, 511, 512, 513, 1024, 2048, 4096, 4097, 6000, 8191 };
 
+/* A size from one byte: sizes[b % 12]; on the tiny volume the top two bits
+ * also scale it by 1, 2, 4 or 8 (up to 64 KiB: two or three writes fill
+ * it, a write runs out part-way and keeps pages). */
+static uint32_t size_of(uint8_t b, int tiny)
+{
+	uint32_t n = sizes[b % (sizeof(sizes) / sizeof(sizes[0]))];
+
+	return tiny ? n << (b >> 6) : n;
+}
+
 /* Times at FAT's edges: before 1980 and the 1980 clamp, odd seconds (2-s
  * modify time), midnight and a second before it (day-only access date),
  * 2100 (not a leap year), 2107's clamp and past it, 2^31 and 2^32. */
@@ -155,13 +165,13 @@ static const char *const labels[] = {
  * from kind bytes 0xE0-0xFF, so inputs whose kind bytes are below keep
  * their old decoding. */
 static void meta_op(struct rd *r, struct belief *b, uint64_t seed, uint8_t k,
-		    struct vfat_op *op, char *a, size_t amax)
+		    struct vfat_op *op, char *a, size_t amax, int tiny)
 {
 	op->kind = (enum vfat_opkind)(OP_TRUNCATE + (k & 3));
 	switch (op->kind) {
 	case OP_TRUNCATE:
 		path_spec(r, b, seed, 0, a, amax);
-		op->n[0] = sizes[get8(r) % (sizeof(sizes) / sizeof(sizes[0]))];
+		op->n[0] = size_of(get8(r), tiny);
 		break;
 	case OP_CHATTR:
 		path_spec(r, b, seed, (k >> 2) & 1, a, amax);
@@ -198,14 +208,12 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 	in->opts.dummy = (f & 2) ? VFAT_DUMMY_V3 : VFAT_DUMMY_V1;
 	in->opts.unique = (f >> 2) & 1;
 	in->fat_type = ((f >> 3) & 3) == 1 ? 16 : ((f >> 3) & 3) == 2 ? 32 : 12;
-	/* the fourth FAT-type value is a tiny FAT12 of 4 KiB clusters: most of
-	 * it fills within one input (allocation wrap, reuse after unlink) but
-	 * never all of it -- 24 ops of at most 4 clusters each -- because the C
-	 * model does not model capacity yet, and an ENOSPC it cannot predict
-	 * would be a false violation */
+	/* the fourth FAT-type value is a tiny FAT12 of TINY_CLUSTERS clusters
+	 * (512 B-4 KiB) and a 32-slot root: a script of a few dozen ops fills
+	 * it (ENOSPC part-way through a write, allocation wrapping into freed
+	 * holes, reuse after unlink, a directory that cannot grow, a full
+	 * root); the model in the harness predicts what Linux does then */
 	in->tiny = ((f >> 3) & 3) == 3;
-	if (in->tiny)
-		in->cluster_bytes = 4096;
 	in->cluster_bytes = 512u << ((f >> 5) & 3);
 	in->opts.shortname = (enum vfat_shortname)(1 + s % 4);
 	in->opts.seed = get16le(&r);
@@ -224,20 +232,21 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		op.a = a;
 		op.line = (int)in->script.n + 1;
 		if ((k & 0xE0) == 0xE0)
-			meta_op(&r, b, in->opts.seed, k, &op, a, sizeof(a));
+			meta_op(&r, b, in->opts.seed, k, &op, a, sizeof(a), in->tiny);
 		switch (op.kind) {
 		case OP_MKDIR:
 			path_spec(&r, b, in->opts.seed, 1, a, sizeof(a));
 			break;
 		case OP_CREATE:
 			path_spec(&r, b, in->opts.seed, 0, a, sizeof(a));
-			op.n[0] = sizes[get8(&r) % (sizeof(sizes) / sizeof(sizes[0]))];
+			op.n[0] = size_of(get8(&r), in->tiny);
 			op.n[1] = get8(&r);
 			break;
 		case OP_WRITE:
 			path_spec(&r, b, in->opts.seed, 0, a, sizeof(a));
-			op.n[0] = get16le(&r) % (VFAT_FUZZ_MAX_OFF + 1);
-			op.n[1] = sizes[get8(&r) % (sizeof(sizes) / sizeof(sizes[0]))];
+			/* the tiny volume: offsets up to 4 pages, gaps that fill it */
+			op.n[0] = get16le(&r) % ((in->tiny ? 4 : 1) * VFAT_FUZZ_MAX_OFF + 1);
+			op.n[1] = size_of(get8(&r), in->tiny);
 			op.n[2] = get8(&r);
 			break;
 		case OP_RENAME:
@@ -291,7 +300,8 @@ void vfat_fuzz_input_free(struct vfat_fuzz_input *in)
 }
 
 #define F32_CLUSTERS 2048u
-#define TINY_CLUSTERS 128u   /* > VFAT_FUZZ_MAX_OPS x 4 clusters: never full */
+#define TINY_CLUSTERS 40u    /* fills within a script: 2 writes of 512 B clusters, ~14 of 4 KiB */
+#define TINY_ROOT 32u        /* root slots: a few long names fill it */
 #define F32_RESERVED 32u
 
 static uint32_t f32_fat_sectors(void)
@@ -301,8 +311,8 @@ static uint32_t f32_fat_sectors(void)
 
 size_t vfat_fuzz_image_size(int fat_type, uint32_t cs, int tiny)
 {
-	if (tiny && fat_type == 12)
-		return (size_t)TINY_CLUSTERS * cs + 16384;
+	if (tiny && fat_type == 12)   /* boot sector, 2 one-sector FATs, the root */
+		return (size_t)TINY_CLUSTERS * cs + 3 * 512 + TINY_ROOT * 32;
 	switch (fat_type) {
 	case 16: return (size_t)4200 * cs + 65536;
 	case 32: return (size_t)(F32_RESERVED + 2 * f32_fat_sectors()) * 512 + (size_t)F32_CLUSTERS * cs;
@@ -367,6 +377,8 @@ int vfat_fuzz_make_image(int fat_type, uint32_t cs, int tiny, uint8_t *buf,
 	vfat_mkfs_opts_default(&o);
 	o.fat_type = fat_type;
 	o.cluster_bytes = cs;
+	if (tiny)
+		o.root_entries = TINY_ROOT;
 	memset(buf, 0, size);
 	return vfat_mkfs(buf, size, &o, err, errlen);
 }

@@ -18,9 +18,11 @@
  *   the first six ops as before. Names come from every gen.h name class and
  *   from raw input bytes.
  *
- * The decoded ops are bounded (sizes, offsets, count) so that the volume
- * of the chosen geometry can never run out of clusters or root entries:
- * ENOSPC is never a correct outcome for a decoded script.
+ * The decoded ops are bounded (sizes, offsets, count). The FAT12, FAT16
+ * and FAT32 geometries are large enough that a script rarely fills them;
+ * the tiny FAT12 (bits 3-4 = 3: 40 clusters, a 32-slot root) fills within
+ * a script, so ENOSPC is a correct outcome there (the harness's model
+ * predicts it, harnesses/model.h "Capacity").
  */
 #ifndef VFAT_FUZZINPUT_H
 #define VFAT_FUZZINPUT_H
@@ -30,14 +32,14 @@
 #include "opscript.h"
 
 #define VFAT_FUZZ_MAX_OPS 24
-#define VFAT_FUZZ_MAX_OFF 4096
-#define VFAT_FUZZ_MAX_SIZE 8191
+#define VFAT_FUZZ_MAX_OFF 4096     /* x4 on the tiny volume */
+#define VFAT_FUZZ_MAX_SIZE 8191    /* x8 on the tiny volume */
 
 struct vfat_fuzz_input {
 	struct vfat_opts opts;
 	int fat_type;             /* 12, 16 or 32 */
 	uint32_t cluster_bytes;   /* 512 .. 4096 */
-	int tiny;                 /* FAT12 of TINY_CLUSTERS clusters: it fills within a script */
+	int tiny;                 /* FAT12 of 40 clusters and 32 root slots: it fills within a script */
 	struct vfat_script script;
 };
 
