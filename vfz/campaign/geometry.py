@@ -6,10 +6,15 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
 - the FAT type (only those the formatter makes: BusyBox makes FAT32 alone);
 - the sector size (512 three times in five, else 1024, 2048 or 4096), FAT count (1 one time
   in four), reserved sectors and root entries (the formatter's default two times in three);
-- a size class: `small` (40-400 clusters: volumes that fill, wrap their allocation and run out
+- a size class, each in turn (Pool): `small` (40-400 clusters: volumes that fill, wrap their allocation and run out
   of space inside a script), a cluster-count boundary (`fat12/16` or `fat16/32`: `below`,
   `at-max`, `at-min`, `above`; 4084/4085 and 65524/65525 clusters), `fat32:few-clusters` (the
-  smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used).
+  smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used);
+- two volumes in three, a free window (vfz.geometry free=N, at=C: the clusters outside it
+  marked bad once formatted): 4-64 KiB free wherever the class put the size, so that a
+  script fills the volume, wraps its allocation, reuses what it unlinked and runs out of
+  space on every FAT type (a valid FAT32 has 65 525 clusters or more: filling it with data
+  would take 32 MiB a script); on FAT12 the window starts at a FAT sector edge.
 
 The size that gives a target cluster count is found by asking the formatter itself (a binary
 search over image sizes, a few milliseconds a format, cached per layout): the boundaries are
@@ -144,18 +149,20 @@ def _layout(r, formatter, fat, size_class):
     return geometry.Geometry(fat, 0, cluster, sector, fats, reserved, root, formatter)
 
 
-def draw(r, formatters, tries=12, fat=None):
+def draw(r, formatters, tries=12, fat=None, size_class=None):
     """A geometry (vfz.geometry.Geometry) and its class, drawn with random.Random r from the
-    formatters enabled (those that make FAT type fat, when given); (None, why) when none
-    could be made."""
+    formatters enabled (those that make FAT type fat, when given), of size_class when given
+    (else drawn); (None, why) when none could be made."""
     why = "no formatter"
     if fat is not None:
         formatters = [n for n in formatters if fat in oracles.oracle_class(n, "formatter").fats_types]
+    asked = size_class
     for _ in range(tries if formatters else 0):
         name = r.choice(formatters)
         cls = oracles.oracle_class(name, "formatter")
         fat_ = fat or r.choice(sorted(cls.fats_types))
-        size_class = r.choices(CLASSES[fat_], weights=[8, 4] + [2] * (len(CLASSES[fat_]) - 2))[0]
+        size_class = asked if asked in CLASSES[fat_] else \
+            r.choices(CLASSES[fat_], weights=[8, 4] + [2] * (len(CLASSES[fat_]) - 2))[0]
         lay = _layout(r, name, fat_, size_class)
         if size_class == "plain":
             size, cl = PLAIN[fat_]
@@ -189,12 +196,43 @@ def draw(r, formatters, tries=12, fat=None):
     return None, why
 
 
+def window(r, image):
+    """A free window (vfz.geometry free=N, at=C) for a fresh volume: 4-64 KiB of clusters
+    (at least 6), so that a short script fills it, wraps its allocation and runs out of
+    space whatever the FAT type and size; on FAT12 it starts a few clusters before a
+    cluster whose 12-bit entry straddles two FAT sectors, so that the first allocations
+    cross that edge. -> (free, at)."""
+    with open(image, "rb") as f:
+        fat = Fat(f.read(4096))
+    n = max(6, min(fat.clusters - 8, int(2 ** r.uniform(12, 16)) // fat.csize))
+    lo, hi = 3, fat.clusters + 2 - n
+    if fat.bits == 12:
+        edges = [c for c in range(lo, hi) if (c + c // 2) % fat.bps == fat.bps - 1]
+        if edges:
+            return n, max(lo, r.choice(edges) - r.randrange(4))
+    return n, r.randrange(lo, max(lo + 1, hi))
+
+
+def windowed(r, g):
+    """g with a free window drawn for it (its volume formatted once to see its clusters)."""
+    with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
+        img = os.path.join(d, "g.img")
+        if oracles.get_formatter(g.formatter).format(img, g).error:
+            return g
+        free, at = window(r, img)
+    return geometry.Geometry(**{**g.__dict__, "free": free, "at": at})
+
+
 class Pool:
     """The geometries a campaign draws scripts' volumes from: POOL per FAT type, drawn once
     from the run's seed (so a run is replayable), refreshed one at a time every REFRESH
     scripts of that type, with SHARE of the scripts on them (the rest on the classic three
-    volumes, which every earlier finding names)."""
+    volumes, which every earlier finding names). Draw k of a FAT type asks for the size
+    class CLASSES[fat][k mod its length] (every boundary class within the first draws;
+    drawn at random when the formatters cannot make it), and two draws in WINDOW_OF get a
+    free window (window()): volumes of every type and class that fill within a script."""
     SIZE, REFRESH, SHARE = 6, 40, 0.5
+    WINDOW_OF = 3
 
     def __init__(self, seed, formatters, log=None):
         self.seed, self.formatters, self.log = seed, list(formatters), log
@@ -203,9 +241,14 @@ class Pool:
         self.classes = {}          # spec -> its cluster-count class (filled as volumes are made)
 
     def _draw(self, fat, k):
-        g, why = draw(random.Random(f"{self.seed}:geometry:{fat}:{k}"), self.formatters, fat=fat)
+        r = random.Random(f"{self.seed}:geometry:{fat}:{k}")
+        g, why = draw(r, self.formatters, fat=fat, size_class=CLASSES[fat][k % len(CLASSES[fat])])
+        if g is None:
+            g, why = draw(r, self.formatters, fat=fat)
         if g is None and self.log:
             self.log(f"geometry: no FAT{fat} volume drawn ({why})")
+        if g is not None and k % self.WINDOW_OF:
+            g = windowed(r, g)
         return g.spec() if g else None
 
     def spec_for(self, fat, u, k):
