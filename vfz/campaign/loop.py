@@ -49,8 +49,7 @@ from vfz import findings, opscript, oracles
 from vfz.check import diff
 from vfz.campaign import minworker
 from vfz.campaign import pace
-from vfz.campaign import geometry
-from vfz.campaign import steer
+from vfz.campaign import geometry, patterns, steer
 from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS, fat_bits
 from vfz.errors import UsageError
 from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
@@ -321,6 +320,7 @@ class Campaign:
                 ops = gen_script(self.vfat, gseed, nops, self.args.names, meta)
                 if fsb & 0x80:                   # half the scripts: tricky additions
                     ops = enrich(ops, random.Random(gseed), meta)
+                ops = patterns.for_script(checker, ops, fs, gseed)   # sized to the volume
                 src = {"source": "vfat gen", "iteration": job.iteration, "gen_seed": gseed, "ops": nops}
                 if meta:
                     src["meta"] = True
