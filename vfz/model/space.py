@@ -9,11 +9,12 @@ plus every free one can hold, or the write's offset when the gap got that far, n
 than before -- the clusters past it are freed, and the op answers ENOSPC. A new directory
 takes one cluster (ENOSPC, no entry, when none is free); unlink and rmdir free theirs.
 
-What is not counted: a directory growing by a cluster when its slots run out (a FAT32 root or
-a subdirectory of many entries). Near a full volume that makes the model's count one
-cluster optimistic per such growth; the classic volumes never get there, the small ones
-(vfz/campaign/geometry.py) may, and such a divergence shows as ok->ENOSPC on a directory op.
-Without a Space (studies, tests) capacity is unbounded, as before.
+A directory grows by whole clusters when a new entry finds no run of free slots long enough
+(fat_add_entries: first fit over the slots it has, the free run at its end continued into the
+new clusters); with no cluster free the op answers ENOSPC and nothing is added (GrowDir, one
+per subdirectory and for a FAT32 root, whose slots the Space reads from the image). rmdir
+frees every cluster of the directory. Without a Space (studies, tests) capacity is
+unbounded, as before.
 """
 import functools
 import os
@@ -25,9 +26,14 @@ PAGE = 4096
 
 
 class Space:
-    def __init__(self, free, cluster):
+    def __init__(self, free, cluster, root_used=None):
         self.free = free          # free data clusters
         self.cs = cluster         # bytes per cluster
+        self.root_used = root_used    # a FAT32 root's slots (taken?), None: not read
+
+    def new_dir(self, used=(True, True)):
+        """The slots of a directory (a new one: '.' and '..' in its one cluster)."""
+        return GrowDir(self.cs // 32, used)
 
     def clusters(self, nbytes):
         return (nbytes + self.cs - 1) // self.cs
@@ -56,6 +62,42 @@ class Space:
 
     def release(self, nbytes):
         self.free += self.clusters(nbytes)
+
+
+class GrowDir:
+    """The slots of a directory that grows by clusters of `per` slots."""
+
+    def __init__(self, per, used):
+        self.per = per
+        self.used = list(used) + [False] * (-len(used) % per)
+
+    def clusters(self):
+        return max(1, len(self.used) // self.per)
+
+    def alloc(self, n, space):
+        """First fit of n free slots, the run at the end continued into new clusters taken
+        from space -> the first slot, or None (ENOSPC: nothing taken)."""
+        run = 0
+        for i, u in enumerate(self.used):
+            run = 0 if u else run + 1
+            if run == n:
+                first = i - n + 1
+                break
+        else:
+            grow = -(-(n - run) // self.per)
+            if space.free < grow:
+                return None
+            space.free -= grow
+            first = len(self.used) - run
+            self.used += [False] * (grow * self.per)
+        for j in range(first, first + n):
+            self.used[j] = True
+        return first
+
+    def free(self, slots):
+        first, n = slots
+        for j in range(first, first + n):
+            self.used[j] = False
 
 
 class SpaceOps:
@@ -118,7 +160,21 @@ def _free_count(path, size, mtime):
                 break
             v = struct.unpack_from("<I", fat, 4 * n)[0] & 0x0FFFFFFF
         free += v == 0
-    return free, bps * spc
+    return free, bps * spc, (_root_slots(path, fat, bps, spc, res + nfats * spf, count) if bits == 32 else None)
+
+
+def _root_slots(path, fat, bps, spc, data, count):
+    """A FAT32 root's slots, taken or not (its chain read from the FAT)."""
+    with open(path, "rb") as f:
+        c = struct.unpack_from("<I", f.read(512), 44)[0]
+        used, seen = [], set()
+        while 2 <= c < count + 2 and c not in seen:
+            seen.add(c)
+            f.seek((data + (c - 2) * spc) * bps)
+            raw = f.read(bps * spc)
+            used += [raw[i] not in (0, 0xE5) for i in range(0, len(raw), 32)]
+            c = struct.unpack_from("<I", fat, 4 * c)[0] & 0x0FFFFFFF if 4 * c + 4 <= len(fat) else 0
+    return tuple(used) or None
 
 
 def space_of(image):

@@ -98,7 +98,8 @@ class Node:
     case: tuple = None     # profiles with a "case_of" knob (mtools): the NT
                            # lower-case flags (base, ext) of the short entry the
                            # entry was made with; a rename keeps them
-    slots: tuple = None    # (first, count) in a FixedRoot, for its entries
+    slots: tuple = None    # (first, count) in its directory's FixedRoot or GrowDir
+    table: object = None   # a directory's GrowDir (vfz.model.space), with a Space
     attr: int = None       # the FAT attribute byte (vfz.model.inode)
     mtime: int = None      # seconds; None: stamped by the writer's clock
     atime: int = None
@@ -128,6 +129,8 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
         self.fixed = root
         self.rule = rule
         self.space = space      # data clusters (vfz.model.space), None: unbounded
+        if space is not None and root is None and space.root_used is not None:
+            self.root.table = space.new_dir(space.root_used)     # a FAT32 root grows
         self.results = []
         self.label = None       # the label a label op set (vfz.model.inode)
 
@@ -277,28 +280,36 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
         n.alias, err = self._make_alias(par, n.name)
         if err:
             return err
+        if is_dir and self.space is not None:
+            self.space.free -= 1        # fat_alloc_new_dir, before the entry is added
+            n.table = self.space.new_dir()
         ok, n.slots = self._take_slots(par, n.name)
         if not ok:
+            if is_dir and self.space is not None:
+                self.space.free += 1    # freed again when the parent cannot grow
             return "ENOSPC"
         par.kids[fold(n.name)] = n
-        if is_dir and self.space is not None:
-            self.space.free -= 1
         self._dir_changed(par)
         return "ok"
 
     def _take_slots(self, d, name):
-        """Room for name's entry in directory d (only a fixed root can be
-        full) -> (False, None) for ENOSPC, nothing taken; else (True, the
-        (first, count) slots taken, or None outside a fixed root)."""
-        if self.fixed is None or d is not self.root:
-            return True, None
+        """Room for name's entry in directory d (a fixed root that is full, a
+        directory that cannot grow) -> (False, None) for ENOSPC, nothing taken;
+        else (True, the (first, count) slots taken, or None where slots are
+        not counted)."""
         n = slots_needed(name, self.rule)
-        first = self.fixed.alloc(n)
+        if self.fixed is not None and d is self.root:
+            first = self.fixed.alloc(n)
+        elif d.table is not None:
+            first = d.table.alloc(n, self.space)
+        else:
+            return True, None
         return (False, None) if first is None else (True, (first, n))
 
     def _drop_slots(self, node):
         if node.slots is not None:
-            self.fixed.free(node.slots)
+            d = node.parent
+            (self.fixed if self.fixed is not None and d is self.root else d.table).free(node.slots)
             node.slots = None
 
     def _op_write(self, path, off, size, seed):
@@ -357,7 +368,7 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
         del node.parent.kids[fold(node.name)]
         self._drop_slots(node)
         if self.space is not None:
-            self.space.free += 1
+            self.space.free += node.table.clusters() if node.table else 1
         self._dir_changed(node.parent, removed=True)
         return "ok"
 
@@ -418,7 +429,8 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
             newslots = dst.slots
             del dpar.kids[fold(dst.name)]
             if self.space is not None:      # the replaced entry's clusters are freed
-                self.space.free += 1 if dst.is_dir else self.space.clusters(len(dst.data))
+                self.space.free += (dst.table.clusters() if dst.table else 1) if dst.is_dir \
+                    else self.space.clusters(len(dst.data))
             if self.p.get("replace") == "respell":
                 newname = self._moved(src, self._stored(leaf))
                 newalias, err = self._make_alias(dpar, newname)
