@@ -7,8 +7,8 @@ states vfz.campaign.steer counts but by chance (a 2 MiB FAT12 never fills in 24 
 
     deep     (one script in three) a chain of 8-11 nested directories and a file at the
              bottom: deep-tree
-    root     (FAT32, one script in three) names of 4 slots each in the root, enough to pass
-             its first cluster: root-grows
+    root     (FAT32 of clusters up to 16 KiB, one script in three) names of 16 slots each
+             in the root, enough to pass its first cluster: root-grows
     fill     (on a volume that fills within a script: at most FILL_MAX free bytes, the
              small and windowed volumes of vfz.campaign.geometry) two files of ~30 % of the
              free bytes, the first unlinked, a third of ~45 % allocated across the end of
@@ -36,11 +36,14 @@ def deep(rng):
     return ops
 
 
+ROOT_MAX_CLUSTER = 16384      # above, a root's cluster holds too many slots to fill cheaply
+
+
 def root(rng, cluster):
-    n = cluster // 128 + 2          # 4 slots a name (3 LFN + the short entry)
+    n = cluster // 32 // 16 + 2     # 16 slots a name (15 LFN + the short entry)
     tag = rng.randrange(1000)
-    return [opscript.Op("create", [f"/root name {tag:03} number {i:03}.txt", rng.randrange(300), i % 256])
-            for i in range(n)]
+    return [opscript.Op("create", [f"/root name {tag:03} number {i:03} " + "x" * 176 + ".txt",
+                                   rng.randrange(300), i % 256]) for i in range(n)]
 
 
 def fill(rng, free, cluster, overflow):
@@ -64,8 +67,8 @@ def extend(ops, rng, space, fat, overflow):
     out = list(ops)
     if rng.randrange(3) == 0:
         out += deep(rng)
-    if fat == 32 and rng.randrange(3) == 0:
-        out += root(rng, space.cs if space else 512)
+    if fat == 32 and rng.randrange(3) == 0 and space is not None and space.cs <= ROOT_MAX_CLUSTER:
+        out += root(rng, space.cs)
     if space is not None and space.free * space.cs <= FILL_MAX:
         out += fill(rng, space.free * space.cs, space.cs, overflow)
     return [opscript.Op(o.kind, list(o.args), i + 1) for i, o in enumerate(out)]
