@@ -10,8 +10,8 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
   of space inside a script), a cluster-count boundary (`fat12/16` or `fat16/32`: `below`,
   `at-max`, `at-min`, `above`; 4084/4085 and 65524/65525 clusters), `fat32:few-clusters` (the
   smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used);
-- two volumes in three, a free window (vfz.geometry free=N, at=C: the clusters outside it
-  marked bad once formatted): 4-64 KiB free wherever the class put the size, so that a
+- three volumes in four, a free window (vfz.geometry free=N, at=C: the clusters outside it
+  marked bad once formatted): 2-32 KiB free (at least 4 clusters) wherever the class put the size, so that a
   script fills the volume, wraps its allocation, reuses what it unlinked and runs out of
   space on every FAT type (a valid FAT32 has 65 525 clusters or more: filling it with data
   would take 32 MiB a script); on FAT12 the window starts at a FAT sector edge.
@@ -126,12 +126,15 @@ def smallest(layout):
 def _layout(r, formatter, fat, size_class):
     f = oracles.oracle_class(formatter, "formatter")
     acc = f.accepts
-    sector = r.choice([1024, 2048, 4096]) if "sector" in acc and r.random() < 0.4 else 0
-    bps = sector or 512
     # clusters: one sector up to 64 KiB, capped so the boundary images stay under MAX_IMAGE
+    # with their FATs and reserved sectors (a 30th of the data at most: 65 525 clusters of
+    # 1 KiB made no FAT16 under 64 MiB), and sectors no larger than that cap
     target = {"fat12/16": geometry.FAT12_MAX + 1, "fat16/32": geometry.FAT16_MAX + 1}.get(
         size_class.split(":")[0], 0)
-    most = min(1 << 16, MAX_IMAGE // target) if target else 1 << 16
+    most = min(1 << 16, MAX_IMAGE // (target + target // 30)) if target else 1 << 16
+    sectors = [c for c in (1024, 2048, 4096) if c <= most]
+    sector = r.choice(sectors) if sectors and "sector" in acc and r.random() < 0.4 else 0
+    bps = sector or 512
     choices = [c for c in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536) if bps <= c <= most]
     cluster = r.choice(choices) if "cluster" in acc and choices and r.random() < 0.8 else 0
     if cluster and cluster < bps:
@@ -197,14 +200,14 @@ def draw(r, formatters, tries=12, fat=None, size_class=None):
 
 
 def window(r, image):
-    """A free window (vfz.geometry free=N, at=C) for a fresh volume: 4-64 KiB of clusters
-    (at least 6), so that a short script fills it, wraps its allocation and runs out of
+    """A free window (vfz.geometry free=N, at=C) for a fresh volume: 2-32 KiB of clusters
+    (at least 4), so that a short script fills it, wraps its allocation and runs out of
     space whatever the FAT type and size; on FAT12 it starts a few clusters before a
     cluster whose 12-bit entry straddles two FAT sectors, so that the first allocations
     cross that edge. -> (free, at)."""
     with open(image, "rb") as f:
         fat = Fat(f.read(4096))
-    n = max(6, min(fat.clusters - 8, int(2 ** r.uniform(12, 16)) // fat.csize))
+    n = max(4, min(fat.clusters - 8, int(2 ** r.uniform(11, 15)) // fat.csize))
     lo, hi = 3, fat.clusters + 2 - n
     if fat.bits == 12:
         edges = [c for c in range(lo, hi) if (c + c // 2) % fat.bps == fat.bps - 1]
@@ -229,16 +232,32 @@ class Pool:
     scripts of that type, with SHARE of the scripts on them (the rest on the classic three
     volumes, which every earlier finding names). Draw k of a FAT type asks for the size
     class CLASSES[fat][k mod its length] (every boundary class within the first draws;
-    drawn at random when the formatters cannot make it), and two draws in WINDOW_OF get a
+    drawn at random when the formatters cannot make it), and all draws but one in WINDOW_OF get a
     free window (window()): volumes of every type and class that fill within a script."""
     SIZE, REFRESH, SHARE = 6, 40, 0.5
-    WINDOW_OF = 3
+    WINDOW_OF = 4
 
-    def __init__(self, seed, formatters, log=None):
+    def __init__(self, seed, formatters, log=None, prefetch=False):
+        """prefetch: draw the three pools in a thread of its own from now on (the lanes wait
+        on the lock only while a pool is drawn; the pools are the same whatever the timing)."""
         self.seed, self.formatters, self.log = seed, list(formatters), log
         self.pools, self.uses, self.made = {}, {}, {}
         self.lock = threading.Lock()
         self.classes = {}          # spec -> its cluster-count class (filled as volumes are made)
+        if prefetch and self.formatters:
+            threading.Thread(target=self._prefetch, daemon=True).start()
+
+    def _prefetch(self):
+        for fat in (12, 16, 32):
+            with self.lock:
+                self._pool(fat)
+
+    def _pool(self, fat):
+        """FAT type fat's pool, drawn the first time (the lock held)."""
+        if fat not in self.pools:
+            self.pools[fat] = [s for s in (self._draw(fat, i) for i in range(self.SIZE)) if s]
+            self.made[fat] = self.SIZE
+        return self.pools[fat]
 
     def _draw(self, fat, k):
         r = random.Random(f"{self.seed}:geometry:{fat}:{k}")
@@ -257,10 +276,7 @@ class Pool:
         if u >= self.SHARE or not self.formatters:
             return None
         with self.lock:
-            pool = self.pools.get(fat)
-            if pool is None:
-                pool = self.pools[fat] = [s for s in (self._draw(fat, i) for i in range(self.SIZE)) if s]
-                self.made[fat] = self.SIZE
+            pool = self._pool(fat)
             n = self.uses[fat] = self.uses.get(fat, 0) + 1
             if pool and n % self.REFRESH == 0:          # one entry replaced by a new draw
                 s = self._draw(fat, self.made[fat])

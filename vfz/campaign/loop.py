@@ -185,7 +185,7 @@ class Campaign:
         bad = [f for f in fmts if f not in oracles.names("formatter")]
         if bad:
             raise UsageError(f"unknown formatter(s) {', '.join(bad)} (known: {', '.join(oracles.names('formatter'))})")
-        self.geo = geometry.Pool(self.seed, fmts, log=self.say)   # the geometry dimension
+        self.geo = geometry.Pool(self.seed, fmts, log=self.say, prefetch=True)   # the geometry dimension
         self.geo_stats = {}            # geometry class -> {"scripts": n, "findings": n}
         self.kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
         self.transformers = a.transformers.split(",") if getattr(a, "transformers", None) else []

@@ -286,17 +286,17 @@ def census(image, ops, results, cuts=None):
 
 
 def written(vfat, ops, fs, workdir, cut_unlinks=3):
-    """Apply ops with the core (dual names) to a fresh mkfs.fat volume of fs
-    (vfz.check.checker.FS_SPECS) in workdir -> (image, results, cuts) for census."""
+    """Apply ops with the core (dual names) to a fresh volume of fs (a name of
+    vfz.check.checker.FS_SPECS, or a geometry spec: vfz.check.diff.make_volume)
+    in workdir -> (image, results, cuts) for census."""
     import json
     import shutil
     from vfz.check import checker
     from vfz.check import diff
     from vfz.proc import run
-    fat, size, cl = diff.parse_fs(checker.FS_SPECS.get(fs, fs))
-    base = os.path.join(workdir, f"base-{fs}.img")
+    base = os.path.join(workdir, f"base-{fs.replace('/', '_')}.img")
     if not os.path.exists(base):
-        diff.mkfs(base, fat, size, cl)
+        diff.make_volume(base, checker.FS_SPECS.get(fs, fs))    # a geometry spec's window too
 
     def apply(prefix, name):
         img = os.path.join(workdir, name)
