@@ -98,8 +98,8 @@ class Reach(unittest.TestCase):
 
     def test_fuzz_input_chain_is_deep(self):
         inp = os.path.join(self.tmp, "chain.bin")
-        with open(inp, "wb") as f:      # FAT12, one mkdir kind byte 0x18: a chain of 7-10 more
-            f.write(bytes([0, 0, 1, 0, 0, 0, 0x18, 5, 0x41, 2, 0, 0, 0, 1, 3]))
+        with open(inp, "wb") as f:      # FAT12, one mkdir kind byte 0x08: a chain of 7-10 more
+            f.write(bytes([0, 0, 1, 0, 0, 0, 0x08, 5, 0x41, 2, 0, 0, 0, 1, 3]))
         p = subprocess.run([VFAT, "gen", "--from-input", inp], capture_output=True, text=True, check=True)
         ops = opscript.parse(p.stdout)
         self.assertGreaterEqual(len(ops), 8)

@@ -181,7 +181,7 @@ static void meta_op(struct rd *r, struct belief *b, uint64_t seed, uint8_t k,
 	}
 }
 
-/* A mkdir kind byte with bits 3 and 4 set (0x18, 0x38, ... 0xD8) starts a
+/* A mkdir kind byte with bit 3 set (0x08, 0x18, ... 0xD8) starts a
  * chain: 7-10 more directories, each inside the one before, so that an
  * input of a few ops reaches a tree 8+ deep (the census's deep-tree). The
  * chain's members join the belief (the first one does so in the caller,
@@ -285,7 +285,7 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		rc = vfat_script_add(&in->script, &op);
 		if (rc)
 			break;
-		if ((k & 0x1F) == 0x18 && (k & 0xE0) != 0xE0)
+		if ((k & 0x0F) == 0x08 && (k & 0xE0) != 0xE0)
 			rc = mkdir_chain(&r, b, in);
 		if (rc)
 			break;

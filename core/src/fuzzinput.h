@@ -15,7 +15,7 @@
  *   then up to VFAT_FUZZ_MAX_OPS ops: one kind byte, then path specs and
  *   numbers (see fuzzinput.c). Kind bytes 0xE0-0xFF are the second
  *   grammar (truncate, chattr, touch, label by the low two bits); below,
- *   the first six ops as before; a mkdir kind byte with bits 3 and 4 set
+ *   the first six ops as before; a mkdir kind byte with bit 3 set
  *   starts a chain of 7-10 more nested mkdirs (a tree 8+ deep). Names come from every gen.h name class and
  *   from raw input bytes.
  *

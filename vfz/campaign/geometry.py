@@ -236,6 +236,10 @@ class Pool:
     free window (window()): volumes of every type and class that fill within a script."""
     SIZE, REFRESH, SHARE = 6, 40, 0.5
     WINDOW_OF = 4
+    # fuzz_ops corpus entries are short scripts of little data (up to 24 ops of at most 8 KiB,
+    # many of them mkdirs): three in four run on drawn volumes, so that enough of them land in
+    # a window they fill (issue 26's census: each state in 10 % of each source's scripts)
+    SHARE_OF = {"corpus": 0.75}
 
     def __init__(self, seed, formatters, log=None, prefetch=False):
         """prefetch: draw the three pools in a thread of its own from now on (the lanes wait
@@ -270,10 +274,10 @@ class Pool:
             g = windowed(r, g)
         return g.spec() if g else None
 
-    def spec_for(self, fat, u, k):
-        """The volume of a script of FAT type fat: None (the classic one) when u >= SHARE,
-        else pool entry k mod SIZE."""
-        if u >= self.SHARE or not self.formatters:
+    def spec_for(self, fat, u, k, share=None):
+        """The volume of a script of FAT type fat: None (the classic one) when u >= share
+        (default SHARE), else pool entry k mod SIZE."""
+        if u >= (share if share is not None else self.SHARE) or not self.formatters:
             return None
         with self.lock:
             pool = self._pool(fat)
@@ -291,7 +295,7 @@ class Pool:
         volume is fs, or None for the classic one."""
         from vfz.check.checker import fat_bits
         u = random.Random(f"{self.seed}:{key}").random()
-        return self.spec_for(fat_bits(fs), u, k)
+        return self.spec_for(fat_bits(fs), u, k, self.SHARE_OF.get(key.partition(":")[0]))
 
     def class_of(self, checker, fs):
         """The geometry class of the checker's fresh volume of fs (cached per spec)."""
