@@ -212,7 +212,8 @@ class InodeOps:
         err = self.p.get("label_err", label_err)(text)
         if err:
             return err
-        fixed = self.fixed
+        # the root's slots: a FAT12/16 root's FixedRoot, a FAT32 root's GrowDir under a Space
+        fixed = self.fixed if self.fixed is not None else self.root.table
         if text == "":
             if fixed is not None and fixed.label_slot is not None:
                 fixed.free((fixed.label_slot, 1))
@@ -221,7 +222,7 @@ class InodeOps:
             self.label_set = True
             return "ok"
         if fixed is not None and fixed.label_slot is None:
-            first = fixed.alloc(1)
+            first = fixed.alloc(1) if fixed is self.fixed else fixed.alloc(1, self.space)
             if first is None:
                 return "ENOSPC"
             fixed.label_slot = first

@@ -26,14 +26,17 @@ PAGE = 4096
 
 
 class Space:
-    def __init__(self, free, cluster, root_used=None):
+    def __init__(self, free, cluster, root=None):
         self.free = free          # free data clusters
         self.cs = cluster         # bytes per cluster
-        self.root_used = root_used    # a FAT32 root's slots (taken?), None: not read
+        # a FAT32 root's (slots taken?, the volume label's slot or None); None: not read
+        self.root_used, self.root_label = root if root else (None, None)
 
-    def new_dir(self, used=(True, True)):
+    def new_dir(self, used=(True, True), label=None):
         """The slots of a directory (a new one: '.' and '..' in its one cluster)."""
-        return GrowDir(self.cs // 32, used)
+        d = GrowDir(self.cs // 32, used)
+        d.label_slot = label
+        return d
 
     def clusters(self, nbytes):
         return (nbytes + self.cs - 1) // self.cs
@@ -65,11 +68,13 @@ class Space:
 
 
 class GrowDir:
-    """The slots of a directory that grows by clusters of `per` slots."""
+    """The slots of a directory that grows by clusters of `per` slots (a FAT32 root's
+    label_slot: its volume label entry's, as FixedRoot's)."""
 
     def __init__(self, per, used):
         self.per = per
         self.used = list(used) + [False] * (-len(used) % per)
+        self.label_slot = None
 
     def clusters(self):
         return max(1, len(self.used) // self.per)
@@ -167,14 +172,20 @@ def _root_slots(path, fat, bps, spc, data, count):
     """A FAT32 root's slots, taken or not (its chain read from the FAT)."""
     with open(path, "rb") as f:
         c = struct.unpack_from("<I", f.read(512), 44)[0]
-        used, seen = [], set()
+        used, seen, label, ended = [], set(), None, False
         while 2 <= c < count + 2 and c not in seen:
             seen.add(c)
             f.seek((data + (c - 2) * spc) * bps)
             raw = f.read(bps * spc)
-            used += [raw[i] not in (0, 0xE5) for i in range(0, len(raw), 32)]
+            for k in range(0, len(raw) - 31, 32):
+                b0, attr = raw[k], raw[k + 11]
+                ended = ended or b0 == 0
+                # the label entry as fatlabel's find_volume_de finds it: before the end mark
+                if label is None and not ended and b0 != 0xE5 and attr != 0x0F and attr & 0x08:
+                    label = len(used)
+                used.append(b0 not in (0, 0xE5))
             c = struct.unpack_from("<I", fat, 4 * c)[0] & 0x0FFFFFFF if 4 * c + 4 <= len(fat) else 0
-    return tuple(used) or None
+    return (tuple(used), label) if used else None
 
 
 def space_of(image):

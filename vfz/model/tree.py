@@ -130,7 +130,7 @@ class Model(InodeOps, SpaceOps, ReadoutOps):
         self.rule = rule
         self.space = space      # data clusters (vfz.model.space), None: unbounded
         if space is not None and root is None and space.root_used is not None:
-            self.root.table = space.new_dir(space.root_used)     # a FAT32 root grows
+            self.root.table = space.new_dir(space.root_used, space.root_label)    # a FAT32 root grows
         self.results = []
         self.label = None       # the label a label op set (vfz.model.inode)
 
