@@ -290,12 +290,16 @@ class Pool:
             return pool[k % len(pool)] if pool else None
 
 
-    def script_volume(self, fs, key, k):
-        """The drawn volume of a script (key: what makes it, k: its number) whose classic
-        volume is fs, or None for the classic one."""
+    def script_volume(self, fs, key, k=None):
+        """The drawn volume of a script (key: what makes it, and which pool entry it takes;
+        k: its number, unused) whose classic volume is fs, or None for the classic one."""
         from vfz.check.checker import fat_bits
-        u = random.Random(f"{self.seed}:{key}").random()
-        return self.spec_for(fat_bits(fs), u, k, self.SHARE_OF.get(key.partition(":")[0]))
+        r = random.Random(f"{self.seed}:{key}")
+        u = r.random()
+        # the pool entry from the script's own key, not from k: corpus jobs take the even slots
+        # and their FAT type by slot % 3, so slot % SIZE gave each FAT type's corpus scripts
+        # one entry only (campaign seed 2626: FAT12's and FAT16's never windowed)
+        return self.spec_for(fat_bits(fs), u, r.randrange(1 << 30), self.SHARE_OF.get(key.partition(":")[0]))
 
     def class_of(self, checker, fs):
         """The geometry class of the checker's fresh volume of fs (cached per spec)."""

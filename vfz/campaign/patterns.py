@@ -11,8 +11,8 @@ states vfz.campaign.steer counts but by chance (a 2 MiB FAT12 never fills in 24 
              in the root, enough to pass its first cluster: root-grows
     fill     (on a volume that fills within a script: at most FILL_MAX free bytes, the
              small and windowed volumes of vfz.campaign.geometry) two files of ~30 % of the
-             free bytes, the first unlinked, a third of ~45 % allocated across the end of
-             the volume into its hole, then the second written past the rest: near-full,
+             free clusters, the first unlinked, a third of what is left and half the hole
+             allocated across the end of the volume into the hole, then the second written past the rest: near-full,
              alloc-wrap, reuse-after-unlink, and enospc where every writer's model counts
              clusters (vfz.model.space); else the last write stays inside what is free.
 
@@ -49,12 +49,17 @@ def root(rng, cluster):
 def fill(rng, free, cluster, overflow):
     """Fill, unlink, allocate across the end into the hole, then write past what is left
     (overflow) or into it."""
-    def part(frac):
-        return max(1, int(free * frac) // cluster) * cluster - rng.randrange(cluster)
-    a, b, c = part(0.30), part(0.30), part(0.45)
+    def part(k):                        # k clusters' worth, ending anywhere in the last
+        return max(1, k) * cluster - rng.randrange(cluster)
+    n = free // cluster
+    na = nb = max(1, n * 3 // 10)
+    # the third needs what is left after the second and half the first's hole: it wraps
+    # past the end into the hole whatever the cluster count (4 clusters: 1, 1, 3)
+    nc = max(1, n - na - nb + max(1, na // 2))
+    a, b, c = part(na), part(nb), part(nc)
     tag = rng.randrange(1000)
     fa, fb, fc = (f"/fill {tag} {x}.bin" for x in "abc")
-    more = part(0.6 if overflow else 0.1)
+    more = part(n * 6 // 10 if overflow else n // 10)
     return [opscript.Op("create", [fa, a, 1]), opscript.Op("create", [fb, b, 2]),
             opscript.Op("unlink", [fa]), opscript.Op("create", [fc, c, 3]),
             opscript.Op("write", [fb, b, more, 4])]
