@@ -25,7 +25,9 @@ class Fat:
         self.fat_off = self.res * self.bps
         self.data_sec = self.res + self.nfats * self.spf + self.root_secs
         self.clusters = (self.total - self.data_sec) // self.spc
-        if self.clusters < 4085:
+        if spf16 == 0:
+            self.bits = 32                  # the BPB's word, as Linux reads it (few-cluster FAT32s too)
+        elif self.clusters < 4085:
             self.bits = 12
         elif self.clusters < 65525:
             self.bits = 16

@@ -8,7 +8,13 @@ A spec is the old `fatN[:SIZE[:CLUSTER]]` (what --fs and findings always took) w
     fat32:33M:512:reserved=8@busybox-mkdosfs
 
 Keys: sector (bytes per sector, 512..4096), fats (1 or 2), reserved (reserved sectors),
-root (root directory entries, FAT12/16). A field left out is the formatter's own default, so
+root (root directory entries, FAT12/16), and a free window: free (clusters left free) and at
+(the first of them, default 2). With free=N the fresh volume, once formatted, has every free
+cluster outside [at, at+N) marked bad in every FAT copy (FSInfo's free count follows): a
+volume of any FAT type and size that fills, wraps its allocation and runs out of space
+within a short script, as a volume whose other clusters are taken would (Linux and the core
+skip bad clusters as they skip used ones; bad marks are in no chain, so no reader lists
+them). apply_window does it; the formatter never sees these two keys. A field left out is the formatter's own default, so
 the spec says exactly what was asked and replay asks the same. No `@`: the checker's default
 formatter (mkfs.fat, or the core's with --formatter vfat), as before geometries existed.
 
@@ -16,12 +22,12 @@ Cluster-count classes (`count_class`): the FAT type follows from the cluster cou
 (Microsoft's rule, which Linux, fsck.fat and mtools follow): < 4085 is FAT12, < 65525 FAT16.
 The boundaries 4084/4085 and 65524/65525 are where readers that decide otherwise diverge.
 """
-from dataclasses import dataclass, replace
 import struct
+from dataclasses import dataclass, replace
 
 from vfz.errors import UsageError
 
-KEYS = ("sector", "fats", "reserved", "root")
+KEYS = ("sector", "fats", "reserved", "root", "free", "at")
 FAT12_MAX, FAT16_MAX = 4084, 65524        # the largest cluster counts of FAT12 and FAT16
 
 
@@ -35,6 +41,8 @@ class Geometry:
     reserved: int = 0           # reserved sectors; 0: the formatter's default
     root: int = 0               # root directory entries (FAT12/16); 0: the formatter's default
     formatter: str = None       # registry name of the formatter; None: the checker's default
+    free: int = 0               # clusters left free (the window); 0: all, no bad marks
+    at: int = 0                 # the window's first cluster; 0: the first data cluster (2)
 
     def spec(self):
         s = f"fat{self.fat}:{_size_text(self.size)}"
@@ -165,5 +173,38 @@ def unlike(image, geo):
     if m is None:
         return ["no readable boot sector"]
     want = {"fat": geo.fat, "sector": geo.bytes_per_sector, "total": geo.size // geo.bytes_per_sector}
-    want.update({k: getattr(geo, k) for k in ("cluster",) + KEYS[1:] if getattr(geo, k)})
+    # the layout fields a formatter writes (a free window is marked after formatting)
+    want.update({k: getattr(geo, k) for k in ("cluster",) + KEYS[1:] if getattr(geo, k) and k in m})
     return [f"{k} {m[k]} for {v}" for k, v in want.items() if m[k] != v]
+
+
+BAD = {12: 0xFF7, 16: 0xFFF7, 32: 0x0FFFFFF7}
+
+
+def apply_window(image, g):
+    """Mark every free cluster of a fresh volume outside g's window [at, at+free) bad, in
+    every FAT copy, and set FAT32's FSInfo free count to what is left. -> (free clusters,
+    bad marks) or None when g has no window. The FAT type is the BPB's (FAT32 when its
+    16-bit FAT size is 0, else by the cluster count), as Linux decides it."""
+    if not g.free:
+        return None
+    import mmap
+    from vfz.fatimg import Fat
+    with open(image, "r+b") as f, mmap.mmap(f.fileno(), 0) as mm:
+        fat = Fat(mm, copy=False)
+        lo, hi = max(2, g.at or 2), max(2, g.at or 2) + g.free
+        free = bad = 0
+        for c in range(2, fat.clusters + 2):
+            if fat.get(c) != 0:
+                continue
+            if lo <= c < hi:
+                free += 1
+            else:
+                fat.set(c, BAD[fat.bits])
+                bad += 1
+        if fat.bits == 32:
+            fsi = struct.unpack_from("<H", mm, 48)[0] * fat.bps
+            if 0 < fsi < len(mm) - 512 and mm[fsi:fsi + 4] == b"RRaA":
+                struct.pack_into("<I", mm, fsi + 488, free)
+        mm.flush()
+    return free, bad

@@ -311,16 +311,46 @@ static int dir_grow(struct fat_dir *d)
 	return 0;
 }
 
-/* Give back the clusters dir_grow added past the first nclus (the chain
- * ends at the last kept one again). */
-static void dir_ungrow(struct fat_dir *d, uint32_t nclus, size_t nslots)
+/* Undo a growth that could not finish: the clusters added since the
+ * directory had `nclus` are freed (fat_alloc_clusters frees what it took
+ * when it cannot take them all). */
+static void dir_ungrow(struct fat_dir *d, uint32_t nclus)
 {
 	if (d->nclus <= nclus)
 		return;
 	fat_set(d->v, d->clus[nclus - 1], d->v->ops->eoc);
 	fat_free_chain(d->v, d->clus[nclus]);
 	d->nclus = nclus;
-	d->nslots = nslots;
+	d->nslots = (size_t)nclus * (d->v->g.cluster_size / DIRENT_SIZE);
+}
+
+/* Grow the directory to `want` slots or not at all (-ENOSPC). Linux
+ * first writes the new entry's slots that fit in the free tail, then
+ * allocates the clusters for the rest (fat_add_new_entries); when it
+ * cannot, error_remove marks those written slots deleted: their bytes
+ * stay, with 0xE5 first. The FAT12/16 root never gets that far. */
+static int dir_grow_to(struct fat_dir *d, size_t want, const uint8_t *slots, size_t tail)
+{
+	uint32_t nclus = d->nclus, per = d->v->g.cluster_size / DIRENT_SIZE;
+	uint32_t need = (uint32_t)((want - d->nslots + per - 1) / per);
+	int r = 0;
+
+	if (d->fixed || d->nclus == 0)
+		return -ENOSPC;
+	if (d->v->free_count != 0xFFFFFFFF && d->v->free_count < need)
+		r = -ENOSPC;            /* fat_alloc_clusters' check: nothing taken */
+	while (!r && d->nslots < want)
+		r = dir_grow(d);
+	if (!r)
+		return 0;
+	dir_ungrow(d, nclus);
+	for (size_t k = 0; k < tail; k++) {
+		uint8_t *e = dir_slot(d, d->nslots - tail + k);
+
+		memcpy(e, slots + k * DIRENT_SIZE, DIRENT_SIZE);
+		e[0] = DELETED_FLAG;
+	}
+	return r;
 }
 
 int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
@@ -340,18 +370,14 @@ int dir_add_slots(struct fat_dir *d, const uint8_t *slots, int n, size_t *pos)
 	if (run < (size_t)n) {
 		/* use the free tail and continue into new clusters: all of them
 		 * or none, as fat_add_new_entries asks fat_alloc_clusters for
-		 * the whole count and frees what it got when one is missing */
-		uint32_t old_nclus = d->nclus;
-		size_t old_nslots = d->nslots;
-
+		 * the whole count and frees what it got when one is missing
+		 * (dir_grow_to) */
 		start = d->nslots - run;
-		while (d->nslots < start + (size_t)n) {
-			r = d->nslots >= FAT_MAX_DIR_SLOTS ? -ENOSPC : dir_grow(d);
-			if (r) {
-				dir_ungrow(d, old_nclus, old_nslots);
-				return r;
-			}
-		}
+		if (d->nslots >= FAT_MAX_DIR_SLOTS)
+			return -ENOSPC;
+		r = dir_grow_to(d, start + (size_t)n, slots, run);
+		if (r)
+			return r;
 	} else {
 		start = i + 1 - (size_t)n;
 	}

@@ -191,6 +191,36 @@ static void meta_op(struct rd *r, struct belief *b, uint64_t seed, uint8_t k,
 	}
 }
 
+/* A mkdir kind byte with bit 3 set (0x08, 0x18, ... 0xD8) starts a
+ * chain: 7-10 more directories, each inside the one before, so that an
+ * input of a few ops reaches a tree 8+ deep (the census's deep-tree). The
+ * chain's members join the belief (the first one does so in the caller,
+ * after its op is added, like any mkdir). */
+static int mkdir_chain(struct rd *r, struct belief *b, struct vfat_fuzz_input *in)
+{
+	char name[1100], a[PATH_MAX_LEN];
+	int rc = 0;
+
+	for (int d = 7 + get8(r) % 4; d > 0 && in->script.n < VFAT_FUZZ_MAX_OPS && rc == 0; d--) {
+		const struct vfat_op *prev = &in->script.ops[in->script.n - 1];
+		struct vfat_op op;
+
+		name_spec(r, in->opts.seed, name, sizeof(name));
+		if (strlen(prev->a) + strlen(name) + 2 >= sizeof(a))
+			break;
+		memcpy(a, prev->a, strlen(prev->a));
+		a[strlen(prev->a)] = '/';
+		memcpy(a + strlen(prev->a) + 1, name, strlen(name) + 1);
+		b_add(b, prev->a, 1);
+		memset(&op, 0, sizeof(op));
+		op.kind = OP_MKDIR;
+		op.a = a;
+		op.line = (int)in->script.n + 1;
+		rc = vfat_script_add(&in->script, &op);
+	}
+	return rc;
+}
+
 int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		     struct vfat_fuzz_input *in)
 {
@@ -262,6 +292,10 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 			break;          /* decoded by meta_op */
 		}
 		rc = vfat_script_add(&in->script, &op);
+		if (rc)
+			break;
+		if ((k & 0x0F) == 0x08 && (k & 0xE0) != 0xE0)
+			rc = mkdir_chain(&r, b, in);
 		if (rc)
 			break;
 		const struct vfat_op *cp = &in->script.ops[in->script.n - 1];

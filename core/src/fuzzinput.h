@@ -15,7 +15,8 @@
  *   then up to VFAT_FUZZ_MAX_OPS ops: one kind byte, then path specs and
  *   numbers (see fuzzinput.c). Kind bytes 0xE0-0xFF are the second
  *   grammar (truncate, chattr, touch, label by the low two bits); below,
- *   the first six ops as before. Names come from every gen.h name class and
+ *   the first six ops as before; a mkdir kind byte with bit 3 set
+ *   starts a chain of 7-10 more nested mkdirs (a tree 8+ deep). Names come from every gen.h name class and
  *   from raw input bytes.
  *
  * The decoded ops are bounded (sizes, offsets, count). The FAT12, FAT16

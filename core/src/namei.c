@@ -354,7 +354,9 @@ static int extend_chain(vfat_vol *v, uint8_t *de, uint32_t *chain_n,
  * to i_size. So a write that runs out of space at `room` bytes (the
  * clusters it had plus every free one) keeps the largest page boundary
  * not beyond `room` (or `off`, where the zero gap ends and the data
- * starts, when `data_at_off`), never less than the old size. */
+ * starts, when `data_at_off`), never less than the old size. The data
+ * of the pages before that boundary is written even where the size does
+ * not grow (a write from inside the file). */
 #define VFS_PAGE 4096u
 
 static uint64_t short_write_end(uint64_t size, uint64_t off, uint64_t room,
@@ -428,9 +430,16 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 			return r;
 		lim = end;
 		if (nospc) {
+			uint64_t page = (uint64_t)n * cs / VFS_PAGE * VFS_PAGE;
+
 			lim = short_write_end(size, off, (uint64_t)n * cs, !trunc);
 			cut_chain(v, de, chain, n, lim);
-			if (lim <= size) {
+			/* the pages before the one that got no cluster were
+			 * copied, inside the old size too (an overwrite that
+			 * then grows): their data stays, the size does not move */
+			if (lim <= size && !trunc && page > off)
+				lim = page;
+			if (lim <= size && (trunc || page <= off)) {
 				/* no page was written: only file_update_time ran */
 				fat_stamp_mtime(de);
 				chain_free(chain, inl);

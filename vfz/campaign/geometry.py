@@ -6,10 +6,15 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
 - the FAT type (only those the formatter makes: BusyBox makes FAT32 alone);
 - the sector size (512 three times in five, else 1024, 2048 or 4096), FAT count (1 one time
   in four), reserved sectors and root entries (the formatter's default two times in three);
-- a size class: `small` (40-400 clusters: volumes that fill, wrap their allocation and run out
+- a size class, each in turn (Pool): `small` (40-400 clusters: volumes that fill, wrap their allocation and run out
   of space inside a script), a cluster-count boundary (`fat12/16` or `fat16/32`: `below`,
   `at-max`, `at-min`, `above`; 4084/4085 and 65524/65525 clusters), `fat32:few-clusters` (the
-  smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used).
+  smallest FAT32 the formatter makes), or `plain` (the three sizes the campaign always used);
+- three volumes in four, a free window (vfz.geometry free=N, at=C: the clusters outside it
+  marked bad once formatted): 2-32 KiB free (at least 4 clusters) wherever the class put the size, so that a
+  script fills the volume, wraps its allocation, reuses what it unlinked and runs out of
+  space on every FAT type (a valid FAT32 has 65 525 clusters or more: filling it with data
+  would take 32 MiB a script); on FAT12 the window starts at a FAT sector edge.
 
 The size that gives a target cluster count is found by asking the formatter itself
 (vfz.check.sizing: a binary search over image sizes, a few milliseconds a format, cached per
@@ -48,12 +53,15 @@ CLASSES = {12: ["small", "plain", "fat12/16:below", "fat12/16:at-max"],
 def _layout(r, formatter, fat, size_class):
     f = oracles.oracle_class(formatter, "formatter")
     acc = f.accepts
-    sector = r.choice([1024, 2048, 4096]) if "sector" in acc and r.random() < 0.4 else 0
-    bps = sector or 512
     # clusters: one sector up to 64 KiB, capped so the boundary images stay under MAX_IMAGE
+    # with their FATs and reserved sectors (a 30th of the data at most: 65 525 clusters of
+    # 1 KiB made no FAT16 under 64 MiB), and sectors no larger than that cap
     target = {"fat12/16": geometry.FAT12_MAX + 1, "fat16/32": geometry.FAT16_MAX + 1}.get(
         size_class.split(":")[0], 0)
-    most = min(1 << 16, MAX_IMAGE // target) if target else 1 << 16
+    most = min(1 << 16, MAX_IMAGE // (target + target // 30)) if target else 1 << 16
+    sectors = [c for c in (1024, 2048, 4096) if c <= most]
+    sector = r.choice(sectors) if sectors and "sector" in acc and r.random() < 0.4 else 0
+    bps = sector or 512
     choices = [c for c in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536) if bps <= c <= most]
     cluster = r.choice(choices) if "cluster" in acc and choices and r.random() < 0.8 else 0
     if cluster and cluster < bps:
@@ -71,18 +79,20 @@ def _layout(r, formatter, fat, size_class):
     return geometry.Geometry(fat, 0, cluster, sector, fats, reserved, root, formatter)
 
 
-def draw(r, formatters, tries=12, fat=None):
+def draw(r, formatters, tries=12, fat=None, size_class=None):
     """A geometry (vfz.geometry.Geometry) and its class, drawn with random.Random r from the
-    formatters enabled (those that make FAT type fat, when given); (None, why) when none
-    could be made."""
+    formatters enabled (those that make FAT type fat, when given), of size_class when given
+    (else drawn); (None, why) when none could be made."""
     why = "no formatter"
     if fat is not None:
         formatters = [n for n in formatters if fat in oracles.oracle_class(n, "formatter").fats_types]
+    asked = size_class
     for _ in range(tries if formatters else 0):
         name = r.choice(formatters)
         cls = oracles.oracle_class(name, "formatter")
         fat_ = fat or r.choice(sorted(cls.fats_types))
-        size_class = r.choices(CLASSES[fat_], weights=[8, 4] + [2] * (len(CLASSES[fat_]) - 2))[0]
+        size_class = asked if asked in CLASSES[fat_] else \
+            r.choices(CLASSES[fat_], weights=[8, 4] + [2] * (len(CLASSES[fat_]) - 2))[0]
         lay = _layout(r, name, fat_, size_class)
         if size_class == "plain":
             size, cl = PLAIN[fat_]
@@ -116,35 +126,88 @@ def draw(r, formatters, tries=12, fat=None):
     return None, why
 
 
+def window(r, image):
+    """A free window (vfz.geometry free=N, at=C) for a fresh volume: 2-32 KiB of clusters
+    (at least 4), so that a short script fills it, wraps its allocation and runs out of
+    space whatever the FAT type and size; on FAT12 it starts a few clusters before a
+    cluster whose 12-bit entry straddles two FAT sectors, so that the first allocations
+    cross that edge. -> (free, at)."""
+    with open(image, "rb") as f:
+        fat = Fat(f.read(4096))
+    n = max(4, min(fat.clusters - 8, int(2 ** r.uniform(11, 15)) // fat.csize))
+    lo, hi = 3, fat.clusters + 2 - n
+    if fat.bits == 12:
+        edges = [c for c in range(lo, hi) if (c + c // 2) % fat.bps == fat.bps - 1]
+        if edges:
+            return n, max(lo, r.choice(edges) - r.randrange(4))
+    return n, r.randrange(lo, max(lo + 1, hi))
+
+
+def windowed(r, g):
+    """g with a free window drawn for it (its volume formatted once to see its clusters)."""
+    with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
+        img = os.path.join(d, "g.img")
+        if oracles.get_formatter(g.formatter).format(img, g).error:
+            return g
+        free, at = window(r, img)
+    return geometry.Geometry(**{**g.__dict__, "free": free, "at": at})
+
+
 class Pool:
     """The geometries a campaign draws scripts' volumes from: POOL per FAT type, drawn once
     from the run's seed (so a run is replayable), refreshed one at a time every REFRESH
     scripts of that type, with SHARE of the scripts on them (the rest on the classic three
-    volumes, which every earlier finding names)."""
+    volumes, which every earlier finding names). Draw k of a FAT type asks for the size
+    class CLASSES[fat][k mod its length] (every boundary class within the first draws;
+    drawn at random when the formatters cannot make it), and all draws but one in WINDOW_OF get a
+    free window (window()): volumes of every type and class that fill within a script."""
     SIZE, REFRESH, SHARE = 6, 40, 0.5
+    WINDOW_OF = 4
+    # fuzz_ops corpus entries are short scripts of little data (up to 24 ops of at most 8 KiB,
+    # many of them mkdirs): three in four run on drawn volumes, so that enough of them land in
+    # a window they fill (issue 26's census: each state in 10 % of each source's scripts)
+    SHARE_OF = {"corpus": 0.75}
 
-    def __init__(self, seed, formatters, log=None):
+    def __init__(self, seed, formatters, log=None, prefetch=False):
+        """prefetch: draw the three pools in a thread of its own from now on (the lanes wait
+        on the lock only while a pool is drawn; the pools are the same whatever the timing)."""
         self.seed, self.formatters, self.log = seed, list(formatters), log
         self.pools, self.uses, self.made = {}, {}, {}
         self.lock = threading.Lock()
         self.classes = {}          # spec -> its cluster-count class (filled as volumes are made)
+        if prefetch and self.formatters:
+            threading.Thread(target=self._prefetch, daemon=True).start()
+
+    def _prefetch(self):
+        for fat in (12, 16, 32):
+            with self.lock:
+                self._pool(fat)
+
+    def _pool(self, fat):
+        """FAT type fat's pool, drawn the first time (the lock held)."""
+        if fat not in self.pools:
+            self.pools[fat] = [s for s in (self._draw(fat, i) for i in range(self.SIZE)) if s]
+            self.made[fat] = self.SIZE
+        return self.pools[fat]
 
     def _draw(self, fat, k):
-        g, why = draw(random.Random(f"{self.seed}:geometry:{fat}:{k}"), self.formatters, fat=fat)
+        r = random.Random(f"{self.seed}:geometry:{fat}:{k}")
+        g, why = draw(r, self.formatters, fat=fat, size_class=CLASSES[fat][k % len(CLASSES[fat])])
+        if g is None:
+            g, why = draw(r, self.formatters, fat=fat)
         if g is None and self.log:
             self.log(f"geometry: no FAT{fat} volume drawn ({why})")
+        if g is not None and k % self.WINDOW_OF:
+            g = windowed(r, g)
         return g.spec() if g else None
 
-    def spec_for(self, fat, u, k):
-        """The volume of a script of FAT type fat: None (the classic one) when u >= SHARE,
-        else pool entry k mod SIZE."""
-        if u >= self.SHARE or not self.formatters:
+    def spec_for(self, fat, u, k, share=None):
+        """The volume of a script of FAT type fat: None (the classic one) when u >= share
+        (default SHARE), else pool entry k mod SIZE."""
+        if u >= (share if share is not None else self.SHARE) or not self.formatters:
             return None
         with self.lock:
-            pool = self.pools.get(fat)
-            if pool is None:
-                pool = self.pools[fat] = [s for s in (self._draw(fat, i) for i in range(self.SIZE)) if s]
-                self.made[fat] = self.SIZE
+            pool = self._pool(fat)
             n = self.uses[fat] = self.uses.get(fat, 0) + 1
             if pool and n % self.REFRESH == 0:          # one entry replaced by a new draw
                 s = self._draw(fat, self.made[fat])
@@ -154,12 +217,16 @@ class Pool:
             return pool[k % len(pool)] if pool else None
 
 
-    def script_volume(self, fs, key, k):
-        """The drawn volume of a script (key: what makes it, k: its number) whose classic
-        volume is fs, or None for the classic one."""
+    def script_volume(self, fs, key, k=None):
+        """The drawn volume of a script (key: what makes it, and which pool entry it takes;
+        k: its number, unused) whose classic volume is fs, or None for the classic one."""
         from vfz.check.checker import fat_bits
-        u = random.Random(f"{self.seed}:{key}").random()
-        return self.spec_for(fat_bits(fs), u, k)
+        r = random.Random(f"{self.seed}:{key}")
+        u = r.random()
+        # the pool entry from the script's own key, not from k: corpus jobs take the even slots
+        # and their FAT type by slot % 3, so slot % SIZE gave each FAT type's corpus scripts
+        # one entry only (campaign seed 2626: FAT12's and FAT16's never windowed)
+        return self.spec_for(fat_bits(fs), u, r.randrange(1 << 30), self.SHARE_OF.get(key.partition(":")[0]))
 
     def class_of(self, checker, fs):
         """The geometry class of the checker's fresh volume of fs (cached per spec)."""

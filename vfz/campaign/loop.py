@@ -49,8 +49,7 @@ from vfz import findings, opscript, oracles
 from vfz.check import diff
 from vfz.campaign import minworker
 from vfz.campaign import pace
-from vfz.campaign import geometry
-from vfz.campaign import steer
+from vfz.campaign import geometry, patterns, steer
 from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS, fat_bits
 from vfz.errors import UsageError
 from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
@@ -186,7 +185,7 @@ class Campaign:
         bad = [f for f in fmts if f not in oracles.names("formatter")]
         if bad:
             raise UsageError(f"unknown formatter(s) {', '.join(bad)} (known: {', '.join(oracles.names('formatter'))})")
-        self.geo = geometry.Pool(self.seed, fmts, log=self.say)   # the geometry dimension
+        self.geo = geometry.Pool(self.seed, fmts, log=self.say, prefetch=True)   # the geometry dimension
         self.geo_stats = {}            # geometry class -> {"scripts": n, "findings": n}
         self.kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
         self.transformers = a.transformers.split(",") if getattr(a, "transformers", None) else []
@@ -321,6 +320,7 @@ class Campaign:
                 ops = gen_script(self.vfat, gseed, nops, self.args.names, meta)
                 if fsb & 0x80:                   # half the scripts: tricky additions
                     ops = enrich(ops, random.Random(gseed), meta)
+                ops = patterns.for_script(checker, ops, fs, gseed)   # sized to the volume
                 src = {"source": "vfat gen", "iteration": job.iteration, "gen_seed": gseed, "ops": nops}
                 if meta:
                     src["meta"] = True

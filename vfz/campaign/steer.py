@@ -4,7 +4,13 @@ states a script reached (issue 18, blind spot 2).
 The states (STATES), each recognised on the written image (vfz.fatimg, no
 C core code) and the script's per-op results:
 
-    near-full           under 15 % of the data clusters free at the end
+    near-full           under 15 % of the usable data clusters free at the end
+                        (usable: not marked bad; a windowed volume,
+                        vfz.geometry free=N, has its other clusters bad)
+    enospc              an op the writer answered ENOSPC: a write, create
+                        or truncate growth cut part-way, or a directory
+                        (mkdir, a name added by create or rename) that
+                        found no cluster to grow into
     alloc-wrap          a file or directory chain whose cluster numbers go
                         down somewhere (next-fit allocation passed the end
                         of the volume and wrapped to its start)
@@ -16,7 +22,10 @@ C core code) and the script's per-op results:
     dir-multi-cluster   a directory (the FAT32 root included) of 2+ clusters
     deep-tree           a path 8 or more directories deep
     fat12-sector-edge   on FAT12, a used cluster whose 12-bit entry straddles
-                        two FAT sectors (odd/even packing across the edge)
+                        two FAT sectors (odd/even packing across the edge);
+                        FAT12 only (a 16- or 32-bit entry never straddles)
+    root-grows          on FAT32, a root directory of 2+ clusters (it starts
+                        with one); FAT32 only (the FAT12/16 root is fixed)
     shrink-cluster, extend-hole, ro-modified, time-edge
                         the second grammar's (vfz.campaign.metastates: a
                         truncate cutting a chain, a file extended with a
@@ -25,7 +34,8 @@ C core code) and the script's per-op results:
 
 tour(fs, free, cluster) is one script that reaches all of them on a fresh
 volume of the given free bytes and cluster size: every name class in one
-directory (which then spans clusters), a 12-deep tree, directories moved
+directory (which then spans clusters), long names in the root (a FAT32 root
+grows past its first cluster), a 12-deep tree, directories moved
 up into the root and down out of it, two large files and a small one, the
 first large one unlinked and a third large one allocated across the end of
 the volume into its hole, files grown after the wrap, dot-path renames, and the
@@ -41,8 +51,14 @@ from vfz import model, opscript
 from vfz.campaign.metastates import META_STATES, meta_reached
 from vfz.fatimg import Fat, open_ro
 
-STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "dir-to-root", "dir-from-root",
-          "dir-multi-cluster", "deep-tree", "fat12-sector-edge"] + META_STATES
+STATES = ["near-full", "alloc-wrap", "reuse-after-unlink", "enospc", "dir-to-root", "dir-from-root",
+          "dir-multi-cluster", "deep-tree", "fat12-sector-edge", "root-grows"] + META_STATES
+ONLY = {"fat12-sector-edge": "fat12", "root-grows": "fat32"}    # states of one FAT type
+
+
+def applies(state, fs):
+    """Can a script on a volume of FAT type fs ("fat12", ...) reach state at all?"""
+    return ONLY.get(state, fs) == fs
 
 # one or two names per class of docs/op-script.md, written here for the tour
 TOUR_NAMES = ["README.TXT", "lower.md", "Mixed Case Name.text", "thirteen13chr", "x" * 26,
@@ -66,6 +82,8 @@ def tour(free, cluster, rng=None, fill=True):
         lines.append(f'create "/d/{n}" {size} {rng.randrange(1 << 16) if rng else i}')
     for i in range(24):                 # /d spans 9+ clusters of 512 bytes (FAT16, FAT32)
         lines.append(f'create "/d/a longer name, number {i:02} of the tour.txt" {40 * i} {i}')
+    for i in range(cluster // 128 + 2):   # 4 slots each: a FAT32 root grows past its cluster
+        lines.append(f'create "/root entry {i:03} of the tour.txt" {i} {i}')
     deep = "/t1"
     lines.append(f'mkdir "{deep}"')
     for k in range(2, 13):
@@ -198,16 +216,18 @@ def _walk(fat):
 
 
 def _free(fat):
-    """Free data clusters (a FAT16/32 table counted in one pass)."""
+    """(free, bad) data clusters (a FAT16/32 table counted in one pass)."""
     import array
+    from vfz.geometry import BAD
     n = fat.clusters
     if fat.bits == 12:
-        return sum(1 for c in range(2, n + 2) if fat.get(c) == 0)
+        vals = [fat.get(c) for c in range(2, n + 2)]
+        return vals.count(0), vals.count(BAD[12])
     w = fat.bits // 8
     a = array.array("H" if w == 2 else "I", bytes(fat.b[fat.fat_off + 2 * w:fat.fat_off + (n + 2) * w]))
     if w == 4:
-        return sum(1 for v in a if not v & 0x0FFFFFFF)
-    return a.count(0)
+        a = [v & 0x0FFFFFFF for v in a]
+    return a.count(0), a.count(BAD[fat.bits])
 
 
 def _used(image):
@@ -217,14 +237,17 @@ def _used(image):
         set(fat.chain(fat.root_cluster)) if fat.bits == 32 else set())
 
 
+GROWS = ("create", "write", "truncate", "mkdir", "rename")   # ops that may need a cluster
+
+
 def census(image, ops, results, cuts=None):
     """-> set of STATES the script reached on its written image. results:
     the writer's per-op results; cuts: {op index of an unlink/rmdir:
     (image before it, image after it)} for reuse-after-unlink."""
     reached = set()
     fat, used = _used(image)
-    free = _free(fat)
-    if free < 0.15 * fat.clusters:
+    free, bad = _free(fat)
+    if free < 0.15 * (fat.clusters - bad):
         reached.add("near-full")
     for depth, is_dir, ch in _walk(fat):
         if any(b < a for a, b in zip(ch, ch[1:])):
@@ -234,11 +257,13 @@ def census(image, ops, results, cuts=None):
         if depth >= 8:
             reached.add("deep-tree")
     if fat.bits == 32 and len(fat.chain(fat.root_cluster)) >= 2:
-        reached.add("dir-multi-cluster")
+        reached |= {"dir-multi-cluster", "root-grows"}
     if fat.bits == 12 and any((c + c // 2) % fat.bps == fat.bps - 1 for c in used):
         reached.add("fat12-sector-edge")
     dirs = set()
     for i, op in enumerate(ops):
+        if i < len(results) and results[i] == "ENOSPC" and op.kind in GROWS:
+            reached.add("enospc")
         if i >= len(results) or results[i] != "ok":
             continue
         if op.kind == "mkdir":
@@ -261,17 +286,17 @@ def census(image, ops, results, cuts=None):
 
 
 def written(vfat, ops, fs, workdir, cut_unlinks=3):
-    """Apply ops with the core (dual names) to a fresh mkfs.fat volume of fs
-    (vfz.check.checker.FS_SPECS) in workdir -> (image, results, cuts) for census."""
+    """Apply ops with the core (dual names) to a fresh volume of fs (a name of
+    vfz.check.checker.FS_SPECS, or a geometry spec: vfz.check.diff.make_volume)
+    in workdir -> (image, results, cuts) for census."""
     import json
     import shutil
     from vfz.check import checker
     from vfz.check import diff
     from vfz.proc import run
-    fat, size, cl = diff.parse_fs(checker.FS_SPECS.get(fs, fs))
-    base = os.path.join(workdir, f"base-{fs}.img")
+    base = os.path.join(workdir, f"base-{fs.replace('/', '_')}.img")
     if not os.path.exists(base):
-        diff.mkfs(base, fat, size, cl)
+        diff.make_volume(base, checker.FS_SPECS.get(fs, fs))    # a geometry spec's window too
 
     def apply(prefix, name):
         img = os.path.join(workdir, name)
@@ -365,7 +390,8 @@ class Census:
                f"{'state':<20} " + " ".join(f"{fs + ' ' + src:>20}" for fs, src in cols)]
         for st in STATES:
             out.append(f"{st:<20} " + " ".join(
-                f"{self.reached[(fs, src, st)]:>9}/{self.n[(fs, src)]:<10}" for fs, src in cols))
+                f"{self.reached[(fs, src, st)]:>9}/{self.n[(fs, src)]:<10}" if applies(st, fs)
+                else f"{'-':>9} {'':<10}" for fs, src in cols))
         for wn, kinds in self.sent_json().items():
             out.append(f"second grammar sent to {wn}: " + ", ".join(
                 f"{kinds.get(k, 0)} {k}" for k in opscript.META_KINDS))
@@ -373,5 +399,5 @@ class Census:
 
     def to_json(self):
         return [{"fs": fs, "source": src, "scripts": self.n[(fs, src)],
-                 "reached": {st: self.reached[(fs, src, st)] for st in STATES}}
+                 "reached": {st: self.reached[(fs, src, st)] for st in STATES if applies(st, fs)}}
                 for fs, src in sorted(self.n)]

@@ -272,6 +272,7 @@ class Checker:
         r = oracles.get_formatter(name, **cfg).format(path, g, self.timeout)
         if r.error:
             raise UsageError(f"{spec}: {r.error}")
+        geometry.apply_window(path, g)       # free=N: the clusters outside the window bad
         self.format_argv[spec] = r.argv
 
     def check(self, ops, fs, writers=None, readers=None, workdir=None):

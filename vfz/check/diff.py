@@ -96,6 +96,7 @@ def make_volume(image, spec, timeout=60.0):
         r = oracles.get_formatter(g.formatter or "mkfs.fat").format(image, g, timeout)
         if r.error:
             raise UsageError(f"{spec}: {r.error}")
+        geometry.apply_window(image, g)      # free=N: the clusters outside the window bad
         return
     mkfs(image, *parse_fs(spec), timeout=timeout)
 

@@ -39,7 +39,12 @@ JIFFIES (jiffies=True: a twin that is the stock kernel, whose fallback
        (jiffies >> 16 & 7)) a short name whose two sides are both of that
        form and equal but for bytes 2-5 and 7, and the LFN checksums of
        the slots just before it when nothing else in them differs (the
-       checksum sums those bytes). Seeded twins (the nodual kernels under
+       checksum sums those bytes); and the checksums of deleted LFN slots
+       (0xE5 on both sides, nothing else differing) that no short entry of
+       theirs follows: an add that found no cluster to grow into writes its
+       slots in the free tail and marks them deleted (fat_add_entries'
+       error_remove), so the alias they sum never reaches the disk (found
+       on windowed volumes, issue 26). Seeded twins (the nodual kernels under
        nodual_seed) draw the core's stand-in for jiffies: no mask.
 
 WRITEBACK  a deleted short entry (0xE5 on both sides) whose first cluster
@@ -351,13 +356,19 @@ def _writeback(x, y, ds):
 
 
 def _dir_diff(region, key, path, offs, a, b, names, jiffies, masked):
-    out, pending = [], []
+    out, pending, dead = [], [], set()       # dead: pending checksums of deleted LFN slots
+
+    def flush():
+        """The pending checksum differences, those of deleted slots masked (JIFFIES)."""
+        gone = [d for d in pending if id(d) in dead] if jiffies else []
+        masked.extend(("JIFFIES", d) for d in gone)
+        return [d for d in pending if d not in gone]
     where = path if key is None else f"{path} (cluster {key})"
     for i, o in enumerate(offs):
         x, y = a[o:o + 32], b[o:o + 32]
         if x == y:
             if _is_short(x):
-                out += pending
+                out += flush()
                 pending = []
             continue
         p = names.get(o, path)
@@ -365,15 +376,17 @@ def _dir_diff(region, key, path, offs, a, b, names, jiffies, masked):
         if _kind(x) != _kind(y):
             # an LFN slot in one, a short entry (or free) in the other:
             # one difference, its fields mean different things
-            out += pending + [Difference(region, o, "slot", x.hex(), y.hex(), w, p)]
+            out += flush() + [Difference(region, o, "slot", x.hex(), y.hex(), w, p)]
             pending = []
             continue
         if x[11] == ATTR_LFN and y[11] == ATTR_LFN and x[0] != 0 and y[0] != 0:
             ds = _fields_diff(region, o, x, y, LFN_FIELDS, w, p)
             if [d.field for d in ds] == ["checksum"]:
                 pending += ds                  # decided by the short entry after them
+                if x[0] == y[0] == 0xE5:
+                    dead.update(id(d) for d in ds)
             else:
-                out += pending + ds
+                out += flush() + ds
                 pending = []
             continue
         ds = _fields_diff(region, o, x, y, SHORT_FIELDS, w, p)
@@ -389,9 +402,9 @@ def _dir_diff(region, key, path, offs, a, b, names, jiffies, masked):
                 masked += [("JIFFIES", d) for d in pending + ds if d.field in ("name", "checksum")]
                 ds = [d for d in ds if d.field != "name"]
                 pending = []
-        out += pending + ds
+        out += flush() + ds
         pending = []
-    return out + pending
+    return out + flush()
 
 
 def compare(a_path, b_path, jiffies=False, masked=None):

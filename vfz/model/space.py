@@ -43,6 +43,13 @@ class Space:
             k = off
         return k
 
+    def data_end(self, size, off, end):
+        """Where the data of a write that runs out of clusters stops: the pages before the
+        first that gets no cluster are copied (generic_perform_write), inside the old size
+        too; off when none is."""
+        page = (self.clusters(size) + self.free) * self.cs // PAGE * PAGE
+        return min(end, page) if page > off else off
+
     def grow(self, old, new):
         """Take the clusters a file growing from old to new bytes needs (all fit)."""
         self.free -= max(0, self.clusters(new) - self.clusters(old))
@@ -67,12 +74,13 @@ class SpaceOps:
             d[off:end] = content(seed, size)
             self.space.grow(s, max(s, end))
             return "ok"
-        if k > s:
+        w = self.space.data_end(s, off, end)
+        if k > s or w > off:
             node.attr |= 0x20      # fat_write_end
             if len(d) < min(off, k):
                 d.extend(b"\0" * (min(off, k) - len(d)))
-            if k > off:
-                d[off:k] = content(seed, size)[:k - off]
+            if w > off:
+                d[off:w] = content(seed, size)[:w - off]
             self.space.grow(s, max(s, k))
         node.mtime = None          # file_update_time: the writer's clock
         return "ok" if k >= end else "ENOSPC"
