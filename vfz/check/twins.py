@@ -51,12 +51,6 @@ def check_twins(ck, res, ops, fs=None):
                 continue
         same_seed = getattr(w, "seed", None) == getattr(ws[tn], "seed", None)
         meta = metadata_differences(mine, res.images[tn], tn, same_seed)
-        hook = getattr(oracles.oracle_class(tn, "writer"), "twin_explain", None)
-        named = hook(tops, getattr(res, "results", {}).get(tn)) if hook and meta else None
-        if named:              # the twin's own named exception explains what differs
-            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "bytes", "kind": named,
-                                "op": "-", "cls": "-"}, wn, f"{wn} and its twin {tn}: {meta[0][0]} ({named})"))
-            continue
         times = predicted_times(m) if m is not None else {}
         if meta == [] and not any(times.values()):
             continue          # the same metadata but the masks: the listing's fields too (no vfat ls)

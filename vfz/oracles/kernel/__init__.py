@@ -96,7 +96,6 @@ from vfz.oracles.kernel.guest import (DEFAULT_OPTIONS, DEFAULT_SEED, default_bui
 from vfz.oracles.kernel.reader import (MS_RDONLY, WALK_SHARE, KernelNo83Reader, KernelNodualReader,  # noqa: F401
                                        KernelNodualV3Reader, KernelReader)
 from vfz.oracles.kernel.vm import VM, VMError, encode_image_file, s, write_image  # noqa: F401
-from vfz.oracles.kernel.chunks import EXCEPTIONS  # noqa: F401  (kernel-agent-write-chunks)
 from vfz.oracles.kernel.writer import (OP_CODES, KernelNo83Writer, KernelNodualV3Writer,  # noqa: F401
                                        KernelNodualWriter, KernelWriter, encode_op)
 

@@ -58,6 +58,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -1070,35 +1071,43 @@ static void leave_volume(int rootfd)
 	close(rootfd);
 }
 
+/* An op's data in one pwrite, as the op-script's one write() means it:
+ * Linux writes page by page and, when the volume runs out part-way, keeps
+ * the largest page boundary the clusters reach and answers short; the
+ * rest is asked once more for its errno (ENOSPC). Byte i is
+ * (seed + 31 i) mod 256. Writing in chunks instead would keep each
+ * chunk's end, which need not be a page boundary. */
 static int put_content(int fd, uint64_t off, uint64_t size, uint64_t seed)
 {
-	static unsigned char pat[256 * 64];
-	unsigned s = (unsigned)(seed % 256);
-	for (size_t i = 0; i < sizeof pat; i++)
-		pat[i] = (unsigned char)((s + 31 * i) % 256);
+	unsigned char *buf;
 	uint64_t done = 0;
+	int e = 0;
+
+	if (size == 0)
+		return 0;
+	if (size > (uint64_t)SSIZE_MAX)
+		return EFBIG;
+	buf = malloc((size_t)size);
+	if (!buf)
+		return ENOMEM;
+	for (uint64_t i = 0; i < size; i++)
+		buf[i] = (unsigned char)((seed % 256 + 31 * (i % 256)) % 256);
 	while (done < size) {
-		size_t n = sizeof pat;
-		if (n > size - done)
-			n = (size_t)(size - done);
-		ssize_t w = pwrite(fd, pat, n, (off_t)(off + done));
+		ssize_t w = pwrite(fd, buf + done, (size_t)(size - done), (off_t)(off + done));
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return errno;
+			e = errno;
+			break;
 		}
-		if (w == 0)
-			return EIO;
+		if (w == 0) {
+			e = EIO;
+			break;
+		}
 		done += (uint64_t)w;
-		/* keep the pattern aligned to the byte index from the op's start */
-		if ((size_t)w % 256) {
-			size_t a = (size_t)w % 256;
-			s = (s + 31 * (unsigned)a) % 256;
-			for (size_t i = 0; i < sizeof pat; i++)
-				pat[i] = (unsigned char)((s + 31 * i) % 256);
-		}
 	}
-	return 0;
+	free(buf);
+	return e;
 }
 
 /* chattr: FAT_IOCTL_SET_ATTRIBUTES on a read-only descriptor, as the

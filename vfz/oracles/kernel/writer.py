@@ -9,7 +9,6 @@ import struct
 
 from vfz.oracles import Timer, Writer, WriteResult
 from vfz.opscript import attr_bits
-from vfz.oracles.kernel import chunks
 from vfz.oracles.kernel.answers import STORAGE_RE, _txt, parse_kmsg
 from vfz.oracles.kernel import trace
 from vfz.oracles.kernel.guest import _KernelBase
@@ -42,8 +41,6 @@ def encode_op(op):
 
 
 class KernelWriter(_KernelBase, Writer):
-    explain = staticmethod(chunks.explain)      # kernel-agent-write-chunks
-    twin_explain = staticmethod(chunks.twin_explain)
 
     def __init__(self, name="kernel", **cfg):
         _KernelBase.__init__(self, name, **cfg)
