@@ -65,7 +65,7 @@ class NodeServer:
         ok, node = self.check()
         if not ok:
             raise ServerError(node)
-        fd, self.stderr_path = tempfile.mkstemp(prefix=f"vfz-{self.label}-", suffix=".err")
+        fd, self.stderr_path = tempfile.mkstemp(prefix=f"vfz-{self.label.lower()}-", suffix=".err")
         lifeline.scratch(self.stderr_path)
         self.proc = lifeline.Popen([node, os.path.join(self.node_dir, "server.js")], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=fd, cwd=self.node_dir)
