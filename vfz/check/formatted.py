@@ -7,6 +7,10 @@ named exceptions of the formatter and of the reader (Hooks.fresh_exceptions: Bus
 NUL-padded label, fsck.fat's warning on a FAT32 BPB over few clusters), and the rest is a
 divergence of role "formatter": the formatter's bug or the reader's, one signature per
 formatter family, reader, verdict and kind, with the formatter's exact command in its detail.
+
+A formatter under test (the core's `vfat mkfs`, a mutant's in the selftest) that refuses or
+crashes on a volume is a divergence of role "formatter" too (format_failed), oracle its own
+family, verdict "failed": a finding of the build under test, where it used to stop the campaign.
 """
 from vfz import findings, oracles
 from vfz.check import verdict
@@ -57,3 +61,25 @@ def check_formatted(res, readers, geo, formatter, argv, image, fat_bits, timeout
                             "kind": kind, "op": "-", "cls": "-"}, formatter, det))
         res.verdicts.setdefault(formatter, {})[rn] = v.verdict
         res.details.setdefault(formatter, {})[rn] = det
+
+
+def format_failed(res, spec, default_formatter, err):
+    """The fresh volume of spec could not be made (err, a UsageError). When its formatter is
+    under test (Entry.under_test: the build's own mkfs), add a "failed" divergence of role
+    formatter and return True; otherwise (a peer formatter, a bad spec) return False."""
+    from vfz import geometry
+    from vfz.check.checker import is_geometry
+    name = (geometry.parse(spec).formatter if is_geometry(spec) else None) or default_formatter
+    try:
+        e = oracles.entry(name)
+    except KeyError:
+        return False
+    if not e.under_test:
+        return False
+    msg = str(err)
+    kind = findings.normalise(msg[len(spec) + 2:] if msg.startswith(spec + ": ") else msg, 60)
+    res.add(Divergence({"role": "formatter", "oracle": e.family, "verdict": "failed", "kind": kind,
+                        "op": "-", "cls": "-"}, name, f"fresh volume {spec}: {msg[:1000]}"))
+    res.verdicts.setdefault(name, {})["-"] = "failed"
+    res.details.setdefault(name, {})["-"] = msg[:1000]
+    return True
