@@ -289,7 +289,8 @@ class Checker:
         try:
             base = self.pristine_image(fs)
         except UsageError as e:     # the build under test's mkfs failed: its finding, not a stop
-            if not format_failed(res, spec, self.formatter, e):
+            fmt = (geometry.parse(spec).formatter if is_geometry(spec) else None) or self.formatter
+            if not format_failed(res, spec, fmt, e):
                 raise
             return res
         if is_geometry(spec) and spec not in self.formatted:

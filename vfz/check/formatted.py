@@ -63,13 +63,11 @@ def check_formatted(res, readers, geo, formatter, argv, image, fat_bits, timeout
         res.details.setdefault(formatter, {})[rn] = det
 
 
-def format_failed(res, spec, default_formatter, err):
-    """The fresh volume of spec could not be made (err, a UsageError). When its formatter is
-    under test (Entry.under_test: the build's own mkfs), add a "failed" divergence of role
-    formatter and return True; otherwise (a peer formatter, a bad spec) return False."""
-    from vfz import geometry
-    from vfz.check.checker import is_geometry
-    name = (geometry.parse(spec).formatter if is_geometry(spec) else None) or default_formatter
+def format_failed(res, spec, name, err):
+    """The fresh volume of spec could not be made by formatter name (err, a UsageError).
+    When that formatter is under test (Entry.under_test: the build's own mkfs), add a
+    "failed" divergence of role formatter and return True; otherwise (a peer formatter, a
+    bad spec) return False."""
     try:
         e = oracles.entry(name)
     except KeyError:
