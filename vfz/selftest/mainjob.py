@@ -101,6 +101,31 @@ def campaign(vfat, workdir, args, log):
     return rc, round(time.monotonic() - t, 1), signatures(workdir)
 
 
+def found_after(workdir, texts):
+    """The earliest found_after_s (seconds from the campaign's start, its VM boots included)
+    of the findings whose signature text is in texts; None when none says."""
+    got = [i.get("found_after_s") for h, t in signatures(workdir).items() if t in texts
+           for i in [_finding(workdir, h)] if i.get("found_after_s") is not None]
+    return min(got) if got else None
+
+
+def run_scripts(workdir):
+    """The scripts the campaign checked (its summary.json), None when it wrote none."""
+    try:
+        with open(os.path.join(workdir, "summary.json"), encoding="utf-8") as f:
+            return json.load(f).get("scripts")
+    except (OSError, ValueError):
+        return None
+
+
+def _finding(workdir, h):
+    try:
+        with open(os.path.join(workdir, "findings", h, "finding.json"), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
 MAX_CONFIRM = 3
 
 
@@ -243,7 +268,8 @@ def run(args):
                     conf, notes = confirm_new(new, wd, mv, base_copy)
                     row.update(status="killed" if conf else ("unconfirmed" if new else "survived"), rc=rc,
                                seconds=secs, signatures=len(sigs), new_sigs=sorted(new.values()),
-                               confirmed=conf, confirm_notes=notes)
+                               confirmed=conf, confirm_notes=notes, found_s=found_after(wd, conf),
+                               scripts=run_scripts(wd))
                 _append(out, row)
                 print(f"[{counted}/{args.mutants}] {m.id} {m.describe()}: {row['status']}"
                       + (f" ({len(row['new_sigs'])} new, {len(row['confirmed'])} confirmed: {row['new_sigs'][0]})"
@@ -294,13 +320,19 @@ def render(rows, focused=(), goal=0.9):
     out += ["", f"Goal (>= {100 * goal:.0f} % of non-equivalent mutants within 2 minutes): "
             + ("**met**" if live and sc >= goal else "**not met**")
             + f" on this sample of {live} non-equivalent mutants.", "",
-            "| mutant | change | main job | campaign s | new signature (confirmed first) | focused |", "|---|---|---|---:|---|---|"]
+            "| mutant | change | main job | found at s | scripts | campaign s | new signature (confirmed first) "
+            "| focused |", "|---|---|---|---:|---:|---:|---|---|"]
     for r in rows:
         f = foc.get(r["id"])
         out.append(f"| {r['id']} | `{_cell(r['old'].strip()[:30])}` → `{_cell(r['new'].strip()[:30])}` | {r['status']} | "
-                   f"{r.get('seconds', '-')} | {(r.get('confirmed') or r.get('new_sigs') or ['-'])[0][:90]} | "
+                   f"{_num(r.get('found_s'))} | {_num(r.get('scripts'))} | "
+                   f"{r.get('seconds', '-')} | {_cell((r.get('confirmed') or r.get('new_sigs') or ['-'])[0][:90])} | "
                    f"{(f['status'] + (' ' + str(f.get('seconds')) + ' s' if f.get('seconds') else '')) if f else '-'} |")
     return "\n".join(out) + "\n"
+
+
+def _num(x):
+    return "-" if x is None else f"{x:g}"
 
 
 def _cell(x):
