@@ -93,11 +93,17 @@ def campaign(vfat, workdir, args, log):
     with open(log, "w", encoding="utf-8") as lf:
         p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
         try:
-            # the budget, then the minimisation and clean-up the campaign does after it
-            rc = p.wait(timeout=args.budget * 4 + 600)
+            # the budget and the lanes' last scripts; then a SIGTERM cuts the minimisation of
+            # what is queued short (written unminimised: the signatures filed are the same,
+            # and a mutant that fails every script queues a hundred of them, 5 s each)
+            rc = p.wait(timeout=args.budget + FINISH_S)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, 15)
-            rc = p.wait()
+            p.send_signal(15)
+            try:
+                rc = p.wait(timeout=args.budget * 4 + 600)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 15)
+                rc = p.wait()
     return rc, round(time.monotonic() - t, 1), signatures(workdir)
 
 
@@ -127,6 +133,7 @@ def _finding(workdir, h):
 
 
 MAX_CONFIRM = 3
+FINISH_S = 60.0       # past the budget: the lanes' last scripts and a little minimisation
 
 
 def confirm_new(new, workdir, vfat, base):
