@@ -132,7 +132,8 @@ def _finding(workdir, h):
         return {}
 
 
-MAX_CONFIRM = 3
+MAX_CONFIRM = 2       # confirmed findings enough for a kill (the first one decides)
+MAX_TRIES = 8         # findings re-checked per mutant: two fresh checkers each (a VM boot for a kernel's)
 FINISH_S = 60.0       # past the budget: the lanes' last scripts and a little minimisation
 
 
@@ -142,25 +143,33 @@ def confirm_new(new, workdir, vfat, base):
     unmutated one (a 2-minute run under load explores a different share of
     the scripts than the reference did, so a signature the reference did
     not reach is not yet the mutant's). Fuzzer findings are the unmutated
-    fuzz_ops' and never count -> (confirmed texts, notes)."""
+    fuzz_ops' and never count; a flaky one (not shown again in its own
+    minimisation) is not tried. The cheapest and most direct first (a core
+    writer's own, the own mkfs's, a twin's with its twin writer, a process
+    reader's, a VM reader's), at most MAX_TRIES tried -> (confirmed texts, notes)."""
     from vfz import findings, opscript
     from vfz.check import checker
     from vfz.selftest import search
-    conf, notes = [], []
-    for h, text in sorted(new.items())[:MAX_CONFIRM * 2]:
-        if len(notes) + len(conf) >= MAX_CONFIRM:
+    conf, notes, tries = [], [], 0
+    infos = {h: findings.load_finding(os.path.join(workdir, "findings", h)) for h in new}
+    for h in sorted(new, key=lambda h: (_confirm_rank(infos[h]), h)):
+        if len(conf) >= MAX_CONFIRM or tries >= MAX_TRIES:
             break
-        info = findings.load_finding(os.path.join(workdir, "findings", h))
+        info, text = infos[h], new[h]
         fl = info["fields"]
         own_fmt = fl.get("role") == "formatter" and _under_test(info.get("writer"))
         if (fl.get("role") not in ("reader", "writer") and not own_fmt) or not info.get("writer"):
             notes.append(f"{h}: role {fl.get('role')}, not the mutant's")
             continue
+        if info.get("flaky"):
+            notes.append(f"{h}: flaky in its own campaign, not tried")
+            continue
+        tries += 1
         with open(os.path.join(workdir, "findings", h, "ops.txt"), encoding="utf-8") as f:
             ops = opscript.parse(f.read())
         # a formatter's divergence: the fresh volume its mkfs makes, read by the reader that saw it
         rdr = [fl["oracle"]] if fl["role"] == "reader" or (own_fmt and fl["oracle"] in _readers()) else []
-        wrt = ["core-dual"] if own_fmt else [info["writer"]]
+        wrt = ["core-dual"] if own_fmt else [info["writer"]] + _twin(info)
         seen = []
         for v in (vfat, base):
             ck = checker.Checker(rdr or search.FAST_READERS[:1], wrt, vfat=v, timeout=60.0, notes=[])
@@ -183,6 +192,33 @@ def _under_test(name):
         return bool(name) and oracles.entry(name).under_test
     except KeyError:
         return False
+
+
+def _confirm_rank(info):
+    """Which new findings confirm_new tries first: a core writer's own results or failure,
+    the own mkfs's failure, a twin's bytes, a process reader's complaint, a VM reader's."""
+    from vfz import oracles
+    fl = info.get("fields") or {}
+    if fl.get("role") == "writer":
+        return 2 if str(fl.get("kind", "")).startswith("twin-") else 0
+    if fl.get("role") == "formatter":
+        return 1
+    try:
+        return 4 if oracles.entry(fl.get("oracle")).cost == "vm" else 3
+    except KeyError:
+        return 5
+
+
+def _twin(info):
+    """[the writer's twin] for a twin divergence (its bytes are compared with the twin's)."""
+    from vfz import oracles
+    if not str((info.get("fields") or {}).get("kind", "")).startswith("twin-"):
+        return []
+    try:
+        t = oracles.entry(info["writer"]).twin
+    except KeyError:
+        return []
+    return [t] if t else []
 
 
 def _readers():
