@@ -74,6 +74,25 @@ class FormatterTests(unittest.TestCase):
         g, r = self.make("fat32:40M:4096@busybox-mkdosfs")
         self.assertIn("unsupported", r.error)          # BusyBox takes no cluster size
 
+    def test_own_mkfs_refusing_is_a_finding(self):
+        """The build under test's mkfs refusing a volume is a formatter divergence of the
+        check (the campaign files it, vfz.check.formatted.format_failed); a peer formatter's
+        refusal still stops the check (a harness error, not the build's)."""
+        from vfz import opscript
+        from vfz.check.checker import Checker
+        ck = Checker(["dosfsck"], ["core-dual"], notes=[])
+        try:
+            res = ck.check(opscript.parse('mkdir "/a"\n'), "fat32:1M@vfat")
+            (d,) = res.divs.values()
+            self.assertEqual((d.fields["role"], d.fields["oracle"], d.fields["verdict"], d.writer),
+                             ("formatter", "core", "failed", "vfat"))
+            self.assertIn("no cluster size", d.fields["kind"])
+            self.assertEqual(res.images, {})
+            with self.assertRaises(UsageError):
+                ck.check(opscript.parse('mkdir "/a"\n'), "fat16:4M:1024@busybox-mkdosfs")
+        finally:
+            ck.close()
+
     def test_boundaries_from_the_formatters_own_layout(self):
         from vfz.fatimg import Fat
         # mkfs.fat 4.2 refuses the counts next to the boundaries (measured: with 4 KiB

@@ -53,5 +53,30 @@ class Report(unittest.TestCase):
         self.assertIn("**met**", md)
 
 
+class RunFacts(unittest.TestCase):
+    def test_found_after_and_scripts(self):
+        """found_s is the earliest confirmed finding's found_after_s; scripts the run's summary."""
+        import json
+        import tempfile
+        wd = tempfile.mkdtemp(prefix="vfz-mj-")
+        try:
+            for h, kind, t in (("aaa", "x", 70.5), ("bbb", "y", 12.0), ("ccc", "z", 3.0)):
+                os.makedirs(os.path.join(wd, "findings", h))
+                fields = dict(role="reader", oracle="dosfsck", verdict="complains", kind=kind, op="-", cls="-")
+                with open(os.path.join(wd, "findings", h, "finding.json"), "w") as f:
+                    json.dump({"fields": fields, "found_after_s": t}, f)
+            sig = mainjob.signatures(wd)
+            texts = [sig["aaa"], sig["bbb"]]          # ccc was not confirmed
+            self.assertEqual(mainjob.found_after(wd, texts), 12.0)
+            self.assertIsNone(mainjob.found_after(wd, []))
+            self.assertIsNone(mainjob.run_scripts(wd))
+            with open(os.path.join(wd, "summary.json"), "w") as f:
+                json.dump({"scripts": 47}, f)
+            self.assertEqual(mainjob.run_scripts(wd), 47)
+        finally:
+            import shutil
+            shutil.rmtree(wd)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -92,6 +92,18 @@ class Campaign(unittest.TestCase):
         big = max(op.args[1] for op in light[0] if op.kind == "create")
         self.assertLess(big, 64 * 1024)          # no volume fill on FAT32
 
+    def test_early_tours_on_the_own_mkfs(self):
+        """Iterations 1 and 2 are tours too (a 2-minute campaign reaches the states at once), on
+        the first two volumes made by the build's own mkfs when the run's formatters hold it."""
+        fsl = ["fat12", "fat16", "fat32"]
+        a = steer.campaign_tour(self.ck, 5, 1, fsl, ["mkfs.fat", "vfat"])
+        b = steer.campaign_tour(self.ck, 5, 2, fsl, ["mkfs.fat", "vfat"])
+        self.assertEqual((a[1], b[1]), ("fat12:2M@vfat", "fat16:4M:512@vfat"))
+        self.assertEqual(steer.campaign_tour(self.ck, 5, 1, fsl)[1], "fat12")   # --fs: classic volumes
+        self.assertIsNone(steer.campaign_tour(self.ck, 5, 3, fsl, ["vfat"]))
+        res = self.ck.check(a[0], a[1])
+        self.assertIn("near-full", steer.result_census(self.ck, res, a[0], a[1]))
+
     def test_census_of_a_checked_tour(self):
         ops, fs = steer.campaign_tour(self.ck, 9, 2 * steer.STEER_EVERY - 1, ["fat12", "fat16"])
         res = self.ck.check(ops, fs)

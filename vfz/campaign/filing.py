@@ -62,7 +62,8 @@ def write_full(workdir, checker, d, orig_ops, mops, fs, extra):
         res = checker.check(mops, fs, workdir=wd)
         if d.sig not in res.divs:        # flaky: keep the original script's evidence
             res = checker.check(orig_ops, fs, workdir=wd)
-        images = {f"before-{fs}.img": checker.pristine_image(fs)}
+        # a formatter under test that failed made no volume (vfz.check.formatted.format_failed)
+        images = {f"before-{fs}.img": checker.pristine_image(fs)} if fs in checker.pristine else {}
         for w, p in res.images.items():
             images[f"after-{w}.img"] = p
         summary = finding_summary(d, mops, fs, extra.get("flaky"))

@@ -50,7 +50,7 @@ from vfz.check import diff
 from vfz.campaign import minworker
 from vfz.campaign import pace
 from vfz.campaign import geometry, patterns, steer
-from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, FS_SPECS, fat_bits
+from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, OWN_READERS, FS_SPECS, fat_bits
 from vfz.errors import UsageError
 from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
                         fuzz_ops_fast_binary)
@@ -159,7 +159,7 @@ class Campaign:
         shard = f"; shard {self.shard[0]}/{self.shard[1]}" if self.shard[1] > 1 else ""
         self.say(f"campaign seed {seed} (replay: --seed {seed}){resumed}{shard}; workdir {self.workdir}; "
                  f"{len(self.known)} known findings; budget {a.minutes:g} min")
-        readers = a.oracles.split(",") if a.oracles else list(DEFAULT_READERS)
+        readers = a.oracles.split(",") if a.oracles else list(DEFAULT_READERS) + OWN_READERS
         if a.writers:
             writers = a.writers.split(",")
         else:
@@ -327,8 +327,8 @@ class Campaign:
                 if self.shard[1] > 1:
                     src["shard"] = f"{self.shard[0]}/{self.shard[1]}"
                 tour = steer.campaign_tour(checker, self.seed, shard_iteration(job.iteration, self.shard),
-                                           self.fs_list)
-                if tour:          # one iteration in steer.STEER_EVERY: a steered tour instead
+                                           self.fs_list, self.geo.formatters)
+                if tour:          # iterations 1, 2, then one in steer.STEER_EVERY: a steered tour instead
                     ops, fs = tour
                     src = dict(src, source="steer tour", ops=len(ops))
         finally:
@@ -336,7 +336,7 @@ class Campaign:
         job.ops, job.fs, job.src = ops, fs, src
         if ops:
             job.res = checker.check(ops, fs)
-            job.geo_class = self.geo.class_of(checker, fs)
+            job.geo_class = self.geo.class_of(checker, fs) if fs in checker.pristine else "unformatted"
             t0 = time.monotonic()
             try:
                 job.census = steer.result_census(checker, job.res, ops, fs)
@@ -461,7 +461,7 @@ class Campaign:
 def add_arguments(p):
     p.add_argument("--minutes", type=float, default=10.0, help="time budget (default 10)")
     p.add_argument("--seed", type=int, help="campaign seed (default: resume the workdir's, else random)")
-    p.add_argument("--oracles", help=f"readers (default {','.join(DEFAULT_READERS)}; also vfat-check)")
+    p.add_argument("--oracles", help=f"readers (default {','.join(DEFAULT_READERS + OWN_READERS)}; also vfat-check)")
     p.add_argument("--writers", help=f"writers (default {','.join(DEFAULT_WRITERS)} + kernel when available)")
     p.add_argument("--transformers", help="transformers applied to each writer's image, whose readers must "
                                           "then see the same tree (e.g. fatsort,fsck-repair; default none)")

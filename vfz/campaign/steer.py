@@ -48,6 +48,7 @@ import random
 from collections import Counter
 
 from vfz import model, opscript
+from vfz.errors import UsageError
 from vfz.campaign.metastates import META_STATES, meta_reached
 from vfz.fatimg import Fat, open_ro
 
@@ -327,24 +328,37 @@ def written(vfat, ops, fs, workdir, cut_unlinks=3):
 
 # ---------------------------------------------------------------- the campaign
 STEER_EVERY = 50      # one generated iteration in STEER_EVERY is a tour (~3-4 s of checks)
+EARLY = (1, 2)        # and the first ones: a 2-minute campaign reaches the states in its first seconds
 
 
-def campaign_tour(ck, seed, iteration, fs_list):
+def campaign_tour(ck, seed, iteration, fs_list, formatters=()):
     """The campaign's steered scripts: generated iteration i with
     i % STEER_EVERY == STEER_EVERY - 1 is a tour (its variant seeded by the
     campaign seed and i), on the volumes of fs_list in turn; on FAT32 the
     light tour (filling the 34 MB volume costs ~30 s of kernel reads), and
     when a writer has no unlink (the tour frees /big1 before /big3: without
     it the data pass the volume's end, an ENOSPC the model does not predict).
+    Iterations EARLY are tours too, on the first volumes of fs_list, so that
+    a short campaign (the selftest's 2-minute main job, a CI run) reaches the
+    states at once; when formatters (the run's, vfz.campaign.geometry) hold
+    one under test, those volumes are made by it (`vfat mkfs`: the build's
+    own mkfs formats the volume the tour fills; a mkfs that fails is the
+    check's finding, vfz.check.formatted.format_failed).
     -> (ops, fs) or None for a plain generated iteration."""
-    if iteration % STEER_EVERY != STEER_EVERY - 1:
+    early = iteration in EARLY
+    if not early and iteration % STEER_EVERY != STEER_EVERY - 1:
         return None
-    from vfz.check.checker import fat_bits
-    fs = fs_list[(iteration // STEER_EVERY) % len(fs_list)]
-    free, cl = volume_free(ck.pristine_image(fs))
     from vfz import oracles
-    fill = fat_bits(fs) != 32 and all("unlink" in oracles.entry(n).supports for n in ck.writer_names)
-    return tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fill), fs
+    from vfz.check.checker import FS_SPECS, fat_bits, is_geometry
+    fs = fs_list[(EARLY.index(iteration) if early else iteration // STEER_EVERY) % len(fs_list)]
+    own = [f for f in formatters if oracles.entry(f).under_test]
+    vol = f"{FS_SPECS.get(fs, fs)}@{own[0]}" if early and own and not is_geometry(FS_SPECS.get(fs, fs)) else fs
+    try:
+        free, cl = volume_free(ck.pristine_image(vol))
+    except UsageError:       # the own mkfs failed: sized on the classic volume, the check files it
+        free, cl = volume_free(ck.pristine_image(fs))
+    fill = fat_bits(vol) != 32 and all("unlink" in oracles.entry(n).supports for n in ck.writer_names)
+    return tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fill), vol
 
 
 class Census:

@@ -11,6 +11,10 @@ count, on a FAT32 boot sector over fewer than 65 525 clusters, by its family's
 fat32-few-clusters whatever it answered, as on written images), and the rest is a
 divergence of role "formatter": the formatter's bug or the reader's, one signature per
 formatter family, reader, verdict and kind, with the formatter's exact command in its detail.
+
+A formatter under test (the core's `vfat mkfs`, a mutant's in the selftest) that refuses or
+crashes on a volume is a divergence of role "formatter" too (format_failed), oracle its own
+family, verdict "failed": a finding of the build under test, where it used to stop the campaign.
 """
 from types import SimpleNamespace
 
@@ -75,3 +79,23 @@ def check_formatted(res, readers, geo, formatter, argv, image, fat_bits, timeout
                             "kind": kind, "op": "-", "cls": "-"}, formatter, det))
         res.verdicts.setdefault(formatter, {})[rn] = v.verdict
         res.details.setdefault(formatter, {})[rn] = det
+
+
+def format_failed(res, spec, name, err):
+    """The fresh volume of spec could not be made by formatter name (err, a UsageError).
+    When that formatter is under test (Entry.under_test: the build's own mkfs), add a
+    "failed" divergence of role formatter and return True; otherwise (a peer formatter, a
+    bad spec) return False."""
+    try:
+        e = oracles.entry(name)
+    except KeyError:
+        return False
+    if not e.under_test:
+        return False
+    msg = str(err)
+    kind = findings.normalise(msg[len(spec) + 2:] if msg.startswith(spec + ": ") else msg, 60)
+    res.add(Divergence({"role": "formatter", "oracle": e.family, "verdict": "failed", "kind": kind,
+                        "op": "-", "cls": "-"}, name, f"fresh volume {spec}: {msg[:1000]}"))
+    res.verdicts.setdefault(name, {})["-"] = "failed"
+    res.details.setdefault(name, {})["-"] = msg[:1000]
+    return True

@@ -8,7 +8,9 @@ No listing; each finding line of the checker is a complaint.
                     Checker with vfat=BUILD runs that build's `vfat check`):
                     check.c shares names.c with the writers, so a fault in
                     the name policy (dummy recognition, 8.3 validity) shows
-                    as complaints on a valid image. Only when named.
+                    as complaints on a valid image. A campaign reads every
+                    image with it (vfz.check.checker.OWN_READERS); elsewhere
+                    only when named.
 """
 import os
 

@@ -53,6 +53,9 @@ def add_arguments(p):
                    help="with --mutants: measure each mutant with the main job itself (the default "
                         f"campaign, same seed, --budget seconds, default {DEFAULT_BUDGET:g}) instead of "
                         "the focused hunt (vfz.selftest.mainjob)")
+    p.add_argument("--skip", metavar="IDS",
+                   help="with --main-job: mutant ids (comma-separated) passed over without being counted, "
+                        "e.g. those judged equivalent by reading the code (reports/mutation.md)")
 
 
 def usage(msg):
@@ -90,15 +93,48 @@ def campaign(vfat, workdir, args, log):
     with open(log, "w", encoding="utf-8") as lf:
         p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
         try:
-            # the budget, then the minimisation and clean-up the campaign does after it
-            rc = p.wait(timeout=args.budget * 4 + 600)
+            # the budget and the lanes' last scripts; then a SIGTERM cuts the minimisation of
+            # what is queued short (written unminimised: the signatures filed are the same,
+            # and a mutant that fails every script queues a hundred of them, 5 s each)
+            rc = p.wait(timeout=args.budget + FINISH_S)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, 15)
-            rc = p.wait()
+            p.send_signal(15)
+            try:
+                rc = p.wait(timeout=args.budget * 4 + 600)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 15)
+                rc = p.wait()
     return rc, round(time.monotonic() - t, 1), signatures(workdir)
 
 
-MAX_CONFIRM = 3
+def found_after(workdir, texts):
+    """The earliest found_after_s (seconds from the campaign's start, its VM boots included)
+    of the findings whose signature text is in texts; None when none says."""
+    got = [i.get("found_after_s") for h, t in signatures(workdir).items() if t in texts
+           for i in [_finding(workdir, h)] if i.get("found_after_s") is not None]
+    return min(got) if got else None
+
+
+def run_scripts(workdir):
+    """The scripts the campaign checked (its summary.json), None when it wrote none."""
+    try:
+        with open(os.path.join(workdir, "summary.json"), encoding="utf-8") as f:
+            return json.load(f).get("scripts")
+    except (OSError, ValueError):
+        return None
+
+
+def _finding(workdir, h):
+    try:
+        with open(os.path.join(workdir, "findings", h, "finding.json"), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+MAX_CONFIRM = 2       # confirmed findings enough for a kill (the first one decides)
+MAX_TRIES = 8         # findings re-checked per mutant: two fresh checkers each (a VM boot for a kernel's)
+FINISH_S = 60.0       # past the budget: the lanes' last scripts and a little minimisation
 
 
 def confirm_new(new, workdir, vfat, base):
@@ -107,27 +143,38 @@ def confirm_new(new, workdir, vfat, base):
     unmutated one (a 2-minute run under load explores a different share of
     the scripts than the reference did, so a signature the reference did
     not reach is not yet the mutant's). Fuzzer findings are the unmutated
-    fuzz_ops' and never count -> (confirmed texts, notes)."""
+    fuzz_ops' and never count; a flaky one (not shown again in its own
+    minimisation) is not tried. The cheapest and most direct first (a core
+    writer's own, the own mkfs's, a twin's with its twin writer, a process
+    reader's, a VM reader's), at most MAX_TRIES tried -> (confirmed texts, notes)."""
     from vfz import findings, opscript
     from vfz.check import checker
     from vfz.selftest import search
-    conf, notes = [], []
-    for h, text in sorted(new.items())[:MAX_CONFIRM * 2]:
-        if len(notes) + len(conf) >= MAX_CONFIRM:
+    conf, notes, tries = [], [], 0
+    infos = {h: findings.load_finding(os.path.join(workdir, "findings", h)) for h in new}
+    for h in sorted(new, key=lambda h: (_confirm_rank(infos[h]), h)):
+        if len(conf) >= MAX_CONFIRM or tries >= MAX_TRIES:
             break
-        info = findings.load_finding(os.path.join(workdir, "findings", h))
+        info, text = infos[h], new[h]
         fl = info["fields"]
-        if fl.get("role") not in ("reader", "writer") or not info.get("writer"):
+        own_fmt = fl.get("role") == "formatter" and _under_test(info.get("writer"))
+        if (fl.get("role") not in ("reader", "writer") and not own_fmt) or not info.get("writer"):
             notes.append(f"{h}: role {fl.get('role')}, not the mutant's")
             continue
+        if info.get("flaky"):
+            notes.append(f"{h}: flaky in its own campaign, not tried")
+            continue
+        tries += 1
         with open(os.path.join(workdir, "findings", h, "ops.txt"), encoding="utf-8") as f:
             ops = opscript.parse(f.read())
-        rdr = [fl["oracle"]] if fl["role"] == "reader" else []
+        # a formatter's divergence: the fresh volume its mkfs makes, read by the reader that saw it
+        rdr = [fl["oracle"]] if fl["role"] == "reader" or (own_fmt and fl["oracle"] in _readers()) else []
+        wrt = ["core-dual"] if own_fmt else [info["writer"]] + _twin(info)
         seen = []
         for v in (vfat, base):
-            ck = checker.Checker(rdr or search.FAST_READERS[:1], [info["writer"]], vfat=v, timeout=60.0, notes=[])
+            ck = checker.Checker(rdr or search.FAST_READERS[:1], wrt, vfat=v, timeout=60.0, notes=[])
             try:
-                res = ck.check(ops, info.get("fs_spec") or info["fs"], writers=[info["writer"]], readers=rdr)
+                res = ck.check(ops, info.get("fs_spec") or info["fs"], writers=wrt, readers=rdr)
                 seen.append(any(findings.sig_hash(d.fields) == h for d in res.divs.values()))
             finally:
                 ck.close()
@@ -137,6 +184,46 @@ def confirm_new(new, workdir, vfat, base):
             notes.append(f"{h}: {'mutant shows it' if seen[0] else 'mutant does not show it again'}, "
                          f"{'unmutated shows it too' if seen[1] else 'unmutated does not'}")
     return conf, notes
+
+
+def _under_test(name):
+    from vfz import oracles
+    try:
+        return bool(name) and oracles.entry(name).under_test
+    except KeyError:
+        return False
+
+
+def _confirm_rank(info):
+    """Which new findings confirm_new tries first: a core writer's own results or failure,
+    the own mkfs's failure, a twin's bytes, a process reader's complaint, a VM reader's."""
+    from vfz import oracles
+    fl = info.get("fields") or {}
+    if fl.get("role") == "writer":
+        return 2 if str(fl.get("kind", "")).startswith("twin-") else 0
+    if fl.get("role") == "formatter":
+        return 1
+    try:
+        return 4 if oracles.entry(fl.get("oracle")).cost == "vm" else 3
+    except KeyError:
+        return 5
+
+
+def _twin(info):
+    """[the writer's twin] for a twin divergence (its bytes are compared with the twin's)."""
+    from vfz import oracles
+    if not str((info.get("fields") or {}).get("kind", "")).startswith("twin-"):
+        return []
+    try:
+        t = oracles.entry(info["writer"]).twin
+    except KeyError:
+        return []
+    return [t] if t else []
+
+
+def _readers():
+    from vfz import oracles
+    return oracles.names("reader")
 
 
 def run(args):
@@ -185,12 +272,13 @@ def run(args):
         os.replace(ref_file + ".tmp", ref_file)
     print(f"reference run (git {tree.head}, unmutated): exit {ref['rc']}, {ref['seconds']} s, "
           f"{len(ref['signatures'])} signatures", flush=True)
+    skip = {x.strip() for x in (getattr(args, "skip", None) or "").split(",") if x.strip()}
     counted = 0
     try:
         for m in select(files, args.seed, {f: tree.text(f) for f in files}):
             if counted >= args.mutants:
                 break
-            if m.id in failed:
+            if m.id in failed or m.id in skip:
                 continue
             counted += 1
             if m.id in done:
@@ -223,7 +311,8 @@ def run(args):
                     conf, notes = confirm_new(new, wd, mv, base_copy)
                     row.update(status="killed" if conf else ("unconfirmed" if new else "survived"), rc=rc,
                                seconds=secs, signatures=len(sigs), new_sigs=sorted(new.values()),
-                               confirmed=conf, confirm_notes=notes)
+                               confirmed=conf, confirm_notes=notes, found_s=found_after(wd, conf),
+                               scripts=run_scripts(wd))
                 _append(out, row)
                 print(f"[{counted}/{args.mutants}] {m.id} {m.describe()}: {row['status']}"
                       + (f" ({len(row['new_sigs'])} new, {len(row['confirmed'])} confirmed: {row['new_sigs'][0]})"
@@ -274,13 +363,19 @@ def render(rows, focused=(), goal=0.9):
     out += ["", f"Goal (>= {100 * goal:.0f} % of non-equivalent mutants within 2 minutes): "
             + ("**met**" if live and sc >= goal else "**not met**")
             + f" on this sample of {live} non-equivalent mutants.", "",
-            "| mutant | change | main job | campaign s | new signature (confirmed first) | focused |", "|---|---|---|---:|---|---|"]
+            "| mutant | change | main job | found at s | scripts | campaign s | new signature (confirmed first) "
+            "| focused |", "|---|---|---|---:|---:|---:|---|---|"]
     for r in rows:
         f = foc.get(r["id"])
         out.append(f"| {r['id']} | `{_cell(r['old'].strip()[:30])}` → `{_cell(r['new'].strip()[:30])}` | {r['status']} | "
-                   f"{r.get('seconds', '-')} | {(r.get('confirmed') or r.get('new_sigs') or ['-'])[0][:90]} | "
+                   f"{_num(r.get('found_s'))} | {_num(r.get('scripts'))} | "
+                   f"{r.get('seconds', '-')} | {_cell((r.get('confirmed') or r.get('new_sigs') or ['-'])[0][:90])} | "
                    f"{(f['status'] + (' ' + str(f.get('seconds')) + ' s' if f.get('seconds') else '')) if f else '-'} |")
     return "\n".join(out) + "\n"
+
+
+def _num(x):
+    return "-" if x is None else f"{x:g}"
 
 
 def _cell(x):
