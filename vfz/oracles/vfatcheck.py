@@ -45,6 +45,20 @@ class VfatCheckReader(Reader):
         return parts[0], p
 
     @staticmethod
+    def explain(ev):
+        """busybox-label-nul (a formatter's, vfz/oracles/busybox.py) when the checker's only
+        complaints are the volume label's ('label: /: volume label ... is not valid') and the
+        image's label is NUL-padded: the checker holds a label to the 8.3 character rules,
+        which NUL breaks, as fsck.fat does."""
+        from vfz.oracles.evidence import label_nul_padded
+        cs = list(ev.rr.complaints or ())
+        if ev.verdict != "complains" or not ev.image or not cs:
+            return None
+        if all(c.startswith("label:") and "is not valid" in c for c in cs) and label_nul_padded(ev.image):
+            return "busybox-label-nul"
+        return None
+
+    @staticmethod
     def expected_complaints(complaints, writer):
         """The complaints left once the writer's design is accounted for:
         two equal dummies are the patch's documented weakness (a writer

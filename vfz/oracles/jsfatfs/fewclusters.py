@@ -25,11 +25,13 @@ KEYS = ("path", "type", "size", "sha256")
 
 class PackageView(Fat):
     """The image as vol.js reads it: FAT entries as wide as the count says
-    (Fat does the same), the root directory the BPB's RootClus chain when
-    the 16-bit FAT size is 0."""
+    (vfz.fatimg.Fat follows the BPB, as Linux does: a FAT32 boot sector is
+    32-bit whatever its count), the root directory the BPB's RootClus chain
+    when the 16-bit FAT size is 0."""
 
     def __init__(self, data):
         super().__init__(data, copy=False)
+        self.bits = 12 if self.clusters < 4085 else 16 if self.clusters < 65525 else 32
         self.fat32_bpb = struct.unpack_from("<H", self.b, 22)[0] == 0
         if self.fat32_bpb:
             self.root_cluster = struct.unpack_from("<I", self.b, 44)[0]
