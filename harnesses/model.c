@@ -510,8 +510,8 @@ static void mark_changed(struct model *m, struct mnode *d);
 static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t off, uint32_t size,
 		uint32_t seed, int data_at_off)
 {
-	uint32_t s = f->size, k;
-	uint64_t end = (uint64_t)off + size, room;
+	uint32_t s = f->size, k, w;
+	uint64_t end = (uint64_t)off + size, room, page;
 
 	if (!m->bounded || end <= (room = (uint64_t)(nclus(m, s) + m->free) * m->cs)) {
 		if (m->bounded && end > s)
@@ -525,19 +525,20 @@ static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t of
 		return 0;
 	}
 	k = kept_size(s, off, room, data_at_off);
+	/* the data reaches the pages before the first that gets no cluster
+	 * (generic_perform_write copies page by page), inside the old size
+	 * too; none when that page is at or before off */
+	page = room / VFS_PAGE * VFS_PAGE;
+	w = data_at_off && page > off ? (uint32_t)(end < page ? end : page) : off;
 	if (k > s) {
 		m->free -= nclus(m, k) - nclus(m, s);
-		if (!data_at_off || k <= off) {
-			write_data(f, s, k - s, 0);
-			memset(f->data + s, 0, k - s);
-		} else {
-			/* the gap (if any), then the data up to k */
-			uint8_t *tmp = xcalloc(1, size);
-			write_data(f, off, k - off, 0);
-			vfat_content(seed, tmp, size);
-			memcpy(f->data + off, tmp, k - off);
-			free(tmp);
-		}
+		write_data(f, s, k - s, 0);
+		memset(f->data + s, 0, k - s);          /* the gap: zeros */
+	}
+	if (w > off) {
+		vfat_content(seed, f->data + off, w - off);
+		f->touched = 1;
+		f->attr |= 0x20;        /* fat_write_end */
 	}
 	f->times_known = 0;         /* file_update_time ran either way */
 	m->fail_changed = 1;
