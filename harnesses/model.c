@@ -154,6 +154,7 @@ void model_init(struct model *m, const struct vfat_opts *o, const struct model_s
 	m->bounded = 1;
 	m->free = sp->free;
 	m->cs = sp->cs;
+	m->bs = sp->bs ? sp->bs : 512;
 	m->label_slot = sp->label_slot;
 	m->root->tab = tab_new(sp->root_n, sp->root_per);
 	memcpy(m->root->tab->used, sp->root_used, sp->root_n);
@@ -380,13 +381,15 @@ static void release(struct model *m, const struct mnode *k)
 
 /* short_write_end: what a file of size bytes keeps when a write (data_at_off)
  * or a truncate growth to end finds room for room bytes only. */
-static uint32_t kept_size(uint32_t size, uint32_t off, uint64_t room, int data_at_off)
+static uint32_t kept_size(uint32_t size, uint32_t off, uint64_t room, int data_at_off, uint32_t bs)
 {
 	uint64_t k = room / VFS_PAGE * VFS_PAGE;
+	uint64_t mapped = ((uint64_t)size + bs - 1) / bs * bs;  /* mmu_private: whole blocks */
 
 	if (k < size)
 		k = size;
-	if (data_at_off && off > k && off <= room)
+	/* the gap is zero-filled (and kept) only past the blocks mapped */
+	if (data_at_off && off > k && off > mapped && off <= room)
 		k = off;
 	return (uint32_t)k;
 }
@@ -403,6 +406,7 @@ int model_space_read(struct model_space *sp, const uint8_t *img, size_t size)
 		return -EINVAL;
 	ops = fatent_ops_for(g.fat_type);
 	sp->cs = g.cluster_size;
+	sp->bs = g.sector_size;
 	for (uint32_t c = 2; c < g.nclusters + 2; c++)
 		sp->free += ops->get(img + g.fat_off, c) == 0;
 	if (g.fat_type != 32) {
@@ -524,7 +528,7 @@ static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t of
 		}
 		return 0;
 	}
-	k = kept_size(s, off, room, data_at_off);
+	k = kept_size(s, off, room, data_at_off, m->bs);
 	/* the data reaches the pages before the first that gets no cluster
 	 * (generic_perform_write copies page by page), inside the old size
 	 * too; none when that page is at or before off */

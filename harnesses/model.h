@@ -101,6 +101,7 @@ struct mtable {
 struct model_space {
 	uint32_t free;          /* free data clusters */
 	uint32_t cs;            /* bytes per cluster */
+	uint32_t bs;            /* bytes per block (the sector): mmu_private's unit */
 	uint32_t root_per;      /* 0: fixed root of root_n slots; else FAT32, slots per cluster */
 	uint32_t root_n;        /* root slots (FAT32: its clusters x root_per) */
 	uint8_t *root_used;     /* root_n flags: slots in use before the script */
@@ -119,7 +120,7 @@ struct model {
 	/* capacity: bounded (a space was given), its free clusters and
 	 * cluster size, the root label's slot (-1: none) */
 	int bounded;
-	uint32_t free, cs;
+	uint32_t free, cs, bs;     /* bs: bytes per block (sector) */
 	long label_slot;
 	/* the last op failed (ENOSPC) but changed the tree: a write or
 	 * truncate growth kept some pages, or only stamped the file's mtime;

@@ -360,13 +360,17 @@ static int extend_chain(vfat_vol *v, uint8_t *de, uint32_t *chain_n,
 #define VFS_PAGE 4096u
 
 static uint64_t short_write_end(uint64_t size, uint64_t off, uint64_t room,
-				int data_at_off)
+				int data_at_off, uint32_t block)
 {
 	uint64_t kept = size, page = room / VFS_PAGE * VFS_PAGE;
+	/* mmu_private: what fat_get_block mapped, whole blocks (sectors) */
+	uint64_t mapped = (size + block - 1) / block * block;
 
 	if (page > kept)
 		kept = page;
-	if (data_at_off && off > kept && off <= room)
+	/* cont_expand_zero zero-fills a gap only past mmu_private: a write
+	 * whose offset lies inside the file's last block expands nothing */
+	if (data_at_off && off > kept && off > mapped && off <= room)
 		kept = off;
 	return kept;
 }
@@ -432,7 +436,7 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		if (nospc) {
 			uint64_t page = (uint64_t)n * cs / VFS_PAGE * VFS_PAGE;
 
-			lim = short_write_end(size, off, (uint64_t)n * cs, !trunc);
+			lim = short_write_end(size, off, (uint64_t)n * cs, !trunc, v->g.sector_size);
 			cut_chain(v, de, chain, n, lim);
 			/* the pages before the one that got no cluster were
 			 * copied, inside the old size too (an overwrite that

@@ -24,9 +24,10 @@ PAGE = 4096
 
 
 class Space:
-    def __init__(self, free, cluster, root=None):
+    def __init__(self, free, cluster, root=None, block=512):
         self.free = free          # free data clusters
         self.cs = cluster         # bytes per cluster
+        self.bs = block           # bytes per block: the sector (fat_get_block maps sectors)
         self.root = root          # FAT32: (root's clusters, slots in use, label slot), else None
 
     def clusters(self, nbytes):
@@ -39,7 +40,10 @@ class Space:
         if end <= room:
             return end
         k = max(size, room // PAGE * PAGE)
-        if data_at_off and size < off <= room and off > k:
+        # cont_expand_zero fills a gap only past mmu_private, the blocks the file has
+        # mapped: an offset inside the file's last block expands nothing (kept: the old size)
+        mapped = -(-size // self.bs) * self.bs
+        if data_at_off and size < off <= room and off > k and off > mapped:
             k = off
         return k
 
@@ -119,7 +123,7 @@ def _free_count(path, size, mtime):
                 break
             v = struct.unpack_from("<I", fat, 4 * n)[0] & 0x0FFFFFFF
         free += v == 0
-    return free, bps * spc, root
+    return free, bps * spc, root, bps
 
 
 def _fat32_root(f, boot, fat, cs, data_start, count):
