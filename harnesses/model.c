@@ -528,6 +528,10 @@ static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t of
 		}
 		return 0;
 	}
+	/* the failed write_begin ends in fat_free, which sets ATTR_ARCH on
+	 * a file with a first cluster: one it had or one it got first */
+	if (s || m->free)
+		f->attr |= 0x20;
 	k = kept_size(s, off, room, data_at_off, m->bs);
 	/* the data reaches the pages before the first that gets no cluster
 	 * (generic_perform_write copies page by page), inside the old size

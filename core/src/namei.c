@@ -436,6 +436,12 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		if (nospc) {
 			uint64_t page = (uint64_t)n * cs / VFS_PAGE * VFS_PAGE;
 
+			/* the failed write_begin ends in fat_write_failed ->
+			 * fat_truncate_blocks -> fat_free, which sets ATTR_ARCH
+			 * on any file with a first cluster: one it had, or one
+			 * it got before the volume ran out */
+			if (de_start(v, de))
+				de[11] |= ATTR_ARCH;
 			lim = short_write_end(size, off, (uint64_t)n * cs, !trunc, v->g.sector_size);
 			cut_chain(v, de, chain, n, lim);
 			/* the pages before the one that got no cluster were

@@ -163,7 +163,9 @@ class InodeOps:
         space, s, want = getattr(self, "space", None), len(d), size
         if space is not None and size > s:
             size = space.kept(s, size, size, False)     # fat_cont_expand: whole pages
-        if size > len(d) or len(d):
+        # fat_free (ATTR_ARCH) also ends a growth that ran out: on any file with a
+        # first cluster, one it had or one it got before the volume ran out
+        if size > len(d) or len(d) or (space is not None and want > s and space.free):
             self._stamp_write(node)
         else:
             node.mtime = None

@@ -79,6 +79,10 @@ class SpaceOps:
             self.space.grow(s, max(s, end))
             return "ok"
         w = self.space.data_end(s, off, end)
+        if s or self.space.free:
+            # the failed write_begin ends in fat_free, which sets ATTR_ARCH on a file
+            # with a first cluster: one it had, or one it got before the volume ran out
+            node.attr |= 0x20
         if k > s or w > off:
             node.attr |= 0x20      # fat_write_end
             if len(d) < min(off, k):
