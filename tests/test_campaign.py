@@ -233,6 +233,28 @@ class CampaignTests(unittest.TestCase):
         self.assertEqual(m[0].args[1:], [0, 0])          # sizes and seeds shrunk
         self.assertFalse(st["timeout"])
 
+    def test_6b_twin_divergence_replays_with_its_twin(self):
+        """A twin divergence (the core against the kernel it follows) shows
+        again in the minimiser's test: the replay writes the twin too. It
+        used to replay the core writer alone, so every twin finding was
+        filed as flaky and never minimised (finding 389a4fd7cdc3)."""
+        from vfz.campaign.filing import divergence_test
+        fb = os.path.join(REPO, "build-fault-SECOND_FAT", "vfat")
+        if not os.access(fb, os.X_OK):
+            self.skipTest("build-fault-SECOND_FAT not built (test_3 builds it)")
+        from vfz.oracles import kernel as kernel_oracle
+        if not kernel_oracle.KernelWriter(auto_build=False).available()[0]:
+            self.skipTest("no kernel guest built")
+        ck = checker.Checker(["dosfsck"], ["core-dual", "kernel"], vfat=fb)
+        try:
+            ops = opscript.parse('create "/a" 1 0\n')
+            res = ck.check(ops, "fat16")
+            twin = [d for d in res.divs.values() if d.fields["kind"].startswith("twin-")]
+            self.assertTrue(twin, [d.fields for d in res.divs.values()])
+            self.assertTrue(divergence_test(ck, twin[0], "fat16")(ops), twin[0].fields)
+        finally:
+            ck.close()
+
     def test_7_name_classes(self):
         nc = findings.name_class
         self.assertEqual(nc("README.TXT"), "upper83")

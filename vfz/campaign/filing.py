@@ -5,6 +5,7 @@ import tempfile
 from vfz import findings, opscript
 from vfz.campaign import minimize
 from vfz.check.checker import FS_SPECS
+from vfz.check.twins import replay_writers
 
 MIN_BUDGET = 90.0                      # seconds per finding's minimisation (cap)
 
@@ -43,9 +44,10 @@ def replay_readers(checker, fields):
 def divergence_test(checker, d, fs):
     """ops -> bool: does the same signature still appear (same writer/oracle)?"""
     rd = replay_readers(checker, d.fields)
+    ws = replay_writers(checker.writers, d.writer, d.fields)
 
     def test(ops):
-        r = checker.check(ops, fs, writers=[d.writer], readers=rd)
+        r = checker.check(ops, fs, writers=ws, readers=rd)
         return d.sig in r.divs
     return test
 

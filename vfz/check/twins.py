@@ -72,6 +72,20 @@ def check_twins(ck, res, ops, fs=None):
                                 "cls": name_class(d.path)}, wn, det))
 
 
+def replay_writers(writers, wn, fields):
+    """The writers a divergence of writer wn (signature fields) needs to
+    show again: wn, and for a twin comparison's (kind twin-*) the twin it
+    was held against too, when it is among writers ([(name, oracle)]).
+    Without the twin the comparison never runs: a replay by the writer
+    alone reads every twin divergence as flaky."""
+    ws = [wn]
+    if fields.get("role") == "writer" and str(fields.get("kind", "")).startswith("twin-"):
+        tn = oracles.entry(wn).twin
+        if tn and tn in dict(writers):
+            ws.append(tn)
+    return ws
+
+
 def _same_results(res, wn, tn):
     """Both writers answered every op alike (and neither failed): their
     images must then be equal, even where both differ from the model (a

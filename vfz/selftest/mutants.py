@@ -55,7 +55,7 @@ from collections import Counter
 
 from vfz import REPO, errors, oracles
 from vfz.campaign import loop as campaign
-from vfz.check import checker
+from vfz.check import checker, twins
 from vfz.selftest import search
 from vfz.selftest.mutation_report import latest, load_rows, render, score_table  # noqa: F401
 from vfz.selftest.mutator import Mutant, code_spans, read_src, select, sites, tokens  # noqa: F401
@@ -117,12 +117,16 @@ def confirm(h, vfat, base, readers, writers, formatter="mkfs.fat", unread=()):
     from vfz import findings, opscript
     ops = opscript.parse(h["script"])
     rdr = [h["oracle"]] if "role=reader" in (h["signature"] or "") else []
+    sig = h["signature"] or ""          # findings.sig_text: "role=R oracle=O verdict=V kind=K ..."
+    sig_fields = {"role": "writer" if "role=writer" in sig else "-",
+                  "kind": "twin-" if " kind=twin-" in sig else "-"}
     seen = []
     for v in (vfat, base):
         ck = checker.Checker(readers, writers, vfat=v, timeout=30.0, notes=[], unread=unread,
                              formatter=formatter)
         try:
-            res = ck.check(ops, h["fs"], writers=[h["writer"]], readers=rdr)
+            ws = twins.replay_writers(ck.writers, h["writer"], sig_fields)
+            res = ck.check(ops, h["fs"], writers=ws, readers=rdr)
             seen.append(any(findings.sig_text(d.fields) == h["signature"] for d in res.divs.values()))
         finally:
             ck.close()
