@@ -60,8 +60,13 @@ def corpus_names(wd):
     return {n for n in os.listdir(d) if not n.startswith(".")} if os.path.isdir(d) else set()
 
 
-def fuzzers_of(workdir):
-    """Processes running fuzz_ops on this workdir's corpus."""
+def fuzzers_of(workdir, fuzzing=False):
+    """Processes running fuzz_ops on this workdir's files; fuzzing: only
+    those fuzzing on its corpus, the libFuzzer workers
+    (-fork=J) and the ASan replay of the corpus (-rss_limit_mb=), both
+    niced. A crash file's judging (fuzz_ops on one file of crashes/, or
+    -minimize_crash) is the minimiser's check work, at the campaign's own
+    niceness like the lanes: it once matched here and failed the test."""
     out = []
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -71,7 +76,8 @@ def fuzzers_of(workdir):
             except OSError:
                 continue
             if argv and argv[0].endswith(b"fuzz_ops") and \
-                    any(a.startswith(workdir.encode()) for a in argv[1:]):
+                    any(a.startswith(workdir.encode()) for a in argv[1:]) and (not fuzzing or \
+                    any(a.startswith((b"-fork=", b"-rss_limit_mb=")) for a in argv[1:])):
                 out.append(int(d))
     return out
 
@@ -106,6 +112,7 @@ class PipelineTests(unittest.TestCase):
         rng = random.Random(SEED)
         print(f"\nkill -9 moments drawn with seed {SEED}", file=sys.stderr)
         said = set()
+        niced = 0
         # round 0: right after the first divergence is journalled (the
         # minimiser starts on it, the lanes go on); then at seeded moments
         for rnd in range(3):
@@ -132,8 +139,9 @@ class PipelineTests(unittest.TestCase):
                 time.sleep(0.05)
             corpus_at_kill = corpus_names(wd)
             want = min(19, os.nice(0) + 10)  # the campaign's own niceness + 10
-            for pid in fuzzers_of(wd):      # the check lanes come first
+            for pid in fuzzers_of(wd, fuzzing=True):      # the check lanes come first
                 self.assertEqual(niceness(pid), want, f"fuzz_ops pid {pid} not at nice {want}")
+                niced += 1
             os.kill(p.pid, signal.SIGKILL)
             p.wait()
             with open(log) as f:
@@ -157,6 +165,7 @@ class PipelineTests(unittest.TestCase):
             self.assertEqual(left, [], "fuzz_ops outlived its killed campaign")
             self.assertLessEqual(corpus_at_kill, corpus_names(wd))
         self.assertTrue(said, "no divergence was announced before the kills")
+        self.assertGreater(niced, 0, "no fuzzing process was seen to check its niceness")
         # resume to the end of a normal run
         before = set(finding_names(wd))
         corpus_before = corpus_names(wd)
