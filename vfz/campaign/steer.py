@@ -39,9 +39,10 @@ grows past its first cluster), a 12-deep tree, directories moved
 up into the root and down out of it, two large files and a small one, the
 first large one unlinked and a third large one allocated across the end of
 the volume into its hole, files grown after the wrap, dot-path renames, and the
-second grammar's states (meta_tour).
-Data never exceed ~92 % of the free bytes: the model predicts no ENOSPC for
-data clusters, so a full volume would be a false divergence.
+second grammar's states (meta_tour). Data stay under ~92 % of the free bytes until
+the campaign's tour ends (campaign_tour, capacity): a file then written and grown past
+what is left, sized from the model's free count (the model predicts capacity as Linux
+6.1 does, vfz.model.space), so that a write runs out of clusters part-way.
 """
 import os
 import random
@@ -137,6 +138,36 @@ def meta_tour(cluster, rng=None):
         'chattr "/m" hs', 'chattr "/" r', 'chattr "/" -', 'touch "/" 1 1',
         'label "TOUR"',
     ]
+
+
+PAGE = 4096                 # Linux writes page by page (core/src/namei.c short_write_end)
+
+
+def capacity(ck, vol, ops, cluster):
+    """The tour's last part, on its near-full volume: a write and a growing truncate that run
+    out of clusters part-way, in each shape Linux's short write tells apart (the data start
+    inside the last page the clusters reach: the offset is kept; a growth, a write from
+    inside the file, a gap longer than the room: the last page boundary is kept). Sized
+    from the model's free count after ops (the under-test writer's model on vol); the model
+    predicts what each keeps, and the kernel twin compares the bytes. -> [Op] ([] when no
+    writer under test or no cluster is left for the file)."""
+    from vfz import oracles
+    from vfz.check.predict import model_of
+    wn = next((n for n in ck.writer_names if oracles.entry(n).under_test), None)
+    pre = opscript.parse('mkdir "/cap"\ncreate "/cap/g" 100 41\n')
+    if wn is None:
+        return []
+    m = model_of(wn, ck.pristine_image(vol), list(ops) + pre)
+    if m.space is None or m.results[-2:] != ["ok", "ok"]:
+        return []
+    room = (m.space.clusters(100) + m.space.free) * cluster    # what /cap/g can reach
+    tail, lines = room % PAGE, []
+    if tail > 1 and room - tail // 2 > 512:
+        lines += [f'write "/cap/g" {room - tail // 2} {PAGE} 42', 'truncate "/cap/g" 100']
+    lines += [f'truncate "/cap/g" {room + cluster}', 'truncate "/cap/g" 100',
+              f'write "/cap/g" 50 {room} 43', 'truncate "/cap/g" 100',
+              f'write "/cap/g" {room + cluster} 10 44', 'unlink "/cap/g"']
+    return pre + opscript.parse("\n".join(lines) + "\n")
 
 
 def probe():
@@ -358,7 +389,10 @@ def campaign_tour(ck, seed, iteration, fs_list, formatters=()):
     except UsageError:       # the own mkfs failed: sized on the classic volume, the check files it
         free, cl = volume_free(ck.pristine_image(fs))
     fill = fat_bits(vol) != 32 and all("unlink" in oracles.entry(n).supports for n in ck.writer_names)
-    return tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fill), vol
+    ops = tour(free, cl, random.Random(f"{seed}:{iteration}"), fill=fill)
+    if fill and vol in ck.pristine:    # the near-full volume: writes that run out part-way
+        ops += capacity(ck, vol, ops, cl)
+    return ops, vol
 
 
 class Census:

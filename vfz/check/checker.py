@@ -30,14 +30,17 @@ from vfz.check.divergence import (CheckResult, Divergence, _own_exception, famil
                                   name_class, op_for_path)
 from vfz.check.twins import twin_listing
 from vfz.check.formatted import check_formatted, format_failed
+from vfz.check import bootbytes
 from vfz import geometry
 
 DEFAULT_READERS = oracles.names("reader", default=True)
 DEFAULT_WRITERS = [n for n in oracles.names("writer", default=True) if oracles.entry(n).cost != "vm"]
 OPTIONAL_WRITERS = [n for n in oracles.names("writer", default=True) if n not in DEFAULT_WRITERS]
-# the campaign's readers beside the default ones: the build under test's own `vfat check`
-# (a fault of the name policy it shares with the writers shows as its complaints; ~ms an image)
-OWN_READERS = ["vfat-check-own"]
+# the campaign's readers beside the default ones, the build under test's own tools (~ms an
+# image): its `vfat check` (a fault of the name policy it shares with the writers shows as its
+# complaints) and its `vfat ls` (reader core: what only the listing uses, the UTF-16 -> UTF-8
+# of long names, shows as a listing that differs from the model's)
+OWN_READERS = ["vfat-check-own", "core"]
 FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:512"}
 
 
@@ -152,6 +155,7 @@ class Checker:
         self.vfat = vfat
         self.formatted = set()          # geometry specs whose fresh volume the readers checked
         self.format_argv = {}           # spec -> the formatter's exact command
+        self.boot_bytes = {}            # spec -> the own mkfs's bytes against mkfs.fat's (bootbytes)
         if formatter not in FORMATTERS:
             raise UsageError(f"unknown formatter {formatter!r} (known: {', '.join(FORMATTERS)})")
         self.formatter = formatter      # who makes the pristine volumes
@@ -275,6 +279,8 @@ class Checker:
         r = oracles.get_formatter(name, **cfg).format(path, g, self.timeout)
         if r.error:
             raise UsageError(f"{spec}: {r.error}")
+        if oracles.entry(name).under_test:   # before the free window marks clusters bad
+            self.boot_bytes[spec] = bootbytes.compare(path, self.timeout)
         geometry.apply_window(path, g)       # free=N: the clusters outside the window bad
         self.format_argv[spec] = r.argv
 
@@ -301,6 +307,9 @@ class Checker:
                                   if (readers is None or rn in readers) and oracles.reads(rn)],
                             g, g.formatter or self.formatter, self.format_argv.get(spec, []), base,
                             g.fat, self.timeout)
+        if spec in self.boot_bytes:     # every check of the volume: a minimisation sees it again
+            g = geometry.parse(spec)
+            bootbytes.add_divergence(res, g.formatter or self.formatter, self.boot_bytes[spec], spec)
         for wn, w in self.writers:
             if writers is not None and wn not in writers:
                 continue
