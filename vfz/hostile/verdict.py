@@ -137,6 +137,9 @@ def overwrite(rr):
                    (cmd + "\n" if cmd else "") + hostile_tx.describe(writes))
 
 
+UBOOT_GIVEN_S = 2.0     # a U-Boot round trip sent with less left of the image's budget: the walk's end
+
+
 def hang(rr, timeout=None):
     err = rr.error or ""
     for m in PROC_TIMEOUT.finditer(rr.raw or ""):
@@ -153,9 +156,10 @@ def hang(rr, timeout=None):
                 # the image's budget (a directory that holds itself, walked deeper and deeper)
                 return None
             given = re.search(r"; ([\d.]+) s given\)", err.split("; console:")[0])
-            if given and timeout and float(given.group(1)) < timeout / 2:
-                # the same walk cut in its last round trip: sent with less than half the
-                # image's budget left (uboot-hang-a50d5e7c75: 347 fatls, each answered)
+            if given and timeout and float(given.group(1)) < min(UBOOT_GIVEN_S, timeout / 2):
+                # the same walk cut in its last round trip: sent with the image's budget all
+                # but spent (uboot-hang-a50d5e7c75: 347 fatls, each answered, the last sent
+                # with 0.0 s left); a round trip after a boot has seconds, a hang keeps them
                 return None
             # signed by what the guest printed last (vfz.hostile.lastwords)
             if what == "U-Boot no prompt":
