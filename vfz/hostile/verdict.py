@@ -137,7 +137,7 @@ def overwrite(rr):
                    (cmd + "\n" if cmd else "") + hostile_tx.describe(writes))
 
 
-UBOOT_GIVEN_S = 2.0     # a U-Boot round trip sent with less left of the image's budget: the walk's end
+UBOOT_QUIET_S = 1.0     # U-Boot printing less than this before the deadline: still answering
 
 
 def hang(rr, timeout=None):
@@ -155,11 +155,13 @@ def hang(rr, timeout=None):
                 # U-Boot at its prompt: every command answered, the glue's walk ran out of
                 # the image's budget (a directory that holds itself, walked deeper and deeper)
                 return None
-            given = re.search(r"; ([\d.]+) s given\)", err.split("; console:")[0])
-            if given and timeout and float(given.group(1)) < min(UBOOT_GIVEN_S, timeout / 2):
-                # the same walk cut in its last round trip: sent with the image's budget all
-                # but spent (uboot-hang-a50d5e7c75: 347 fatls, each answered, the last sent
-                # with 0.0 s left); a round trip after a boot has seconds, a hang keeps them
+            given = re.search(r"; ([\d.]+) s given, ([\d.]+) s quiet\)", err.split("; console:")[0])
+            if given and timeout and float(given.group(1)) < timeout / 2 \
+                    and float(given.group(2)) < UBOOT_QUIET_S:
+                # the same walk cut in its last round trip: sent with less than half the
+                # image's budget left, U-Boot still printing when it ran out
+                # (uboot-hang-a50d5e7c75: 347 fatls, each answered); a hang is silent, or
+                # has had its time (a loop printing "./ ../" in the first round trip)
                 return None
             # signed by what the guest printed last (vfz.hostile.lastwords)
             if what == "U-Boot no prompt":

@@ -101,6 +101,7 @@ class Board:
         # round trip's transfer-disk text and every contents put there, in order (export_replay)
         self.record = None
         self.sent_at = None       # when the current round trip was sent
+        self.heard_at = None      # when U-Boot last printed
         self.proc = None
         self.tmp = None
         self.size = None          # the slot's size (the image size QEMU was started with)
@@ -241,10 +242,14 @@ class Board:
     def _read_some(self, deadline, what):
         left = deadline - time.monotonic()
         if left <= 0:
-            # how long the round trip had: one started with the image's budget nearly spent
-            # is cut by the glue's walk, not hung (vfz.hostile.verdict.hang)
+            # how long the round trip had, and how long U-Boot had been silent: one sent with
+            # the image's budget nearly spent while U-Boot still prints is cut by the glue's
+            # walk, not hung (vfz.hostile.verdict.hang)
+            now = time.monotonic()
             given = deadline - (self.sent_at or deadline)
-            raise self._trap(f"no prompt within the time limit ({what}; {given:.1f} s given)")
+            quiet = now - max(self.sent_at or now, self.heard_at or 0.0)
+            raise self._trap(f"no prompt within the time limit ({what}; {given:.1f} s given, "
+                             f"{quiet:.1f} s quiet)")
         r, _, _ = select.select([self.proc.stdout], [], [], min(left, 1.0))
         if r:
             chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
@@ -252,6 +257,7 @@ class Board:
                 raise self._trap(f"QEMU exited ({what})")
             self.buf += chunk
             self.log += chunk
+            self.heard_at = time.monotonic()
 
     def _trap(self, why):
         tail = self.buf[-300:].decode("latin-1")

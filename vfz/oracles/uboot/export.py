@@ -35,10 +35,11 @@ it read, compared with the canary. Paths are typed as hush words
 import re
 
 from vfz.oracles.repro import CANARY_FN, ExportError, canary_path, fsck_check, looping_dirs, op_data, q
+from vfz.oracles.uboot import export_replay
 
 PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
 HOSTILE_PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
-from vfz.oracles.uboot.export_replay import STEPS_OPS as HOSTILE_STEPS_OPS  # noqa: E402 (its writer findings)
+HOSTILE_STEPS_OPS = export_replay.STEPS_OPS      # a writer's hostile finding replays the oracle's sequence
 HOSTILE = ("hang (fatls of each looping directory; or the oracle's recorded command sequence: "
            "export_replay), canary (fatload), out-of-bounds (the recorded sequence under QEMU's block trace)")
 NEEDS = [("qemu-system-i386", "qemu-system-x86"), ("iconv", "libc-bin"), ("mkfifo", "coreutils")]
@@ -381,7 +382,6 @@ def uboot_word(path):
 def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
     if replays_sequence(info, img):
-        from vfz.oracles.uboot import export_replay
         steps, _ = export_replay.record(info, img)
         try:
             return export_replay.replay_body(info, steps, data)
