@@ -8,7 +8,10 @@ on a looping directory (grub-hang-c0086ebc1f) says REPRODUCED within its
 HANG_S limit. The same findings (and mtools' canary) with their unmutated seed volume in place
 of the hostile one say NOT REPRODUCED, so the verdict is not a constant;
 looping_dirs finds the looping directory in the hostile volume and none in
-the seed.
+the seed. The issue-28 templates (FatFs, the npm fatfs package, GRUB's read
+past the volume, mtools' mcopy crash and traced hostile write) say
+REPRODUCED on their finding's volume and NOT REPRODUCED with its seed volume
+in the same run.sh.
 """
 import json
 import lzma
@@ -37,10 +40,11 @@ GRUB = "grub-hang-c0086ebc1f"
 ENDS_S = "120"
 
 
-def run_standalone(d, tmp, hang_s=ENDS_S):
+def run_standalone(d, tmp, hang_s=ENDS_S, env=None):
     dst = os.path.join(tmp, "copy-" + os.path.basename(d))
+    shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(d, dst)
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": tmp, "HANG_S": hang_s}
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": tmp, "HANG_S": hang_s, **(env or {})}
     r = subprocess.run(["sh", os.path.join(dst, "run.sh"), os.path.join(tmp, "work-" + os.path.basename(d))],
                        capture_output=True, text=True, errors="replace", env=env, timeout=300)
     return r.returncode, r.stdout + r.stderr
@@ -103,6 +107,28 @@ class ExportHostileTests(unittest.TestCase):
         self.assertIn("REPRODUCED: grub-fstest ls of /&V'L_'", out)
         with open(os.path.join(HOSTILE, GRUB, "finding.json")) as f:
             self.assertEqual(json.load(f)["kind"], "hang")
+
+    def test_5_hostile_bodies_tell_the_bug_from_the_seed(self):
+        # the issue-28 templates (FatFs's disk records, the npm package's canary, GRUB's read
+        # past the volume, mtools' mcopy -s into a destination of the oracle's length, a
+        # hostile write's traced copy): run.sh REPRODUCED on the finding's volume, NOT
+        # REPRODUCED with the seed volume put in its place (the same script)
+        env = {"VFZ_JS_FATFS": os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules"),
+               "VFZ_NPM_FATFS": os.path.join(REPO, "vfz", "oracles", "jsfatfs", "node_modules")}
+        for name, want in (("fatfs-out-of-bounds-5dd352de79", "by disk_read in f_readdir /"),
+                           ("jsfatfs-canary-830240f7f9", "fs.readFile returned bytes from past the declared"),
+                           ("grub-out-of-bounds-ae9bed5f7f", "read(s) of the image reach past volume"),
+                           ("mtools-crash-be2ec12365", "mcopy killed by signal 6 (stack smashing detected)"),
+                           ("write-mtools-out-of-bounds-1a06b9a1b7", "read(s) of the image reach past volume")):
+            with self.subTest(finding=name):
+                d = os.path.join(self.tmp, "t5-" + name)
+                export_hostile.export_finding(os.path.join(HOSTILE, name), d, run=False)
+                rc, out = run_standalone(d, self.tmp, env=env)
+                self.assertEqual(rc, 0, out)
+                self.assertIn(want, out.strip().split("\n")[-1])
+                shutil.copyfile(os.path.join(HOSTILE, name, "seed.img.xz"), os.path.join(d, "image.img.xz"))
+                rc, out = run_standalone(d, self.tmp, env=env)
+                self.assertEqual((rc, out.strip().split("\n")[-1]), (1, "NOT REPRODUCED"), out)
 
     def test_4_looping_dirs(self):
         with open(os.path.join(HOSTILE, GRUB, "hostile.img.xz"), "rb") as f:

@@ -27,6 +27,9 @@ signal to the real QEMU.
     during fatls after: ./ | ../"; the board is killed); a FAT16 volume whose
     root holds 2 entries (reports/hostile/uboot-hang-14744cac8e) hangs the
     same command with QEMU's own last words, another signature;
+  - U-Boot, two directories whose cluster is 0 (the root again: each holds
+    itself and the other): every fatls answers and the walk is cut by the
+    image's time limit, which is no hang (the glue's budget);
   - U-Boot, QEMU gone while fatls runs (it runs with -no-reboot, so a
     guest reset ends QEMU the same way): a trap ("QEMU exited during
     fatls after: ./ | ../": the command and its last words, not its path,
@@ -212,6 +215,16 @@ class T(unittest.TestCase):
         ok = r.read(p_seed, 120)
         self.assertIsNone(ok.error)
         self.assertTrue(ok.listing)
+        # directories that hold themselves (two clusters set to 0: U-Boot lists the root for
+        # each, so the tree doubles at every level): every fatls answers, the walk goes on
+        # until the image's limit runs out, in a round trip or between two: the glue's
+        # budget, no hang (uboot-hang-a50d5e7c75)
+        own = bytearray(seed)
+        for off in [e[0] for e in Fat(seed).short_entries(None)][:2]:
+            own[off + 20:off + 22] = own[off + 26:off + 28] = b"\0\0"
+        rr = r.read(self.path("u-own.img", bytes(own)), 10)
+        self.assertIn("time limit", rr.error or "", "the walk was not cut by the image's limit")
+        self.assertEqual(hv.classify(rr, bytes(own), None, 10), [], rr.error)
         # a real volume: fatls of the looping directory never gives the prompt back
         rr = r.read(p_loop, 8)
         vs = hv.classify(rr, loop, None, 8)

@@ -301,7 +301,7 @@ class Fatfs(unittest.TestCase):
             out = rr.extra["io"]["out"]
             self.assertTrue(out, rr.complaints)
             self.assertEqual({(o["kind"], o["region"], o["call"], o["op"]) for o in out},
-                             {("read", "past image inside volume", "disk_read", "read /BIG")})
+                             {("read", "past image inside volume", "disk_read", "f_open/f_read /BIG")})
             self.assertEqual(min(o["sector"] for o in out), 768)
             self.assertEqual([v.message for v in hv.classify(rr, data(img), None, 30)],
                              ["fatfs read past image inside volume"])

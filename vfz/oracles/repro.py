@@ -264,7 +264,7 @@ has_canary() {   # FILE
 # any is the symptom
 STRACE_CHECK = r"""
 # the image's offset per process and descriptor, moved by lseek and by read/write
-awk -v img="$(basename "$IMG")" -v op={OP} -v end={END} -v lo={LO} -v prog={PROG} '
+awk -v img="$(basename "$IMG")" -v op={OP} -v end={END} -v lo={LO} -v from={FROM} -v prog={PROG} '
 $2 ~ /^execve\(/ && $0 ~ /\) = 0/ { p = $2; sub(/^execve\("/, "", p); sub(/".*/, "", p); sub(/.*\//, "", p); name[$1] = p; next }
 index($0, img ">") == 0 { next }
 prog != "" && name[$1] != "" && name[$1] != prog { next }
@@ -278,7 +278,7 @@ prog != "" && name[$1] != "" && name[$1] != prog { next }
     if (call == "pread64" || call == "pwrite64") { cnt = a[n - 1] + 0; off = a[n] + 0 }
     else { cnt = a[n] + 0; off = pos[key] + 0; if (ret + 0 > 0) pos[key] += ret }
     kind = (call ~ /read/) ? "read" : "write"
-    if (kind == op && off + cnt > end && off + cnt > lo) {
+    if (kind == op && off + cnt > end && off + cnt > lo && off >= from) {
         printf "%s of %d bytes at offset %d (0x%x) by %s: returned %s\n", kind, cnt, off, off, call, ret
     }
 }' "$OUT/strace.txt" > "$OUT/outside.txt"
@@ -288,12 +288,13 @@ head -n 8 "$OUT/outside.txt" | indent
 """
 
 
-def strace_check(op, where, end, lo=0, prog=""):
+def strace_check(op, where, end, lo=0, prog="", start=0):
     """sh text: the accesses of kind op ("read"/"write") in $OUT/strace.txt that reach
-    past byte end (and lo), by the program prog when given (strace traced execve too:
-    a process is named by what it executed), the bug when there is one; where names the
-    region."""
+    past byte end (and lo) and start at byte start or after, by the program prog when
+    given (strace traced execve too: a process is named by what it executed), the bug
+    when there is one; where names the region."""
     return (STRACE_CHECK.replace("{OP}", op).replace("{END}", str(end)).replace("{LO}", str(lo))
+            .replace("{FROM}", str(start))
             .replace("{WHERE}", where).replace("{PROG}", q(prog)))
 
 

@@ -223,3 +223,61 @@ while read -r n w; do
 done < "$OUT/want.txt"
 """) + r"""grep '^[df] ' "$OUT/answers.txt" > "$OUT/seen.unsorted"
 """
+
+
+# ---------------------------------------------------------------- hostile findings
+HOSTILE = ("out-of-bounds (the list request: FatFs's disk-layer records, each with the FatFs call "
+           "and path that made it)")
+HOSTILE_PACKAGES = ["nodejs", "npm"]
+
+# node fatfs/bounds.js ANSWERS IMAGE: the accesses of the server's disk records that end past
+# the volume the boot sector declares or past the image, one line each, with the call
+BOUNDS_JS = r"""
+'use strict';
+const fs = require('fs');
+const [answers, image] = process.argv.slice(2);
+const img = fs.readFileSync(image);
+const bps = img.length >= 36 ? img.readUInt16LE(11) : 0;
+const tot = img.length >= 36 ? (img.readUInt16LE(19) || img.readUInt32LE(32)) : 0;
+const declared = bps && tot ? bps * tot : img.length;
+console.log(`declared ${declared} image ${img.length}`);
+for (const line of fs.readFileSync(answers, 'utf8').split('\n').filter(Boolean)) {
+    const a = JSON.parse(line);
+    if (!a.io) continue;
+    for (const [kind, sector, count, op, ok] of a.io.rec) {
+        const start = sector * a.io.ss, end = (sector + count) * a.io.ss;
+        // the first 4 KiB: where a tool reads the boot sector to learn the volume
+        if (start < 4096 || end <= Math.min(declared, img.length)) continue;
+        const where = end > declared ? 'past the declared volume' : 'past the image, inside the declared volume';
+        console.log(`outside ${kind === 'r' ? 'read' : 'write'} of ${count * a.io.ss} bytes at sector ${sector} `
+            + `(${ok ? 'done' : 'refused: past the image'}) by disk_${kind === 'r' ? 'read' : 'write'} in `
+            + `${a.io.ops[op] || '?'}: ${where}`);
+    }
+}
+"""
+
+BOUNDS = r"""
+echo "== node fatfs/server.js: the list request (f_opendir/f_readdir over the tree, f_stat, f_open/f_read of each file), every disk_read/disk_write recorded"
+( cd "$OUT" && node fatfs/server.js < "$HERE/fatfs/requests.jsonl" > answers.jsonl 2> server.err )
+rc=$?
+[ $rc -lt 128 ] || bug "node fatfs/server.js killed by signal $((rc - 128))"
+node "$HERE/fatfs/bounds.js" "$OUT/answers.jsonl" "$IMG" > "$OUT/bounds.txt" || cannot "cannot read the answers: $(tail -n 2 "$OUT/server.err")"
+head -n 1 "$OUT/bounds.txt" | indent
+grep '^outside ' "$OUT/bounds.txt" | head -n 8 | cut -c9- | indent
+n=$(grep -c '^outside ' "$OUT/bounds.txt")
+[ "$n" -eq 0 ] || bug "FatFs made $n access(es) of the image outside it: $(grep -m 1 '^outside ' "$OUT/bounds.txt" | cut -c9-)"
+"""
+
+
+def hostile_body(info, img, data, regions):
+    """An out-of-bounds finding: the server's list request, its disk records past the
+    declared volume or the image named with the FatFs call that made them; else None."""
+    if info["kind"] != "out-of-bounds" or info.get("ops"):
+        return None
+    for n in FILES:
+        with open(os.path.join(SERVER, n), "rb") as f:
+            data.files[f"fatfs/{n}"] = f.read()
+    data.files["fatfs/requests.jsonl"] = (json.dumps({"id": 1, "op": "list", "image": "image.img"})
+                                          + "\n").encode()
+    data.files["fatfs/bounds.js"] = BOUNDS_JS.lstrip().encode()
+    return _setup() + BOUNDS, NEEDS

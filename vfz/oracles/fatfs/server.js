@@ -71,8 +71,9 @@ class Trap extends Error {}
 // vfz/iobounds.py): [kind 'r'|'w', first sector, count, op index, 1 done |
 // 0 refused], consecutive ones of one kind and op merged; an access past
 // the image is recorded too (then answered RES_ERROR, as FatFs would get
-// from a device). The op is what the server was doing (mount, readdir PATH,
-// read PATH, each op of apply, unmount). Past MAX_IO records only those
+// from a device). The op is what the server was doing: mount, each FatFs call
+// of the list walk with its path (f_opendir, f_readdir, f_stat, f_open/f_read),
+// each op of apply, unmount; a label equal to the one before it is not repeated. Past MAX_IO records only those
 // that end past the declared volume are kept; the others are counted.
 class Disk {
 	constructor() {
@@ -99,7 +100,7 @@ class Disk {
 		this.op('mount');
 	}
 	op(label) {
-		this.ioOps.push(label);
+		if (this.ioOps[this.ioOps.length - 1] !== label) this.ioOps.push(label);
 	}
 	note(kind, sector, count, ok) {
 		const last = this.io.length ? this.io[this.io.length - 1] : null;
@@ -222,7 +223,8 @@ function unmount() {
 
 // ------------------------------------------------------------------ reader
 
-function stat(p) {
+function stat(p, traced) {
+	if (traced) disk.op(`f_stat ${p}`);
 	const r = ff.f_stat(p, mem.fno);
 	if (r !== F.FR_OK) return { fr: r };
 	return {
@@ -231,11 +233,14 @@ function stat(p) {
 	};
 }
 
-function readdir(dirpath) {
-	// -> {items: [{name, alt, attr, size}], fr, sclust}
+function readdir(dirpath, traced) {
+	// -> {items: [{name, alt, attr, size}], fr, sclust}; traced: the disk's op
+	// labels name each call (the I/O-bounds records)
 	const items = [];
+	if (traced) disk.op(`f_opendir ${dirpath}`);
 	let r = ff.f_opendir(mem.dir, dirpath);
 	if (r !== F.FR_OK) return { items, fr: r };
+	if (traced) disk.op(`f_readdir ${dirpath}`);
 	const sclust = ff.getValue(mem.dir + OFF_SCLUST, 'i32') >>> 0;
 	for (;;) {
 		r = ff.f_readdir(mem.dir, mem.fno);
@@ -290,8 +295,7 @@ function list(image) {
 			complaints.push(`${shown || '/'}: nested deeper than ${MAX_DEPTH} directories (loop?)`);
 			return;
 		}
-		disk.op(`readdir ${open || '/'}`);
-		const d = readdir(open || '/');
+		const d = readdir(open || '/', true);
 		if (d.fr !== F.FR_OK) complaints.push(`f_readdir ${shown || '/'}: ${frname(d.fr)}`);
 		if (d.sclust !== undefined) {
 			// a directory met twice (its entry points at an ancestor, or two
@@ -307,13 +311,13 @@ function list(image) {
 			let op = open + '/' + it.name;
 			// a name the path API cannot spell (a unit below 0x20 ends the
 			// path, '\\' separates, ':' is a drive): as a failed lookup
-			const st = unaddressable(it.name) ? { fr: F.FR_INVALID_NAME } : stat(op);
+			const st = unaddressable(it.name) ? { fr: F.FR_INVALID_NAME } : stat(op, true);
 			if (st.fr !== F.FR_OK && it.alt && !unaddressable(it.alt)) {
 				// the long name cannot be looked up at all: the 8.3 name
 				// if it finds the same entry (f_stat's fname is the name
 				// asked for; altname, attr and size come from the entry)
 				const alt = open + '/' + it.alt;
-				const st2 = stat(alt);
+				const st2 = stat(alt, true);
 				if (st2.fr === F.FR_OK && st2.alt === it.alt && st2.attr === it.attr && st2.size === it.size)
 					op = alt;
 			} else if (st.fr === F.FR_OK && (st.alt !== it.alt || st.attr !== it.attr || st.size !== it.size)) {
@@ -330,7 +334,7 @@ function list(image) {
 				walk(sp, op, depth + 1);
 			} else {
 				e.type = 'file';
-				disk.op(`read ${op}`);
+				disk.op(`f_open/f_read ${op}`);
 				const hf = hashFile(op, limit);
 				if (hf.loop !== undefined) {
 					complaints.push(`f_read ${sp}: more bytes than the volume holds (${hf.loop}): cluster chain loop`);

@@ -8,13 +8,22 @@ only (no hash).
 Hostile findings (hostile_body): a hang is `grub-fstest IMG ls -la` of
 each directory whose cluster chain loops, bounded by HANG_S seconds
 (default 10) and 1 MiB of output; a canary is the file the finding names
-copied out with `grub-fstest cp`, its contents compared with the canary.
+copied out with `grub-fstest cp`, its contents compared with the canary; a
+read past the declared volume is `grub-fstest cp` of the file whose first
+cluster lies past the declared end (found in the minimised volume: its path
+there, which may differ from the one the campaign typed) under strace, a read
+that starts past the end the symptom (GRUB's own reads near the end of every
+disk, its traits grub-disk-end-probe and grub-disk-cache-32k, start before it).
 """
-from vfz.oracles.repro import CANARY_FN, CAP, canary_path, looping_dirs, q
+import struct
+
+from vfz import fatimg
+from vfz.oracles.repro import CANARY_FN, CAP, canary_path, lfn_text, looping_dirs, q, strace_check
 
 PACKAGES = ["grub-common"]
 HOSTILE_PACKAGES = ["grub-common"]
-HOSTILE = "hang (ls of each looping directory), canary (cp)"
+HOSTILE = ("hang (ls of each looping directory), canary (cp), a read past the declared volume (cp of "
+           "the file whose first cluster lies past it, under strace)")
 NEEDS = [("grub-fstest", "grub-common")]
 SIDES = ("reader",)
 SHA = False
@@ -63,6 +72,13 @@ def hostile_body(info, img, data, regions):
     if info["kind"] == "hang":
         words = " ".join(q(d) for d in looping_dirs(img) or ["/"])
         return HANG.replace("{DIRS}", words), [("grub-fstest", "grub-common"), ("timeout", "coreutils")]
+    if info["kind"] == "out-of-bounds" and " read past volume" in info["message"]:
+        files = past_end_files(img)
+        if files:
+            end = declared_end(img)
+            return (BOUNDS.replace("{PATH}", q(files[0])).replace("{END}", str(end))
+                    + strace_check("read", "past volume", end, 0, "grub-fstest", start=end)), \
+                [("grub-fstest", "grub-common"), ("strace", "strace"), ("timeout", "coreutils")]
     if info["kind"] == "canary":
         path = canary_path(info)
         return (CANARY_FN.replace("{CANARY}", info["canary"]) + CANARY.replace("{PATH}", q(path)),
@@ -96,4 +112,44 @@ for d in {DIRS}; do
         bug "grub-fstest ls of $d printed more than 1 MiB (endless listing)"
     fi
 done
+"""
+
+
+def declared_end(img):
+    """The volume's declared bytes: total sectors x bytes per sector."""
+    bps = struct.unpack_from("<H", img, 11)[0]
+    return bps * (struct.unpack_from("<H", img, 19)[0] or struct.unpack_from("<I", img, 32)[0])
+
+
+def past_end_files(img):
+    """Paths of the files whose first cluster starts at or past the declared end."""
+    fat = fatimg.Fat(img)
+    end = declared_end(img)
+    out, seen, todo = [], set(), [("", None)]
+    while todo and len(seen) < 10000:
+        path, cl = todo.pop(0)
+        try:
+            ents = fat.short_entries(cl)
+        except (struct.error, IndexError, ValueError):
+            continue
+        for off, name11, attr, first, size, lfn in ents:
+            if name11[:1] == b"." or first < 2 or attr & 0x08:
+                continue
+            p = f"{path}/{lfn_text(fat, lfn) if lfn else fatimg.short_text(name11)}"
+            if attr & 0x10:
+                if first not in seen and first < fat.clusters + 2:
+                    seen.add(first)
+                    todo.append((p, first))
+            elif fat.cluster_off(first) >= end:
+                out.append(p)
+    return out
+
+
+BOUNDS = r"""
+P={PATH}
+echo "== strace of grub-fstest image.img -- cp '(loop0)$P' file.bin (limit ${HANG_S:-10} s): its reads that start past the declared end ({END})"
+timeout -k 2 ${HANG_S:-10} strace -f -y -s 0 -e trace=execve,read,pread64,write,pwrite64,lseek -e signal=none \
+    -o "$OUT/strace.txt" grub-fstest "$IMG" -- cp "(loop0)$P" "$OUT/file.bin" > "$OUT/out.txt" 2>&1
+echo "    exit $?, $(wc -c < "$OUT/file.bin" 2>/dev/null || echo 0) bytes"
+head -n 5 "$OUT/out.txt" | cut -c1-200 | indent
 """

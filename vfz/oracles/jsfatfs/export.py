@@ -144,3 +144,66 @@ done
 grep -q '^complaint ' "$OUT/repro.txt" && bug "the package cannot read what it lists: $(grep '^complaint ' "$OUT/repro.txt" | head -n 1 | cut -c11-)"
 grep '^[df] ' "$OUT/repro.txt" > "$OUT/seen.unsorted"
 """
+
+
+# ---------------------------------------------------------------- hostile findings
+HOSTILE = "canary (the file the finding names read with fs.readFile: its bytes the canary pattern)"
+HOSTILE_PACKAGES = ["nodejs"]
+
+# node npm-fatfs/canary.js IMAGE PATH: the package reads PATH; its bytes in hex (64 KiB at
+# most), or "error CODE"
+CANARY_JS = r"""
+'use strict';
+const fs = require('fs');
+console.log = console.error;
+const fatfs = require('fatfs');
+const [image, p] = process.argv.slice(2);
+const img = fs.readFileSync(image);
+const ss = [512, 1024, 2048, 4096].includes(img.readUInt16LE(11)) ? img.readUInt16LE(11) : 512;
+const driver = {
+    sectorSize: ss, numSectors: Math.floor(img.length / ss),
+    readSectors(i, dest, cb) {
+        if (i * ss + dest.length > img.length) return setImmediate(cb, new Error('read past the image'));
+        img.copy(dest, 0, i * ss, i * ss + dest.length);
+        setImmediate(cb, null);
+    },
+    writeSectors(i, data, cb) { setImmediate(cb, new Error('read-only')); },
+};
+const v = fatfs.createFileSystem(driver, { umask: 0, uid: 0, gid: 0 }, (e) => {
+    if (e) { process.stdout.write(`error mount ${e.code || e.message}\n`); return; }
+    v.readFile(p, (er, data) => {
+        if (er) process.stdout.write(`error ${er.code || er.message}\n`);
+        else process.stdout.write(`bytes ${data.length} ${data.slice(0, 65536).toString('hex')}\n`);
+    });
+});
+"""
+
+HOSTILE_CANARY = r"""
+P={PATH}
+echo "== node npm-fatfs/canary.js image.img <the file>: fs.readFile of it"
+( cd "$OUT" && timeout -k 2 ${HANG_S:-10} node npm-fatfs/canary.js "$IMG" "$P" > canary.txt 2> canary.err )
+rc=$?
+[ $rc = 0 ] || cannot "node npm-fatfs/canary.js failed (exit $rc): $(tail -n 2 "$OUT/canary.err")"
+read -r what n hx < "$OUT/canary.txt"
+if [ "$what" = bytes ]; then
+    echo "    $n bytes: $(printf '%s' "$hx" | cut -c1-64)..."
+    canary_hex "$hx" && bug "fatfs (npm) fs.readFile returned bytes from past the declared volume end (the canary) for $P"
+else
+    echo "    $what $n"
+fi
+"""
+
+
+def hostile_body(info, img, data, regions):
+    """A canary finding: the file it names read with the package (fs.readFile), its
+    bytes compared with the canary; else None."""
+    from vfz.oracles.repro import CANARY_FN, canary_path, q
+    if info["kind"] != "canary":
+        return None
+    for n in FILES:
+        with open(os.path.join(HERE, n), "rb") as f:
+            data.files[f"npm-fatfs/{n}"] = f.read()
+    data.files["npm-fatfs/canary.js"] = CANARY_JS.lstrip().encode()
+    setup = _SETUP.replace('"$HERE/npm-fatfs/repro.js"', '"$HERE/npm-fatfs/canary.js"')
+    return (setup + CANARY_FN.replace("{CANARY}", info["canary"])
+            + HOSTILE_CANARY.replace("{PATH}", q(canary_path(info)))), NEEDS + [("od", "coreutils")]

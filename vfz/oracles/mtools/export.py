@@ -311,6 +311,11 @@ def hostile_body(info, img, data, regions):
         if len(parts) == 3 and parts[1] in ("read", "write"):
             return hostile_writer(info, data, traced=(parts[1], parts[2], img)), \
                 [("mdir", "mtools"), ("mcopy", "mtools"), ("strace", "strace"), ("timeout", "coreutils")]
+    if info["kind"] == "crash" and info["message"].startswith("mcopy "):
+        dest = mcopy_dest(info)
+        if dest:
+            return (COMMON.format(rc=q(MTOOLSRC)) + MCOPY_CRASH.replace("{LEN}", str(len(dest)))
+                    .replace("{DEST}", q(dest))), [("mcopy", "mtools"), ("mktemp", "coreutils")]
     if info["kind"] == "crash":
         san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
             "asan" in json.dumps(info.get("cfg", {}))
@@ -327,6 +332,31 @@ def hostile_env(info):
     finding was made with (MDIR), when it is on this machine."""
     m = (info.get("cfg") or {}).get("mdir")
     return {"MDIR": m} if m and os.access(m, os.X_OK) else {}
+
+
+def mcopy_dest(info):
+    """The directory the reader's `mcopy -s ... ::/* DEST` copied into when it crashed
+    (the evidence's command line), or None."""
+    for ln in info.get("evidence", "").split("\n"):
+        if ln.startswith("$ mcopy ") and " ::/* " in ln:
+            return ln.rsplit(" ", 1)[1]
+    return None
+
+
+# the reader's copy of the whole tree (vfz/oracles/mtools/reader.py): mcopy builds each
+# target path from the destination directory and the long name, so the crash depends on
+# the destination's length: a directory named as the oracle's, of the same length
+MCOPY_CRASH = r"""
+D=$(mktemp -d /tmp/vfz-mtools-x-XXXXXXXX) || cannot "mktemp failed"
+echo "== mcopy -i image.img -s -n -p -Q '::/*' $D (limit ${HANG_S:-10} s; the oracle's destination {DEST} had {LEN} characters, this one ${#D})"
+timeout -k 2 ${HANG_S:-10} mcopy -i "$IMG" -s -n -p -Q '::/*' "$D" > "$OUT/mcopy.txt" 2>&1
+rc=$?
+rm -rf "$D"
+head -n 20 "$OUT/mcopy.txt" | cut -c1-300 | indent
+echo "    exit $rc"
+[ $rc -ne 124 ] || bug "mcopy did not end within ${HANG_S:-10} s"
+[ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "mcopy killed by signal $((rc - 128))$(grep -q 'stack smashing' "$OUT/mcopy.txt" && echo ' (stack smashing detected)')"
+"""
 
 
 CRASH = r"""
@@ -397,6 +427,8 @@ def hostile_writer(info, data, traced=None):
         return COMMON.format(rc=q(MTOOLSRC)) + HSTEP + _ops(case, data)
     # a write's copy of the file before it: its complaints are no answer of the op's
     ops_sh = _ops(case, data).replace('"$OUT/w.bin"\n', '"$OUT/w.bin" 2>/dev/null\n')
+    # and under strace too: the writer's reads of the file it rewrites are its accesses
+    ops_sh = ops_sh.replace('rm -f "$OUT/w.bin"; mcopy -i', 'rm -f "$OUT/w.bin"; straced mcopy -i')
     op, where, img = traced
     bps = struct.unpack_from("<H", img, 11)[0]
     tot = struct.unpack_from("<H", img, 19)[0] or struct.unpack_from("<I", img, 32)[0]

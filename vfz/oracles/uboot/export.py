@@ -22,7 +22,10 @@ exporter refuses them. U-Boot 2023.01 has no FAT rename. Listing lines
 carry names and sizes (no hash); fatls shows names as Latin-1 bytes,
 turned into UTF-8 with iconv.
 
-Hostile findings (hostile_body) boot a U-Boot of their own (CONSOLE): a
+Hostile findings (hostile_body) boot a U-Boot of their own (CONSOLE). A
+writer's hang, a reader's hang in a command run on a name passed by env
+import or after earlier fatloads, and an out-of-bounds access replay the
+oracle's whole command sequence, recorded at export (export_replay.py). Else a
 hang is `fatls` of each directory whose cluster chain loops, typed at the
 prompt, no prompt again within HANG_S seconds (default 10) the symptom; a
 canary is `fatload` of the file the finding names and `md.b` of the bytes
@@ -32,10 +35,13 @@ it read, compared with the canary. Paths are typed as hush words
 import re
 
 from vfz.oracles.repro import CANARY_FN, ExportError, canary_path, fsck_check, looping_dirs, op_data, q
+from vfz.oracles.uboot import export_replay
 
 PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
 HOSTILE_PACKAGES = ["u-boot-qemu", "qemu-system-x86"]
-HOSTILE = "hang (fatls of each looping directory), canary (fatload)"
+HOSTILE_STEPS_OPS = export_replay.STEPS_OPS      # a writer's hostile finding replays the oracle's sequence
+HOSTILE = ("hang (fatls of each looping directory; or the oracle's recorded command sequence: "
+           "export_replay), canary (fatload), out-of-bounds (the recorded sequence under QEMU's block trace)")
 NEEDS = [("qemu-system-i386", "qemu-system-x86"), ("iconv", "libc-bin"), ("mkfifo", "coreutils")]
 SIDES = ("reader", "writer")
 SHA = False
@@ -375,6 +381,12 @@ def uboot_word(path):
 
 def hostile_body(info, img, data, regions):
     """A hostile finding's run.sh body and needs, or None (see the docstring)."""
+    if replays_sequence(info, img):
+        steps, _ = export_replay.record(info, img)
+        try:
+            return export_replay.replay_body(info, steps, data)
+        except ValueError as e:
+            raise ExportError(f"U-Boot's command sequence: {e}")
     if info["kind"] == "hang":
         cmd = hung_command(info)
         if cmd and not looping_dirs(img):
@@ -387,6 +399,19 @@ def hostile_body(info, img, data, regions):
                 + CANARY.replace("{PATH}", q(uboot_word(path))))
         return body, NEEDS + [("od", "coreutils")]
     return None
+
+def replays_sequence(info, img):
+    """Does the finding need the oracle's whole command sequence (export_replay)? A
+    writer's hang (the board's state after its earlier commands matters), a reader's
+    hang in no FAT command on a typed path and no looping directory (a name passed by
+    env import, a virtio write after the fatloads), and an out-of-bounds access (QEMU's
+    trace sees it, in whichever command)."""
+    if info["kind"] == "out-of-bounds":
+        return True
+    if info["kind"] != "hang":
+        return False
+    return bool(info.get("ops")) or not hung_command(info) and not looping_dirs(img)
+
 
 CANARY = r"""
 P={PATH}
