@@ -49,7 +49,9 @@ from vfz.oracles.vvfat.profile import KERNEL_PROFILE, PROFILE
 from vfz.oracles.vvfat.volume import VARIANTS, spec
 
 EXCEPTIONS = _x.EXCEPTIONS + _rw.EXCEPTIONS
-EXPORTS = {"vvfat": "vfz.oracles.vvfat.export"}   # its reproducer template (vfz/oracles/repro.py)
+# their reproducer templates (vfz/oracles/repro.py): the formatter variants' (qemu-img convert) and
+# kernel-vvfat's (Linux in qemu-system-x86_64 on a fat:rw: disk; a finding of kernel-vvfat names it)
+EXPORTS = {"vvfat": "vfz.oracles.vvfat.export", "kernel-vvfat": "vfz.oracles.vvfat.export_rw"}
 
 ENTRIES = [
     Entry(name, "vvfat", writer="vfz.oracles.vvfat.writer:VvfatWriter",
