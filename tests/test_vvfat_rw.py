@@ -215,6 +215,11 @@ class HostTreeTest(unittest.TestCase):
         right[5000:5100] = opscript.content(9, 100)
         self.assertIsNone(self._explain({"d/g": bytes(right)}, dirs=("d", "late")))
 
+    def test_removed_entry_spelled_as_the_model(self):
+        # Linux drops the trailing dot: unlink "/dY." removes /dY (campaign 3029, cb10d10e1c72)
+        self.ops = opscript.parse('create "/dY." 513 131\ntruncate "/dY." 4097\nunlink "/dY."\n')
+        self.assertEqual(self._explain({"dY": opscript.content(131, 513)}, dirs=()), [rw.UNLINK_KEPT])
+
     def test_unexplained_difference_stays_unnamed(self):
         head = opscript.content(7, 13)
         # a head that is no earlier state of the file

@@ -40,10 +40,6 @@ def downcased(path):
     return "/".join(c.lower() if c and short_only(c, "win95") else c for c in path.split("/"))
 
 
-def _norm(path):
-    return "/" + "/".join(c for c in (path or "").split("/") if c and c != ".")
-
-
 class Snapshot:
     """The model's tree after k ops, keyed by host path: {path: (type,
     bytes or None)}; the host paths removed by an rmdir or an unlink that
@@ -62,10 +58,17 @@ def snapshots(ops):
     rmdirs, unlinks = set(), set()
     out = [_snap(m, rmdirs, unlinks)]
     for op in ops:
+        before = set(out[-1].tree)
         res = m.apply_one(op)
+        snap = _snap(m, rmdirs, unlinks)
         if res == "ok" and op.kind in ("rmdir", "unlink"):
-            (rmdirs if op.kind == "rmdir" else unlinks).add(downcased(_norm(op.path)))
-        out.append(_snap(m, rmdirs, unlinks))
+            # the entries the op removed, as the model spells them: the op's
+            # path may name them otherwise (Linux drops trailing dots: unlink
+            # "/dY." removes /dY; case folds)
+            gone = before - set(snap.tree)
+            (rmdirs if op.kind == "rmdir" else unlinks).update(gone)
+            snap = _snap(m, rmdirs, unlinks)
+        out.append(snap)
     return out
 
 
