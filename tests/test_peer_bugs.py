@@ -29,6 +29,11 @@ The U-Boot op-script cases share one U-Boot (vfz/oracles/uboot/export_board.py:
 each committed run.sh runs with UBOOT_BOARD, copies its image over the
 running board's disk and skips its boot); they must need one boot per
 image size. The U-Boot hostile cases (a hang ends the board) boot their own.
+The kernel-vvfat cases (vfz/oracles/vvfat/export_rw.py) boot a QEMU each,
+TCG, with the vvfat disk on its command line: vvfat reads its directory
+when its block node opens, so the disk cannot be a running VM's without the
+QMP hot-plug the maintainer's run.sh does not do (35-65 s a case at load
+12-27; two cases).
 
 It also keeps the catalogue honest: the committed reproducer replays the
 case's own ops (or its hostile volume), bugs.md links every case, every
