@@ -33,6 +33,11 @@ A case with bug.json "suite": false is catalogued and checked here but its
 run.sh is not run (its "why": a U-Boot replay of the oracle's whole command
 sequence needs a fresh board of its own and a hang's time limit; run it by
 hand: sh reports/bugs/NAME/run.sh).
+The kernel-vvfat cases (vfz/oracles/vvfat/export_rw.py) boot a QEMU each,
+TCG, with the vvfat disk on its command line: vvfat reads its directory
+when its block node opens, so the disk cannot be a running VM's without the
+QMP hot-plug the maintainer's run.sh does not do (35-65 s a case at load
+12-27; two cases).
 
 It also keeps the catalogue honest: the committed reproducer replays the
 case's own ops (or its hostile volume), bugs.md links every case, every

@@ -16,8 +16,17 @@ is read against the model), one guest for all:
     the model, and each difference is a named vvfat exception recognised
     from the guest's listing and the script (unlink-kept, update-lost,
     downcase-short-names), none unexplained;
+  * a file grown inside its cluster (create 13 bytes, write 13 at 6578)
+    reaches the host with its old head and not the bytes written:
+    vvfat-grown-file-stale-bytes, recognised from the host file itself;
   * QEMU's abort on a vvfat assertion is named from its stderr line only
-    when the script has the kind of op that reaches that assertion.
+    when the script has the kind of op that reaches that assertion (a
+    directory rename reaches check_directory_consistency's).
+Without a VM (HostTreeTest): host trees made from the model's where vvfat
+stalled and failed entries at once are named by every cause and only when
+each difference has one; a bare 8.3 name vvfat downcased that the script
+unlinked is unlink-kept; the campaign brings the kernel-vvfat reader with
+the writer whatever --oracles says.
 """
 import os
 import shutil
@@ -34,7 +43,7 @@ from vfz.check import verdict  # noqa: E402
 from vfz.check.checker import Checker  # noqa: E402
 from vfz.oracles import WriteResult  # noqa: E402
 from vfz.oracles.evidence import Evidence  # noqa: E402
-from vfz.oracles.vvfat import archive, rw  # noqa: E402
+from vfz.oracles.vvfat import archive, hosttree, rw  # noqa: E402
 
 SCRIPT = """\
 mkdir "/Dir A"
@@ -50,6 +59,10 @@ unlink "/x"
 create "/z" 100 1
 write "/z" 80 50 2
 create "/UP.TXT" 10 3
+"""
+GROWN = """\
+create "/f" 13 142
+write "/f" 6578 13 50
 """
 ABORT = ("QEMU aborted: ../../block/vvfat.c:2756: handle_renames_and_mkdirs: "
          "Assertion `j < s->mapping.next' failed.; vvfat guest: channel closed (QEMU died)")
@@ -124,6 +137,16 @@ class KernelVvfatTest(unittest.TestCase):
             archive.write(top, img)
             self.assertEqual(self._judge(img).verdict, "differs", change)
 
+    def test_grown_file_named(self):
+        res = self.ck.check(opscript.parse(GROWN), "fat16", writers=["kernel-vvfat"],
+                            workdir=tempfile.mkdtemp(dir=self.tmp))
+        self.assertEqual(res.results["kernel-vvfat"], ["ok", "ok"], res.raws["kernel-vvfat"])
+        self.assertEqual({d.fields["kind"] for d in res.divs.values()}, {rw.GROWN_STALE}, res.details)
+        got = archive.file_bytes(res.images["kernel-vvfat"], "/f")
+        self.assertEqual(len(got), 6591)
+        self.assertEqual(got[:13], opscript.content(142, 13))
+        self.assertNotEqual(got[6578:], opscript.content(50, 13))
+
     def test_abort_named_by_its_op_kind(self):
         nested = opscript.parse('mkdir "/a"\ncreate "/f" 1 1\nmkdir "/a/c"\n')
         flat = opscript.parse('mkdir "/a"\ncreate "/a/f" 1 1\n')
@@ -133,6 +156,89 @@ class KernelVvfatTest(unittest.TestCase):
         other = WriteResult("kernel-vvfat", error="QEMU aborted: vvfat.c:1: f: Assertion `x' failed.")
         self.assertIsNone(rw.known_failure(Evidence(nested, writer="kernel-vvfat", wr=other)))
         self.assertEqual([x.oracle for x in oracles.exception(rw.MKDIR_PARENT)], ["vvfat"])
+        consistency = WriteResult("kernel-vvfat", error="QEMU aborted: ../../block/vvfat.c:2034: "
+                                  "check_directory_consistency: Assertion `mapping->mode & MODE_DELETED' failed.")
+        dir_rename = opscript.parse('mkdir "/a"\ntouch "/a" 1 1\nrename "/a" "/b"\n')
+        self.assertEqual(rw.known_failure(Evidence(dir_rename, writer="kernel-vvfat", wr=consistency)),
+                         (2, rw.CONSISTENCY))
+        self.assertIsNone(rw.known_failure(Evidence(opscript.parse('mkdir "/a"\nmkdir "/b"\n'),
+                                                    writer="kernel-vvfat", wr=consistency)))
+
+
+COMPOUND = """\
+mkdir "/d"
+create "/d/g" 13 7
+write "/d/g" 5000 100 9
+create "/d/U__" 10 1
+unlink "/d/U__"
+mkdir "/late"
+"""
+
+
+class HostTreeTest(unittest.TestCase):
+    """The host-tree explanation on trees made from the model's (no VM):
+    each cause names only the differences of its kind."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="test-vvfat-tree-")
+        self.ops = opscript.parse(COMPOUND)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _host(self, files, dirs=("d",)):
+        top = tempfile.mkdtemp(dir=self.tmp)
+        for d in dirs:
+            os.makedirs(os.path.join(top, d), exist_ok=True)
+        for p, b in files.items():
+            with open(os.path.join(top, p), "wb") as f:
+                f.write(b)
+        img = os.path.join(top + ".tar")
+        archive.write(top, img)
+        entries, _ = archive.read(img)
+        return entries, lambda p: archive.file_bytes(img, p)
+
+    def _explain(self, files, dirs=("d",)):
+        entries, data = self._host(files, dirs)
+        return hosttree.explain(self.ops, entries, data)
+
+    def test_compound_named_by_each_cause(self):
+        head = opscript.content(7, 13)
+        grown = head + bytes(5100 - 13)        # the old head, the written bytes lost
+        # stalled before the last mkdir, the grown file stale, the unlinked file
+        # kept (vvfat named it in lower case: Linux stored U__ bare)
+        self.assertEqual(self._explain({"d/g": grown, "d/u__": opscript.content(1, 10)}),
+                         [rw.STALLED, rw.GROWN_STALE, rw.UNLINK_KEPT])
+        # the same with /late made: no stall
+        self.assertEqual(self._explain({"d/g": grown}, dirs=("d", "late")), [rw.GROWN_STALE])
+        right = bytearray(head + bytes(5100 - 13))
+        right[5000:5100] = opscript.content(9, 100)
+        self.assertIsNone(self._explain({"d/g": bytes(right)}, dirs=("d", "late")))
+
+    def test_removed_entry_spelled_as_the_model(self):
+        # Linux drops the trailing dot: unlink "/dY." removes /dY (campaign 3029, cb10d10e1c72)
+        self.ops = opscript.parse('create "/dY." 513 131\ntruncate "/dY." 4097\nunlink "/dY."\n')
+        self.assertEqual(self._explain({"dY": opscript.content(131, 513)}, dirs=()), [rw.UNLINK_KEPT])
+
+    def test_unexplained_difference_stays_unnamed(self):
+        head = opscript.content(7, 13)
+        # a head that is no earlier state of the file
+        self.assertIsNone(self._explain({"d/g": b"x" + head[1:] + bytes(5100 - 13)}, dirs=("d", "late")))
+        # a file the script never made
+        self.assertIsNone(self._explain({"d/g": head + bytes(5100 - 13), "d/zz": b"1"}, dirs=("d", "late")))
+        # a size the file never had
+        self.assertIsNone(self._explain({"d/g": head + bytes(77)}, dirs=("d", "late")))
+
+    def test_campaign_brings_the_reader(self):
+        import argparse
+        from vfz.campaign import options
+        p = argparse.ArgumentParser()
+        options.add_arguments(p)
+        readers, writers = options.roles(p.parse_args(["--writers", "kernel-vvfat,core-dual",
+                                                       "--oracles", "mtools"]))
+        self.assertEqual((readers, writers), (["mtools", "kernel-vvfat"], ["kernel-vvfat", "core-dual"]))
+        readers, _ = options.roles(p.parse_args(["--writers", "core-dual", "--oracles", "mtools"]))
+        self.assertEqual(readers, ["mtools"])
 
 
 if __name__ == "__main__":

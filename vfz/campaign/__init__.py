@@ -1,4 +1,4 @@
-"""The main job: the campaign loop (loop) and what it runs -- the fuzz_ops workers (fuzzer), generated
+"""The main job: the campaign loop (loop), its command line and the roles it picks (options), and what it runs -- the fuzz_ops workers (fuzzer), generated
 scripts (scriptgen) and their op patterns sized to the volume (patterns), the volumes drawn per
 script (geometry), steered tours and the states census (steer), reader lanes (lanes), filing and
 minimising findings (filing, minimize, minworker, newfindings), the workdir state (state), the

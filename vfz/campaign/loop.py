@@ -50,10 +50,9 @@ from vfz.check import diff
 from vfz.campaign import minworker
 from vfz.campaign import pace
 from vfz.campaign import geometry, patterns, steer
-from vfz.check.checker import Checker, DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, OWN_READERS, FS_SPECS, fat_bits
+from vfz.check.checker import Checker, FS_SPECS, fat_bits
 from vfz.errors import UsageError
-from vfz.campaign.fuzzer import (Fuzzer, convert_input, from_input_supported, fs_from_options, fuzz_ops_binary,
-                        fuzz_ops_fast_binary)
+from vfz.campaign.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options
 from vfz.campaign.scriptgen import enrich, gen_script, iter_meta, iter_params
 from vfz.campaign import summary as campaign_summary
 from vfz.campaign import lanes
@@ -62,10 +61,10 @@ from vfz.campaign import progress
 from vfz.campaign.newfindings import MIN_LATE  # noqa: F401
 from vfz.campaign.state import load_state, save_state  # noqa: F401
 from vfz.campaign.lanes import Job, Lane
-from vfz.campaign.filing import MIN_BUDGET
+from vfz.campaign import options
+from vfz.campaign.options import DEFAULT_FS, add_arguments  # noqa: F401
 from vfz.campaign.shards import parse_shard, shard_iteration, shard_seed  # noqa: F401
 
-DEFAULT_FS = ["fat12", "fat16", "fat32"]
 PROGRESS_EVERY = 5.0
 
 
@@ -159,24 +158,8 @@ class Campaign:
         shard = f"; shard {self.shard[0]}/{self.shard[1]}" if self.shard[1] > 1 else ""
         self.say(f"campaign seed {seed} (replay: --seed {seed}){resumed}{shard}; workdir {self.workdir}; "
                  f"{len(self.known)} known findings; budget {a.minutes:g} min")
-        readers = a.oracles.split(",") if a.oracles else list(DEFAULT_READERS) + OWN_READERS
-        if a.writers:
-            writers = a.writers.split(",")
-        else:
-            writers = list(DEFAULT_WRITERS)
-            writers += OPTIONAL_WRITERS
-        if a.fuzz_bin and not os.access(a.fuzz_bin, os.X_OK):
-            raise UsageError(f"--fuzz-bin {a.fuzz_bin} is not an executable")
-        # the fuzz-ubsan build fuzzes, the ASan build judges and replays
-        # (fuzz_ops_fast_binary says why); a --fuzz-bin does both itself
-        fb = None if a.no_fuzzer else (a.fuzz_bin or fuzz_ops_fast_binary())
-        judge = None if a.no_fuzzer else (a.judge_bin or a.fuzz_bin or fuzz_ops_binary())
-        if a.judge_bin and not os.access(a.judge_bin, os.X_OK):
-            raise UsageError(f"--judge-bin {a.judge_bin} is not an executable")
-        if not a.no_fuzzer and (not fb or not judge):
-            miss = "build-fuzz-ubsan/fuzz/fuzz_ops" if not fb else "build-fuzz/fuzz/fuzz_ops"
-            raise UsageError(f"{miss} is not built (`vfatfuzz setup` builds it); "
-                             "--no-fuzzer runs generated scripts only")
+        readers, writers = options.roles(a)
+        fb, judge = options.fuzz_binaries(a)
         self.fs_list = a.fs.split(",") if a.fs else list(DEFAULT_FS)
         for fs in self.fs_list:
             diff.parse_fs(FS_SPECS.get(fs, fs))
@@ -456,43 +439,6 @@ class Campaign:
 
     def summary(self):
         campaign_summary.summarise(self)
-
-
-def add_arguments(p):
-    p.add_argument("--minutes", type=float, default=10.0, help="time budget (default 10)")
-    p.add_argument("--seed", type=int, help="campaign seed (default: resume the workdir's, else random)")
-    p.add_argument("--oracles", help=f"readers (default {','.join(DEFAULT_READERS + OWN_READERS)}; also vfat-check)")
-    p.add_argument("--writers", help=f"writers (default {','.join(DEFAULT_WRITERS)} + kernel when available)")
-    p.add_argument("--transformers", help="transformers applied to each writer's image, whose readers must "
-                                          "then see the same tree (e.g. fatsort,fsck-repair; default none)")
-    p.add_argument("--jobs", type=int, default=pace.cores(),
-                   help=f"check lanes: scripts checked at once (default: the cores, {pace.cores()})")
-    p.add_argument("--fuzz-jobs", type=int, default=1, help="fuzz_ops workers (default 1)")
-    p.add_argument("--fuzz-nice", type=int, default=10, metavar="N",
-                   help="niceness of the fuzz_ops workers (default 10: the check lanes come "
-                        "first, the fuzzer takes the idle time; 0 = as the lanes)")
-    p.add_argument("--shard", help="I/N: run shard I of N (disjoint generated scripts and fuzzer "
-                                   "seeds; give each shard its own workdir; merge with vfatfuzz merge)")
-    p.add_argument("--workdir", default="campaign", help="findings, corpus and state (default ./campaign)")
-    p.add_argument("--fs", help=f"volumes, comma-separated (default {','.join(DEFAULT_FS)}, and half the scripts "
-                                "on volumes drawn by geometry: vfz/campaign/geometry.py; a --fs list turns "
-                                "the drawing off)")
-    p.add_argument("--formatters", help="formatters the geometry draws from, comma-separated (default: every "
-                                        "registered one; 'none' keeps the classic volumes only)")
-    p.add_argument("--names", help="name classes for vfat gen (default all)")
-    p.add_argument("--vfat", help="the vfat binary the core writers run (default build/vfat)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per oracle call")
-    p.add_argument("--min-budget", type=float, default=MIN_BUDGET,
-                   help=f"seconds of minimisation per finding (default {MIN_BUDGET:g})")
-    p.add_argument("--no-fuzzer", action="store_true", help="generated scripts only")
-    p.add_argument("--fresh", action="store_true",
-                   help="ignore the workdir's state (seeds, iterations); findings are kept")
-    p.add_argument("--fuzz-bin", help="the fuzz_ops binary to fuzz and judge crashes with (default: fuzz with "
-                        "build-fuzz-ubsan/fuzz/fuzz_ops and replay what it keeps under build-fuzz/fuzz/fuzz_ops, "
-                        "the ASan build)")
-    p.add_argument("--judge-bin", help="the fuzz_ops binary that replays every corpus entry the fuzzing build "
-                   "keeps and judges, minimises and records crash files (default build-fuzz/fuzz/fuzz_ops, "
-                   "or the --fuzz-bin when one is given)")
 
 
 def run_cmd(args):

@@ -106,7 +106,9 @@ def case_from_finding(path, workdir):
         # a reader saw the writer's named bug (fsck.fat complaining of the
         # FATs the writer left): the writer's own template reproduces it
         side, oracle = "writer", writer
-    impl = impl_of(oracle)
+    # a writer's finding names its family (vvfat); a writer with a template of its
+    # own under its registry name (kernel-vvfat) is reproduced by that one
+    impl = impl_of(writer if side == "writer" and writer in oracles.exporters() else oracle)
     fs = info.get("fs") or "fat16"
     ops = opscript.load(os.path.join(path, "ops.txt"))
     base = os.path.join(path, f"before-{fs.replace(':', '_')}.img")

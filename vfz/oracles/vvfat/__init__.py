@@ -40,8 +40,11 @@ vvfat's reading of them, the host directory, which only its own reader can
 list: the image is of its own medium ("dir", Entry.medium), and the
 checker never pairs it with a FAT reader. vvfat's rw mode aborts QEMU on
 ordinary Linux writes and loses some of them: rw.py names each abort by its
-code path (QEMU's stderr and the script's ops) and each lost write from the
-guest kernel's own listing; tests/test_vvfat_rw.py.
+code path (QEMU's stderr and the script's ops), hosttree.py each lost or
+changed write from the guest kernel's own listing and the host tree (a
+stall and entry failures together); export_rw.py is its reproducer template
+(qemu-system-x86_64 with a vvfat disk, an initramfs run.sh builds);
+tests/test_vvfat_rw.py.
 """
 from vfz.oracles import OPS, Entry
 from vfz.oracles.vvfat import exceptions as _x, rw as _rw
@@ -49,7 +52,9 @@ from vfz.oracles.vvfat.profile import KERNEL_PROFILE, PROFILE
 from vfz.oracles.vvfat.volume import VARIANTS, spec
 
 EXCEPTIONS = _x.EXCEPTIONS + _rw.EXCEPTIONS
-EXPORTS = {"vvfat": "vfz.oracles.vvfat.export"}   # its reproducer template (vfz/oracles/repro.py)
+# their reproducer templates (vfz/oracles/repro.py): the formatter variants' (qemu-img convert) and
+# kernel-vvfat's (Linux in qemu-system-x86_64 on a fat:rw: disk; a finding of kernel-vvfat names it)
+EXPORTS = {"vvfat": "vfz.oracles.vvfat.export", "kernel-vvfat": "vfz.oracles.vvfat.export_rw"}
 
 ENTRIES = [
     Entry(name, "vvfat", writer="vfz.oracles.vvfat.writer:VvfatWriter",

@@ -81,3 +81,16 @@ def read(image):
             else:
                 entries.append({"path": path, "type": "other"})
     return sorted(entries, key=lambda e: e["path"]), (json.loads(g) if g is not None else None)
+
+
+def file_bytes(image, path):
+    """The bytes of the file at path (as read() lists it) in the archive;
+    None when it holds no such file or is no archive."""
+    try:
+        with tarfile.open(image, "r:", **ENC) as t:
+            for m in t:
+                if m.isfile() and "/" + m.name.strip("/") == path:
+                    return t.extractfile(m).read()
+    except (OSError, tarfile.TarError):
+        return None
+    return None

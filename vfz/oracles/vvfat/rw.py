@@ -27,6 +27,9 @@ file", ...).
 import re
 
 from vfz.oracles import NamedException
+from vfz.oracles.vvfat import hosttree
+from vfz.oracles.vvfat.hosttree import (EMPTY_LOST, FILE_CUT, GROWN_STALE, RMDIR_KEPT, STALLED,  # noqa: F401
+                                        UNLINK_KEPT, UPDATE_LOST)
 
 ASSERT_RE = re.compile(r"vvfat\.c:\d+: (\w+): Assertion `(.+?)' failed")
 BUG = "vvfat"
@@ -40,13 +43,6 @@ CONSISTENCY = "vvfat-abort-consistency"
 DELETE_ABORT = "vvfat-abort-error-deleting"
 ARRAY_GET = "vvfat-abort-array-get-chattr"
 DOWNCASE = "vvfat-downcase-short-names"
-UNLINK_KEPT = "vvfat-unlink-kept"
-STALLED = "vvfat-commit-stalled"
-EMPTY_LOST = "vvfat-empty-file-lost"
-FILE_CUT = "vvfat-file-cut-at-cluster"
-CLUSTER = 8192                  # vvfat's clusters on fat:16: (16 sectors)
-UPDATE_LOST = "vvfat-update-lost"
-RMDIR_KEPT = "vvfat-rmdir-kept"
 
 
 # do_commit's own aborts: a message on stderr, then abort()
@@ -137,6 +133,15 @@ def first_dir_rename(ops):
     return None
 
 
+def first_data_write_or_dir_rename(ops):
+    """Index of the first op that gives a file bytes or renames a directory
+    (Linux adds the new entry before it clears the old: for a moment two
+    entries hold the directory's cluster, and check_directory_consistency
+    meets its mapping twice)."""
+    found = [i for i in (first_data_write(ops), first_dir_rename(ops)) if i is not None]
+    return min(found) if found else None
+
+
 # (function, assertion) -> (name, the first op of the kind that reaches that code)
 CATALOGUE = {
     ("handle_renames_and_mkdirs", "j < s->mapping.next"): (MKDIR_PARENT, first_nested_mkdir),
@@ -144,7 +149,7 @@ CATALOGUE = {
     ("commit_direntries", "mapping->begin == first_cluster"): (DIRENTRIES, first_nested_mkdir),
     ("commit_direntries", "mapping"): (DIRENTRIES_NONE, first_mkdir),
     ("get_cluster_count_for_direntry", "mapping->mode & MODE_DELETED"): (CLUSTER_COUNT, first_data_write),
-    ("check_directory_consistency", "mapping->mode & MODE_DELETED"): (CONSISTENCY, first_data_write),
+    ("check_directory_consistency", "mapping->mode & MODE_DELETED"): (CONSISTENCY, first_data_write_or_dir_rename),
     ("do_commit", "Error deleting"): (DELETE_ABORT, first_removal),
     ("array_get", "index < array->next"): (ARRAY_GET, first_chattr),
 }
@@ -180,134 +185,26 @@ def _get(ev, k):
     return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
 
 
-def _history(ops):
-    """(paths removed by an rmdir that succeeded, paths removed by an unlink
-    that succeeded, {path: every sha256 its file had after an op})."""
-    from vfz import model, oracles
-    e = oracles.entry("kernel-vvfat")
-    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
-    rmdirs, unlinks, shas = set(), set(), {}
-    m.final = {}
-    for op in ops:
-        res = m.apply_one(op)
-        p = "/" + "/".join(c for c in (op.path or "").split("/") if c and c != ".")
-        if res == "ok" and op.kind == "rmdir":
-            rmdirs.add(p)
-        if res == "ok" and op.kind == "unlink":
-            unlinks.add(p)
-        for x in m.entries():
-            if x["type"] == "file":
-                shas.setdefault(x["path"], set()).add((x.get("size"), x.get("sha256")))
-    # each final file's bytes, for a host file that holds their head
-    for x in m.entries():
-        if x["type"] == "file":
-            node, _ = m._walk([c for c in x["path"].split("/") if c])
-            if node is not None:
-                shas.setdefault(("final",), {})[x["path"]] = bytes(node.data)
-    return rmdirs, unlinks, shas
-
-
-def _cut(path, size, sha, shas):
-    """The host file holds the head of its final bytes, cut at a whole
-    number of vvfat's 8 KiB clusters."""
-    import hashlib
-    final = shas.get(("final",), {}).get(path)
-    return final is not None and size is not None and 0 < size < len(final) \
-        and size % CLUSTER == 0 and hashlib.sha256(final[:size]).hexdigest() == sha
-
-
-def _stale(path, size, sha, shas):
-    """The host file (size, sha256) is path as it was after an earlier op,
-    or the head of its final bytes cut at a size it had earlier."""
-    import hashlib
-    if (size, sha) in shas.get(path, ()):
-        return True
-    final = shas.get(("final",), {}).get(path)
-    earlier = {s for s, _ in shas.get(path, ())}
-    return final is not None and size in earlier and size < len(final) \
-        and hashlib.sha256(final[:size]).hexdigest() == sha
-
-
-def _downcased(path):
-    """path as vvfat names it on the host: each component Linux stores bare
-    (no long name) lower-cased (name_exception)."""
-    from vfz.model.names import short_only
-    return "/".join(c.lower() if c and short_only(c, "win95") else c for c in path.split("/"))
-
-
-def _tree(entries):
-    return sorted((_downcased(e["path"]), e["type"], e.get("size"), e.get("sha256")) for e in entries)
-
-
-def stalled_at(ops, host):
-    """The number of ops k < len(ops) after which the model's tree is the
-    host directory (vvfat's downcase applied), the latest such k; None."""
-    from vfz import model, oracles
-    e = oracles.entry("kernel-vvfat")
-    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
-    want = sorted((x["path"], x["type"], x.get("size"), x.get("sha256")) for x in host)
-    found = None
-    if _tree(m.entries()) == want:
-        found = 0
-    for k, op in enumerate(ops[:-1], 1):
-        m.apply_one(op)
-        if _tree(m.entries()) == want:
-            found = k
-    return found
-
-
 def explain(ev):
     """A host directory whose every difference from the model is one vvfat
     made replaying writes the guest kernel made right (the archive's guest
-    listing is the model's tree) -> the names, else None:
-      RMDIR_KEPT   an extra directory (or what lies under it) the script
-                   removed with an rmdir that succeeded;
-      UNLINK_KEPT  an extra file the script removed with an unlink that
-                   succeeded;
-      EMPTY_LOST   a missing file that is empty (no cluster) and the guest
-                   lists;
-      STALLED      the whole host directory is the model's tree after an
-                   earlier op (nothing after it was replayed);
-      FILE_CUT     a file holding the head of its final bytes, cut at a whole
-                   number of clusters;
-      UPDATE_LOST  a file with the size and bytes it had after an earlier op,
-                   or with a size it had earlier and the head of its final
-                   bytes (a later write's new size not replayed)."""
+    listing is the model's tree) -> the names, else None: the host tree is
+    the model's after the last op vvfat committed (STALLED when that is
+    not the last), each remaining difference one of vvfat's entry failures
+    (vfz.oracles.vvfat.hosttree: RMDIR_KEPT, UNLINK_KEPT, EMPTY_LOST,
+    FILE_CUT, UPDATE_LOST, GROWN_STALE)."""
     from vfz import listing
+    from vfz.oracles.vvfat import archive
     d, rr = _get(ev, "diff"), _get(ev, "rr")
     guest = (getattr(rr, "extra", None) or {}).get("guest")
     exp = _get(ev, "entries")
-    if d is None or guest is None or exp is None:
+    if d is None or guest is None or exp is None or rr.listing is None:
         return None
     if listing.normalize(guest) != listing.normalize(exp):
         return None                   # the kernel's own tree is not the model's: not vvfat's doing
-    ops = _get(ev, "ops") or []
-    if rr.listing is not None and stalled_at(ops, rr.listing) is not None:
-        return STALLED
-    names = set()
-    shown = {e["path"] for e in guest}
-    for e in d.missing:
-        if e["type"] == "file" and e.get("size") == 0 and e["path"] in shown:
-            names.add(EMPTY_LOST)
-        else:
-            return None
-    rmdirs, unlinks, shas = _history(ops)
-    for e in d.extra:
-        p = e["path"]
-        if listing.under(p, rmdirs):
-            names.add(RMDIR_KEPT)
-        elif p in unlinks or listing.under(p, unlinks):
-            names.add(UNLINK_KEPT)
-        else:
-            return None
-    for a, b in d.changed:
-        if a.get("type") == "file" and _stale(a["path"], b.get("size"), b.get("sha256"), shas):
-            names.add(UPDATE_LOST)
-        elif a.get("type") == "file" and _cut(a["path"], b.get("size"), b.get("sha256"), shas):
-            names.add(FILE_CUT)
-        else:
-            return None
-    return sorted(names) or None
+    image = _get(ev, "image")
+    return hosttree.explain(_get(ev, "ops") or [], rr.listing,
+                            lambda p: archive.file_bytes(image, p) if image else None)
 
 
 def result_exception(op, expected, actual):
@@ -330,8 +227,9 @@ EXCEPTIONS = [
         "directories consistent in vvfat's view, and runs only from a write: once a write leaves "
         "them otherwise, or the last write does, the rest stays in its overlay)",
         "the guest kernel's own listing is the model's final tree and the host directory is the "
-        "model's tree after an earlier op, vvfat's lower-cased bare 8.3 names applied (explain: "
-        "stalled_at)", bug=BUG),
+        "model's tree after an earlier op, vvfat's lower-cased bare 8.3 names applied, each other "
+        "difference from that tree one of vvfat's named entry failures up to that op (hosttree.explain)",
+        bug=BUG),
     NamedException(
         EMPTY_LOST, "vvfat", "reader",
         "vvfat never creates on the host a file the guest created empty (a directory entry with no "
@@ -361,6 +259,20 @@ EXCEPTIONS = [
         "earlier and the head of its final bytes, the guest kernel's own listing being the model's "
         "tree (explain)", bug=BUG),
     NamedException(
+        GROWN_STALE, "vvfat", "reader",
+        "vvfat writes bytes of its own heap into a host file the guest grew: after a commit do_commit "
+        "empties its overlay (bdrv_make_empty), so a later commit of the file's new size reads the "
+        "cluster back through read_cluster from the old, shorter host file, whose short read() leaves "
+        "the rest of s->cluster_buffer as it was; commit_one_file writes all of it. Measured (synchronous "
+        "mount): `create /f 13 142; write /f 6578 13 50` leaves a 6591-byte host file holding the 13 "
+        "bytes, then two copies each of a heap and a libc-arena pointer of the QEMU process (0x5634f6ae6870 "
+        "at 16, 0x7fd3d904fcc0 at 4128; other addresses each run, the same places), zeros elsewhere, and "
+        "none of the 13 bytes written at 6578 (three runs, and campaign 2930's 901b93fecb74, d806bea02b9e, "
+        "2c45d171aa9c); the guest kernel lists the right bytes",
+        "the host file has the model's size and, as its head, bytes the file had after an earlier op "
+        "(not empty), the rest differing, the guest kernel's own listing being the model's tree "
+        "(hosttree.file_kind)", bug=BUG),
+    NamedException(
         RMDIR_KEPT, "vvfat", "reader",
         "vvfat leaves on the host a directory the guest removed: `mkdir /a; mkdir /a/b; rmdir /a/b` "
         "leaves /a/b in the host directory while the guest kernel lists only /a (measured with a sync "
@@ -379,7 +291,9 @@ EXCEPTIONS = [
         CLUSTER_COUNT, "vvfat", "writer",
         "QEMU aborts (get_cluster_count_for_direntry: Assertion `mapping->mode & MODE_DELETED' failed) "
         "checking a file's clusters against its mappings. Measured on a synchronous mount: `create /big "
-        "20000 9` (3 clusters) every time; `create /a 8192 9; create /b 100 9; rename /b /c` at the rename",
+        "20000 9` (3 clusters) in the runs that catalogued it (it passed as a fresh guest's first script "
+        "and with the disk at boot, twice each: it depends on what the disk saw before); `create /a 8192 "
+        "9; create /b 100 9; rename /b /c` at the rename",
         "QEMU's stderr holds that assertion and the script gives a file bytes (cut before the first op "
         "that does)", bug=BUG),
     NamedException(
@@ -399,10 +313,13 @@ EXCEPTIONS = [
         "before the first chattr); an array_get abort without a chattr stays a finding", bug=BUG),
     NamedException(
         CONSISTENCY, "vvfat", "writer",
-        "QEMU aborts (check_directory_consistency: Assertion `mapping->mode & MODE_DELETED' failed). "
-        "Measured with a sync after each op on a 9-op script of creates and renames",
-        "QEMU's stderr holds that assertion and the script gives a file bytes (cut before the first op "
-        "that does)", bug=BUG),
+        "QEMU aborts (check_directory_consistency: Assertion `mapping->mode & MODE_DELETED' failed): "
+        "walking the directories it meets a directory mapping it already unmarked. Measured with a sync "
+        "after each op on a 9-op script of creates and renames, and on the synchronous mount at the "
+        "rename of `mkdir /a; rename /a /b` (every run): Linux writes the new entry before it clears "
+        "the old, and between the two writes both hold the directory's cluster",
+        "QEMU's stderr holds that assertion and the script gives a file bytes or renames a directory "
+        "(cut before the first such op)", bug=BUG),
     NamedException(
         MKDIR_PARENT, "vvfat", "writer",
         "QEMU aborts (handle_renames_and_mkdirs: Assertion `j < s->mapping.next' failed) when a commit "
