@@ -48,14 +48,16 @@ def profiled(label_of, fn, clock):
     return run
 
 
-def judging(one):
-    """Run.one, recording each image's judgement (refused, verdict kinds) from the lane's
-    counters around it: the same on the old code and the new, to compare them image by image."""
-    def run(self, name, reader, probe, h, path, pre, st):
+def judging(fn):
+    """Run.judged (Run.one before it, which judged in the lane's thread), recording each
+    image's judgement (refused, verdict kinds) from the lane's counters around it: the same
+    on the old code and the new, to compare them image by image."""
+    def run(self, name, *args):
+        h, st = (args[1], args[3]) if fn.__name__ == "judged" else (args[2], args[5])
         with self.lock:
             r0, v0 = st["refused"], dict(st["verdicts"])
         try:
-            return one(self, name, reader, probe, h, path, pre, st)
+            return fn(self, name, *args)
         finally:
             with self.lock:
                 kinds = sorted(k for k, n in st["verdicts"].items() for _ in range(n - v0.get(k, 0)))
@@ -64,7 +66,10 @@ def judging(one):
 
 
 def patch(clock):
-    loop.Run.one = judging(loop.Run.one)
+    if hasattr(loop.Run, "judged"):
+        loop.Run.judged = judging(loop.Run.judged)
+    else:
+        loop.Run.one = judging(loop.Run.one)
     loop.Run.reader_loop = profiled(lambda a: a[1], loop.Run.reader_loop, clock)
     # the prefetch thread's label: its tmpdir names the lane (vfz-hostile-NAME-xxxx)
     lane.Prefetch._run = profiled(lambda a: "prefetch " + os.path.basename(a[0].tmp)[len("vfz-hostile-"):].rsplit("-", 1)[0],
