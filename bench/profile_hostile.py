@@ -5,10 +5,10 @@
         [--oracles fatfs] [--writers fatfs] [--clock cpu|wall] [--top 25] [--workdir DIR]
 
 Runs the hostile campaign (vfz.hostile.loop) as bench/bench_hostile.py does,
-with a profiler of its own in every lane thread and in every lane's prefetch
-thread (cProfile, with the thread's CPU clock by default: the harness's CPU
-is what a fast tool's lane waits for on a loaded machine; --clock wall
-counts its waits too). Prints per thread the functions with the most time,
+with a profiler of its own in every lane thread, every lane's prefetch
+thread and every writer lane's judge thread (cProfile, with the thread's
+CPU clock by default: the harness's CPU is what a fast tool's lane waits
+for on a loaded machine; --clock wall counts its waits too). Prints per thread the functions with the most time,
 with calls and milliseconds per volume of that lane, beside the lane's own
 time per volume (the tool's calls, stats.json "seconds"), and writes WORKDIR/judged.json:
 per lane, each image's judgement (refused, verdict kinds), so that two runs
@@ -65,7 +65,25 @@ def judging(fn):
     return run
 
 
+def profiled_submit(submit, clock):
+    """lane.Behind.submit with each judging profiled in the judge thread, under 'judge LANE'."""
+    def run(self, fn):
+        with _LOCK:
+            p = PROFILES.setdefault("judge " + self.name.replace(":", "-"), cProfile.Profile(clock))
+
+        def judged():
+            p.enable()
+            try:
+                return fn()
+            finally:
+                p.disable()
+        return submit(self, judged)
+    return run
+
+
 def patch(clock):
+    if hasattr(lane, "Behind"):
+        lane.Behind.submit = profiled_submit(lane.Behind.submit, clock)
     if hasattr(loop.Run, "judged"):
         loop.Run.judged = judging(loop.Run.judged)
     else:

@@ -278,6 +278,7 @@ class Behind:
     until the volume before is judged, then judges this one in the thread of its own."""
 
     def __init__(self, name):
+        self.name = name
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"judge-{name}")
         self.last = None
 
