@@ -30,16 +30,21 @@ sys.path.insert(0, REPO)
 
 from vfz.hostile import lane, loop  # noqa: E402
 
-PROFILES = {}          # thread label -> cProfile.Profile
+PROFILES = {}          # label -> {thread name: cProfile.Profile} (a lane's prefetch has workers)
 JUDGED = {}            # lane -> {image index: [refused 0|1, sorted verdict kinds]}
 _LOCK = threading.Lock()
 
 
+def profiler(label, clock):
+    """This thread's profiler under label (one per thread: a profiler follows one stack)."""
+    with _LOCK:
+        return PROFILES.setdefault(label, {}).setdefault(threading.current_thread().name,
+                                                         cProfile.Profile(clock))
+
+
 def profiled(label_of, fn, clock):
     def run(*args, **kw):
-        p = cProfile.Profile(clock)
-        with _LOCK:
-            PROFILES[label_of(args)] = p
+        p = profiler(label_of(args), clock)
         p.enable()
         try:
             return fn(*args, **kw)
@@ -68,10 +73,10 @@ def judging(fn):
 def profiled_submit(submit, clock):
     """lane.Behind.submit with each judging profiled in the judge thread, under 'judge LANE'."""
     def run(self, fn):
-        with _LOCK:
-            p = PROFILES.setdefault("judge " + self.name.replace(":", "-"), cProfile.Profile(clock))
+        label = "judge " + self.name.replace(":", "-")
 
         def judged():
+            p = profiler(label, clock)
             p.enable()
             try:
                 return fn()
@@ -89,20 +94,22 @@ def patch(clock):
     else:
         loop.Run.one = judging(loop.Run.one)
     loop.Run.reader_loop = profiled(lambda a: a[1], loop.Run.reader_loop, clock)
-    # the prefetch thread's label: its tmpdir names the lane (vfz-hostile-NAME-xxxx)
-    lane.Prefetch._run = profiled(lambda a: "prefetch " + os.path.basename(a[0].tmp)[len("vfz-hostile-"):].rsplit("-", 1)[0],
-                                  lane.Prefetch._run, clock)
+    # the prefetch's label: its tmpdir names the lane (vfz-hostile-NAME-xxxx)
+    lane.Prefetch._prepare = profiled(
+        lambda a: "prefetch " + os.path.basename(a[0].tmp)[len("vfz-hostile-"):].rsplit("-", 1)[0],
+        lane.Prefetch._prepare, clock)
 
 
 def report(stats, top):
     wall = stats["wall_s"]
-    for label, p in sorted(PROFILES.items()):
+    for label, ps in sorted(PROFILES.items()):
+        ps = list(ps.values())
         lane_name = label.split(" ", 1)[-1]
         st = stats["readers"].get(lane_name) or next(
             (v for k, v in stats["readers"].items() if k.replace(":", "-") == lane_name), None)
         n = max(1, (st or {}).get("images", 0))
         own = (st or {}).get("seconds", 0.0) / n
-        s = pstats.Stats(p)
+        s = pstats.Stats(*ps)
         total = s.total_tt
         print(f"\n== {label}: {n} volumes in {wall:.0f} s; profiled {total / n * 1000:.1f} ms a volume; "
               f"tool's own {own * 1000:.1f} ms a volume")
@@ -112,7 +119,7 @@ def report(stats, top):
             where = f"{os.path.relpath(fn, REPO) if fn.startswith(REPO) else os.path.basename(fn)}:{line}"
             print(f"{tt / n * 1000:10.2f} {ct / n * 1000:10.2f} {nc / n:9.1f}  {name} ({where})")
         out = io.StringIO()
-        pstats.Stats(p, stream=out).sort_stats("cumulative").print_stats(top)
+        pstats.Stats(*ps, stream=out).sort_stats("cumulative").print_stats(top)
         with open(os.path.join(stats["workdir"], f"profile-{label.replace(' ', '-').replace(':', '-')}.txt"),
                   "w") as f:
             f.write(out.getvalue())

@@ -22,10 +22,10 @@ one after the other, between two calls of its tool.
                  unlinked and made again: each write leaves the file an
                  mtime of its own (STAMP_NS), which any write by another
                  process replaces with the current time
-    Prefetch     one lane's next images, each written to a file of its own
-                 (four in rotation: the one a writer lane's judge reads after
-                 the ops, the one the tool has, the one queued, the one being
-                 written) and, for a writer, its strict reads
+    Prefetch     one lane's next DEPTH images, each written to a file of its own
+                 by a worker of its own (four files in rotation: the one a writer
+                 lane's judge reads after the ops, the one the tool has, the two
+                 being prepared) and, for a writer, its strict reads
                  before the ops (WriterProbe.prepare: `vfat ls`, `vfat
                  check`, the script) taken from Images.pre, which does them
                  once per image for all writer lanes; in a thread of its
@@ -40,16 +40,16 @@ one after the other, between two calls of its tool.
                  after the ops (a `vfat ls` process) beside FatFs's own 47 ms
 """
 import os
-import queue
 import threading
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
-from collections import OrderedDict
 
 BLOCK = 4096
 _RUNS = {}         # id(seed) -> (seed, its non-zero runs): seeds live as long as the run
 
 KEEP = 12          # images kept for the lanes behind (a 34 MiB seed's images: ~400 MiB at most)
-FILES = 4
+DEPTH = 2          # images a lane has prepared, or being prepared, ahead of the one its tool has
+FILES = DEPTH + 2  # and the one its judge reads (Behind)
 STAMP_NS = 10 ** 18    # a Slot's mtime (2001-09-09): no write by a tool leaves a time in the past
 PRE_WAIT_S = 120   # a writer lane waits this long for another's strict reads of one image
 
@@ -217,28 +217,22 @@ class Images:
 
 
 class Prefetch:
+    """A lane's next DEPTH images prepared by as many workers at once (a writer's strict reads
+    before the ops are two processes each: at a high load their wall, not their CPU, is what
+    a fast writer waited for), handed to the lane in order."""
+
     def __init__(self, images, tmpdir, probe, timeout):
         self.images, self.tmp, self.probe, self.timeout = images, tmpdir, probe, timeout
-        self.q = queue.Queue(maxsize=1)
         self.slots = [Slot(os.path.join(tmpdir, f"hostile{k}.img")) for k in range(FILES)]
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True, name="prefetch")
-        self.thread.start()
+        self.pool = ThreadPoolExecutor(max_workers=DEPTH, thread_name_prefix="prefetch")
+        self.ahead = deque(self.pool.submit(self._prepared, i) for i in range(DEPTH))
+        self.i = DEPTH
 
-    def _run(self):
-        i = 0
-        while not self.done.is_set():
-            try:
-                item = self._prepare(i)
-            except Exception as e:          # the lane logs it as the harness's error on image i
-                item = (i, None, None, e)
-            while not self.done.is_set():
-                try:
-                    self.q.put(item, timeout=0.5)
-                    break
-                except queue.Full:
-                    continue
-            i += 1
+    def _prepared(self, i):
+        try:
+            return self._prepare(i)
+        except Exception as e:          # the lane logs it as the harness's error on image i
+            return i, None, None, e
 
     def _prepare(self, i):
         h = self.images.get(i)
@@ -256,21 +250,18 @@ class Prefetch:
         return i, h, path, pre
 
     def next(self):
-        """-> (i, h, path, pre) or (i, None, None, exception)."""
-        while True:
-            try:
-                return self.q.get(timeout=1.0)
-            except queue.Empty:
-                if not self.thread.is_alive():
-                    raise RuntimeError("the prefetch thread ended")
+        """-> (i, h, path, pre) or (i, None, None, exception). Image i+DEPTH is asked for
+        here: its file is image i-2's, judged by now (the lane has image i-1's ops done
+        and handed it to its judge, which had finished image i-2: Behind.submit)."""
+        got = self.ahead.popleft().result()
+        self.ahead.append(self.pool.submit(self._prepared, self.i))
+        self.i += 1
+        return got
 
     def close(self):
-        self.done.set()
-        try:
-            self.q.get_nowait()
-        except queue.Empty:
-            pass
-        self.thread.join(self.timeout * 3 + 10)
+        for f in self.ahead:
+            f.cancel()
+        self.pool.shutdown(wait=True)
 
 
 class Behind:

@@ -15,7 +15,8 @@ Every reader (and --writers lane) has its own thread walking i = 0, 1, 2, ... at
 pace until the deadline, so a slow reader (a VM) does not hold up the others and
 every reader's image i is the same volume; image i is made once for all lanes and
 each lane's next image is written (a writer's strict reads done) while its tool
-works on the one before (vfz.hostile.lane); a new signature is confirmed,
+works on the one before, and a writer's volume is judged (the strict reads after
+the ops, the verdicts) while it works on the next (vfz.hostile.lane); a new signature is confirmed,
 minimised and written by the lane's settler thread (vfz.hostile.settler), so the
 lane's pace is its tool's (bench/bench_hostile.py: images a minute beside the
 own-time bound).

@@ -28,6 +28,7 @@ during the ops; vfz.hostile.verdict reads the writer's "[kmsg]" section):
 """
 import hashlib
 import random
+import threading
 
 from vfz import opscript, oracles, proc
 from vfz.fatimg import Fat
@@ -229,10 +230,18 @@ class WriterProbe:
         """The strict reader's view of the volume at path before the ops (its listing, what
         its checker complained about) and the script made for it: done ahead of read() by
         the campaign's prefetch thread (vfz.hostile.lane) while the writer works on the
-        volume before."""
-        with proc.env_hook(None):           # the strict reader is the harness's, not traced
-            rb = self.strict.read(path, timeout)
-            rc = self.check.read(path, timeout)
+        volume before. The lister and the checker run side by side (at a high load each
+        process's wall is mostly its wait for a CPU)."""
+        got = {}
+        t = threading.Thread(target=lambda: got.update(rc=self.check.read(path, timeout)),
+                             name="strict-check")       # a thread of its own: no trace hook
+        t.start()
+        try:
+            with proc.env_hook(None):           # the strict reader is the harness's, not traced
+                rb = self.strict.read(path, timeout)
+        finally:
+            t.join()
+        rc = got["rc"]
         before = None if rb.error else rb.listing
         dirty = {()} if rc.error else unclean(rc.complaints, before)
         return {"path": path, "image": image, "before": before, "dirty": dirty,
