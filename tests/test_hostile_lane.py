@@ -155,7 +155,7 @@ class BehindTest(unittest.TestCase):
         (st1, seen1, k1), (st2, seen2, k2) = got
         self.assertEqual(sorted(seen1), list(range(self.VOLUMES)))
         self.assertEqual(seen1, seen2)
-        self.assertEqual(k1, k2)
+        self.assertEqual(sorted(k1), sorted(k2))     # two judges at once: found in either order
         self.assertEqual({k: st1[k] for k in ("images", "refused", "verdicts")},
                          {k: st2[k] for k in ("images", "refused", "verdicts")})
         self.assertTrue(any(r for _, r, _, _ in seen1.values()), "no volume took an op")

@@ -23,9 +23,9 @@ one after the other, between two calls of its tool.
                  mtime of its own (STAMP_NS), which any write by another
                  process replaces with the current time
     Prefetch     one lane's next DEPTH images, each written to a file of its own
-                 by a worker of its own (four files in rotation: the one a writer
-                 lane's judge reads after the ops, the one the tool has, the two
-                 being prepared) and, for a writer, its strict reads
+                 by a worker of its own (FILES in rotation: those a writer lane's
+                 judges read after the ops, the one the tool has, those being
+                 prepared) and, for a writer, its strict reads
                  before the ops (WriterProbe.prepare: `vfat ls`, `vfat
                  check`, the script) taken from Images.pre, which does them
                  once per image for all writer lanes; in a thread of its
@@ -33,8 +33,10 @@ one after the other, between two calls of its tool.
     Behind       a writer lane's judging of volume i -- the strict reader's
                  listing after the ops, the spread and I/O-bounds verdicts
                  (WriterProbe.read_finish, Traced.read_finish) -- in a thread
-                 of its own while the writer applies volume i+1's ops: one
-                 volume judged at a time, the same judgement. Measured before
+                 of its own while the writer applies volume i+1's ops: up to
+                 JUDGES volumes judged at once, each as in the lane (at a high
+                 load a judge's `vfat ls` took longer than FatFs's ops: one judge
+                 at a time was the FatFs writer lane's bound). Measured before
                  (bench/profile_hostile.py --clock wall, seed 2805, load ~10):
                  the FatFs writer lane spent 39 ms a volume on the listing
                  after the ops (a `vfat ls` process) beside FatFs's own 47 ms
@@ -49,7 +51,8 @@ _RUNS = {}         # id(seed) -> (seed, its non-zero runs): seeds live as long a
 
 KEEP = 12          # images kept for the lanes behind (a 34 MiB seed's images: ~400 MiB at most)
 DEPTH = 2          # images a lane has prepared, or being prepared, ahead of the one its tool has
-FILES = DEPTH + 2  # and the one its judge reads (Behind)
+JUDGES = 2         # a writer lane's volumes being judged at once behind it (Behind)
+FILES = DEPTH + 1 + JUDGES
 STAMP_NS = 10 ** 18    # a Slot's mtime (2001-09-09): no write by a tool leaves a time in the past
 PRE_WAIT_S = 120   # a writer lane waits this long for another's strict reads of one image
 
@@ -251,8 +254,9 @@ class Prefetch:
 
     def next(self):
         """-> (i, h, path, pre) or (i, None, None, exception). Image i+DEPTH is asked for
-        here: its file is image i-2's, judged by now (the lane has image i-1's ops done
-        and handed it to its judge, which had finished image i-2: Behind.submit)."""
+        here: its file is image i-1-JUDGES's, judged by now (the lane has image i-1's ops
+        done and handed it to a judge, when no more than JUDGES-1 were in hand before:
+        Behind.submit)."""
         got = self.ahead.popleft().result()
         self.ahead.append(self.pool.submit(self._prepared, self.i))
         self.i += 1
@@ -265,23 +269,21 @@ class Prefetch:
 
 
 class Behind:
-    """Judging one volume at a time, behind the lane (see the module doc): submit(fn) waits
-    until the volume before is judged, then judges this one in the thread of its own."""
+    """Judging behind the lane (see the module doc): up to JUDGES volumes judged at once,
+    each in a worker of its own; submit(fn) first waits until fewer are in hand."""
 
-    def __init__(self, name):
+    def __init__(self, name, judges=None):
         self.name = name
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"judge-{name}")
-        self.last = None
+        self.judges = judges or JUDGES
+        self.pool = ThreadPoolExecutor(max_workers=self.judges, thread_name_prefix=f"judge-{name}")
+        self.inflight = deque()
 
     def submit(self, fn):
-        self.wait()
-        self.last = self.pool.submit(fn)
-
-    def wait(self):
-        if self.last is not None:
-            self.last.result()          # fn handles its own failures (Run._judged)
-            self.last = None
+        while len(self.inflight) >= self.judges:
+            self.inflight.popleft().result()    # fn handles its own failures (Run.one)
+        self.inflight.append(self.pool.submit(fn))
 
     def close(self):
-        self.wait()
+        while self.inflight:
+            self.inflight.popleft().result()
         self.pool.shutdown(wait=True)
