@@ -28,8 +28,8 @@ one after the other, between two calls of its tool.
                  prepared) and, for a writer, its strict reads
                  before the ops (WriterProbe.prepare: `vfat ls`, `vfat
                  check`, the script) taken from Images.pre, which does them
-                 once per image for all writer lanes; in a thread of its
-                 own while the tool works on the one before
+                 once per image for all writer lanes (the lister and the
+                 checker side by side); while the tool works on the one before
     Behind       a writer lane's judging of volume i -- the strict reader's
                  listing after the ops, the spread and I/O-bounds verdicts
                  (WriterProbe.read_finish, Traced.read_finish) -- in a thread
