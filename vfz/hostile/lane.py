@@ -272,9 +272,9 @@ class Behind:
     """Judging behind the lane (see the module doc): up to JUDGES volumes judged at once,
     each in a worker of its own; submit(fn) first waits until fewer are in hand."""
 
-    def __init__(self, name, judges=None):
+    def __init__(self, name):
         self.name = name
-        self.judges = judges or JUDGES
+        self.judges = JUDGES            # FILES counts on it
         self.pool = ThreadPoolExecutor(max_workers=self.judges, thread_name_prefix=f"judge-{name}")
         self.inflight = deque()
 
