@@ -96,20 +96,35 @@ class Traced:
         return getattr(self.reader, attr)
 
     def read(self, path, timeout=60.0):
+        return self.read_finish(self.read_start(path, timeout), timeout)
+
+    def read_start(self, path, timeout=60.0):
+        """The traced part of a read: the tool's (a writer lane's: its ops, WriterProbe.read_start);
+        read_finish() judges it (a reader's read is all start)."""
         with open(path, "rb") as f:
             head = f.read(512)
         size = os.path.getsize(path)
         declared = hm.declared_end(head)
+        go = getattr(self.reader, "read_start", self.reader.read)
+        trace = None
         if self.lib is None:          # the reader's own records
-            rr = self.reader.read(path, timeout)
-            trace = (rr.extra or {}).pop("iotrace", None) or iobounds.Trace()
+            got = go(path, timeout)
         else:
             with iobounds.tracing(path, declared or 0, self.lib) as t:
-                rr = self.reader.read(path, timeout)
+                got = go(path, timeout)
                 trace = t.trace()
+        return {"got": got, "head": head, "size": size, "declared": declared, "trace": trace}
+
+    def read_finish(self, started, timeout=60.0):
+        got = started["got"]
+        rr = self.reader.read_finish(got, timeout) if hasattr(self.reader, "read_finish") else got
         extra = rr.extra if rr.extra is not None else {}
-        size = extra.get("given_bytes") or size
-        extra["io"] = judged(trace, head, declared, size, self.cls, None if self.lib else self.name)
+        trace = started["trace"]
+        if trace is None:
+            trace = extra.pop("iotrace", None) or iobounds.Trace()
+        size = extra.get("given_bytes") or started["size"]
+        extra["io"] = judged(trace, started["head"], started["declared"], size, self.cls,
+                             None if self.lib else self.name)
         rr.extra = extra
         return rr
 

@@ -15,7 +15,8 @@ Every reader (and --writers lane) has its own thread walking i = 0, 1, 2, ... at
 pace until the deadline, so a slow reader (a VM) does not hold up the others and
 every reader's image i is the same volume; image i is made once for all lanes and
 each lane's next image is written (a writer's strict reads done) while its tool
-works on the one before (vfz.hostile.lane); a new signature is confirmed,
+works on the one before, and a writer's volume is judged (the strict reads after
+the ops, the verdicts) while it works on the next (vfz.hostile.lane); a new signature is confirmed,
 minimised and written by the lane's settler thread (vfz.hostile.settler), so the
 lane's pace is its tool's (bench/bench_hostile.py: images a minute beside the
 own-time bound).
@@ -191,6 +192,8 @@ class Run:
         tmp = tempfile.mkdtemp(prefix=f"vfz-hostile-{name.replace(':', '-')}-", dir=self.workdir)
         probe = getattr(reader, "reader", reader)   # under the I/O-bounds oracle's Traced
         ahead = lane.Prefetch(self.images, tmp, probe, self.args.timeout)
+        # a writer's volume is judged behind it, while it applies the next one's ops
+        behind = lane.Behind(name) if hasattr(probe, "read_finish") else None
         bt = proc.crash_hook(hbt.gdb_backtrace)    # a stock tool's crash signed by its stack
         bt.__enter__()
         try:
@@ -199,17 +202,13 @@ class Run:
                 try:
                     if h is None:
                         raise pre
-                    self.one(name, reader, probe, h, path, pre, st)
+                    self.one(name, reader, probe, h, path, pre, st, behind)
                 except Exception as e:
-                    # the harness's own failure on one image: logged and
-                    # counted, the reader goes on with the next image
-                    msg = f"image {i}: {type(e).__name__}: {e}"
-                    self.log(f"hostile: {name}: harness error on {msg}")
-                    with self.lock:
-                        st["harness_errors"] = st.get("harness_errors", 0) + 1
-                        st["error"] = st["error"] or f"harness error on {msg}"[:300]
+                    self.harness_error(name, i, e, st)
         finally:
             bt.__exit__(None, None, None)
+            if behind is not None:
+                behind.close()          # the last volume judged before its file goes
             ahead.close()
             try:
                 reader.close()
@@ -217,12 +216,34 @@ class Run:
                 pass
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def one(self, name, reader, probe, h, path, pre, st):
+    def harness_error(self, name, i, e, st):
+        # the harness's own failure on one image: logged and counted, the reader goes on
+        # with the next image
+        msg = f"image {i}: {type(e).__name__}: {e}"
+        self.log(f"hostile: {name}: harness error on {msg}")
+        with self.lock:
+            st["harness_errors"] = st.get("harness_errors", 0) + 1
+            st["error"] = st["error"] or f"harness error on {msg}"[:300]
+
+    def one(self, name, reader, probe, h, path, pre, st, behind=None):
         if hasattr(probe, "offsets"):       # a writer: its script goes where the mutation hit
             probe.offsets = [p.offset for p in h["patches"]]
             probe.fixed = None
             probe.pre = pre                 # its strict reads before the ops (lane.Prefetch)
-        rr = reader.read(path, self.args.timeout)
+        if behind is None:
+            return self.judged(name, reader, h, path, st, reader.read(path, self.args.timeout))
+        started = reader.read_start(path, self.args.timeout)
+
+        def judge():
+            try:
+                rr = reader.read_finish(started, self.args.timeout)
+                self.judged(name, reader, h, path, st, rr)
+            except Exception as e:
+                self.harness_error(name, h["index"], e, st)
+        behind.submit(judge)
+
+    def judged(self, name, reader, h, path, st, rr):
+        """The verdicts of one answer: counted, and each new signature settled."""
         # the image's bytes only where a verdict reads them: a canary image's, and only when
         # a file read back as the canary (made on demand: a 34 MiB copy per canary image)
         vs = hv.classify(rr, (lambda: h["image"]) if h["canary"] else None, h["canary"], self.args.timeout)

@@ -28,6 +28,7 @@ during the ops; vfz.hostile.verdict reads the writer's "[kmsg]" section):
 """
 import hashlib
 import random
+import threading
 
 from vfz import opscript, oracles, proc
 from vfz.fatimg import Fat
@@ -229,34 +230,55 @@ class WriterProbe:
         """The strict reader's view of the volume at path before the ops (its listing, what
         its checker complained about) and the script made for it: done ahead of read() by
         the campaign's prefetch thread (vfz.hostile.lane) while the writer works on the
-        volume before."""
-        with proc.env_hook(None):           # the strict reader is the harness's, not traced
-            rb = self.strict.read(path, timeout)
-            rc = self.check.read(path, timeout)
+        volume before. The lister and the checker run side by side (at a high load each
+        process's wall is mostly its wait for a CPU)."""
+        got = {}
+        t = threading.Thread(target=lambda: got.update(rc=self.check.read(path, timeout)),
+                             name="strict-check")       # a thread of its own: no trace hook
+        t.start()
+        try:
+            with proc.env_hook(None):           # the strict reader is the harness's, not traced
+                rb = self.strict.read(path, timeout)
+        finally:
+            t.join()
+        rc = got["rc"]
         before = None if rb.error else rb.listing
         dirty = {()} if rc.error else unclean(rc.complaints, before)
         return {"path": path, "image": image, "before": before, "dirty": dirty,
                 "ops": script_for(before, image, offsets)}
 
     def read(self, path, timeout=60.0):
+        return self.read_finish(self.read_start(path, timeout), timeout)
+
+    def read_start(self, path, timeout=60.0):
+        """The ops on the volume at path (the writer's own time) -> what read_finish() judges. The
+        hostile campaign's writer lanes call read_finish() in a thread of their own while the
+        writer works on the next volume (vfz.hostile.lane.Behind): the same judgement, off
+        the writer's path."""
         pre, self.pre = self.pre, None
         if pre is None or pre["path"] != path:
             with open(path, "rb") as f:
                 pre = self.prepare(path, f.read(), self.offsets, timeout)
-        image, before, dirty = pre["image"], pre["before"], pre["dirty"]
         ops = self.fixed or pre["ops"]
         if hasattr(self.tool, "last_iotrace"):
             self.tool.last_iotrace = None   # a failed apply leaves none
         wr = self.tool.apply(path, ops, timeout)
+        return {"pre": pre, "ops": ops, "wr": wr, "path": path,
+                "iotrace": getattr(self.tool, "last_iotrace", None)}
+
+    def read_finish(self, started, timeout=60.0):
+        """The strict reader after the ops and the spread verdict's evidence -> ReadResult."""
+        pre, ops, wr = started["pre"], started["ops"], started["wr"]
+        image, before, dirty = pre["image"], pre["before"], pre["dirty"]
         with proc.env_hook(None):           # the strict reader is the harness's, not traced
-            ra = self.strict.read(path, timeout) if not wr.error else None
+            ra = self.strict.read(started["path"], timeout) if not wr.error else None
         after = None if ra is None or ra.error else ra.listing
         sp = [] if wr.error else spread(before, after, ops, wr.results, _root_cluster(image), dirty)
         text = opscript.dump(ops)
         extra = {"writer": True, "ops": text, "results": list(wr.results or ()),
                  "spread": [(w, p, (e or {}).get("size"), (x or {}).get("size")) for w, p, e, x in sp]}
-        if getattr(self.tool, "last_iotrace", None) is not None:
-            extra["iotrace"] = self.tool.last_iotrace   # its own sectors (vfz.hostile.bounds)
+        if started["iotrace"] is not None:
+            extra["iotrace"] = started["iotrace"]   # its own sectors (vfz.hostile.bounds)
         return ReadResult(self.name, listing=None, raw=wr.raw or "", error=wr.error, seconds=wr.seconds,
                           extra=extra)
 
