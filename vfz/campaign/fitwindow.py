@@ -1,0 +1,124 @@
+"""A fuzz_ops corpus entry's free window sized from what its own ops allocate, so that its data pass the window's end.
+
+A corpus entry is a short script of little data (vfz.campaign.geometry): on a drawn window of
+2-32 KiB it seldom fills, and when it does it seldom unlinks and allocates again after that.
+The campaign cannot add ops to a corpus entry (it would be another source), but it may choose
+the volume: the model (vfz.model, Linux's capacity rules) counts, op by op, the clusters the
+script takes and frees on a volume that never fills, and the window (vfz.geometry free=N) is
+resized so that next-fit allocation -- Linux's and the core's, which start at the window (at
+mount on FAT12/16, by FSInfo's hint on FAT32 with a low run, wrap=K) -- passes its end inside
+one op's allocation:
+
+    reuse   after the first unlink or rmdir that frees clusters and that a later allocation
+            follows (the census's reuse-after-unlink cut, vfz.campaign.steer), the window ends
+            inside the next op that takes clusters: its chain runs past the end, through the
+            low run, into the hole (alloc-wrap and reuse-after-unlink), as far as the low run
+            and the holes hold it (no ENOSPC from the window alone)
+    wrap    else, on a window with a low run, an op that takes 2+ clusters passes the end and
+            ends in the low run (alloc-wrap)
+    short   else, without a low run, an op that takes 2+ clusters runs out part-way (enospc)
+
+Only the window's size changes (and its start, when it would pass the volume's end): the volume
+is still the pool's, and a writer that allocates elsewhere (first fit, its own hint) simply
+meets the same capacity, which every model counts. N is taken from LADDER where the allowed
+range holds one, so that scripts share windows (each new spec is formatted once, and its fresh
+volume read once by every reader). The sizing is a draw seeded by the script's key: replay of a
+finding uses the spec it recorded, which holds N.
+"""
+import random
+
+from vfz import geometry
+from vfz.fatimg import open_ro
+from vfz.model.space import Space, space_of
+from vfz.model.tree import Model
+
+BIG = 1 << 40         # free clusters of the never-full volume the model counts on
+LADDER = sorted({int(round(1.125 ** k)) for k in range(140)})    # shared window sizes
+
+
+def allocations(ops, space):
+    """[(clusters taken, clusters freed, result)] per op, Linux's capacity rules (the kernel
+    profile's model) on a volume of space's cluster size that never fills."""
+    sp = Space(BIG, space.cs, space.root, space.bs)
+    m = Model("kernel", "dual", space=sp)
+    out = []
+    for op in ops:
+        before = sp.free
+        res = m.apply_one(op)
+        d = before - sp.free
+        out.append((max(d, 0), max(-d, 0), res))
+    return out
+
+
+def reuse_cut(ops, results):
+    """The census's cut: the first ok unlink/rmdir that a create, mkdir or write follows."""
+    return next((i for i, op in enumerate(ops) if op.kind in ("unlink", "rmdir") and results[i] == "ok"
+                 and any(o.kind in ("create", "mkdir", "write") for o in ops[i + 1:])), None)
+
+
+def choose(ops, al, low, rng):
+    """-> (N, why) or None: the window size for ops given their allocations al and a low run of
+    low clusters (module docstring)."""
+    taken = [a for a, _, _ in al]
+    cum = [sum(taken[:j]) for j in range(len(al))]
+    i = reuse_cut(ops, [r for _, _, r in al])
+    if i is not None and al[i][1]:
+        after = [j for j in range(i + 1, len(al)) if taken[j]]
+        if after:
+            # the next op that takes clusters, else one with room to cross the end and reach the hole
+            j = next((j for j in after if taken[j] >= low + 2), after[0])
+            room = low + sum(f for _, f, _ in al[:j])          # what the wrap finds: low run, holes
+            most = min(taken[j], room)                        # clusters past the end
+            least = min(most, low + 1)                        # at least one in the hole
+            return (cum[j] + taken[j] - most, cum[j] + taken[j] - least), "reuse"
+    multi = [j for j in range(len(al)) if taken[j] >= 2]
+    if not multi:
+        return None
+    j = rng.choice(multi)
+    if low:
+        return (cum[j] + taken[j] - min(low, taken[j] - 1), cum[j] + taken[j] - 1), "wrap"
+    return (cum[j] + 1, cum[j] + taken[j] - 1), "short"
+
+
+def pick(lo, hi, rng):
+    """A size in [lo, hi] (at least 1), from LADDER when it holds one."""
+    lo, hi = max(1, lo), max(1, hi)
+    on = [n for n in LADDER if lo <= n <= hi]
+    return rng.choice(on) if on else rng.randrange(lo, hi + 1)
+
+
+def fitted(pristine, ops, fs, key):
+    """The volume spec for a corpus entry's ops: fs with its window resized (module docstring),
+    or fs itself when it has no window or the script allows no fit. pristine: spec -> the fresh
+    image of it (vfz.check.checker.Checker.pristine_image)."""
+    if "free=" not in fs:
+        return fs
+    g = geometry.parse(fs)
+    space = space_of(pristine(fs))
+    if space is None or not ops:
+        return fs
+    rng = random.Random(f"{key}:fit")
+    try:
+        al = allocations(ops, space)
+    except (ValueError, KeyError, IndexError, TypeError):     # the model's limits: keep the pool's
+        return fs
+    got = choose(ops, al, g.wrap, rng)
+    if got is None:
+        return fs
+    (lo, hi), _ = got
+    n = pick(lo, hi, rng)
+    at, end = g.at or 2, open_ro(pristine(fs)).clusters + 2
+    if at + n > end:                                 # keep it on the volume: start it lower
+        at = end - n
+        if at < 3 + (g.wrap + 1 if g.wrap else 0):   # above the low run (vfz.campaign.geometry.window)
+            return fs
+    return geometry.Geometry(**{**g.__dict__, "free": n, "at": at}).spec()
+
+
+def corpus_volume(pool, pristine, ops, fs, path, slot):
+    """The volume of a corpus entry (path, its ops, job slot) whose classic volume is fs: the
+    pool's draw (vfz.campaign.geometry.Pool.script_volume), its window fitted to the ops."""
+    import os
+    key = f"corpus:{os.path.basename(path)}"
+    fs = pool.script_volume(fs, key, slot) or fs
+    return fitted(pristine, ops, fs, f"{pool.seed}:{key}")
