@@ -9,19 +9,21 @@ resized so that next-fit allocation -- Linux's and the core's, which start at th
 mount on FAT12/16, by FSInfo's hint on FAT32 with a low run, wrap=K) -- passes its end inside
 one op's allocation:
 
-    reuse   after the first unlink or rmdir that frees clusters and that a later allocation
-            follows (the census's reuse-after-unlink cut, vfz.campaign.steer), the window ends
-            inside the next op that takes clusters: its chain runs past the end, through the
-            low run, into the hole (alloc-wrap and reuse-after-unlink), as far as the low run
-            and the holes hold it (no ENOSPC from the window alone)
-    wrap    else, on a window with a low run, an op that takes 2+ clusters passes the end and
-            ends in the low run (alloc-wrap)
-    short   else, without a low run, an op that takes 2+ clusters runs out part-way (enospc)
+    reuse+wrap  after the first unlink or rmdir that frees clusters and that a later
+                allocation follows (the census's reuse-after-unlink cut, vfz.campaign.steer),
+                the window ends inside an op that takes 2+ clusters, early enough that what is
+                taken after the end passes the low run into the hole: the op's chain crosses the
+                end (alloc-wrap), the allocation wraps into the hole (reuse-after-unlink); an op
+                whose rest the low run and the holes hold (no ENOSPC from the window) if any
+    reuse       else the window ends after the cut, early enough to reach the hole
+    wrap        else, on a window with a low run, an op that takes 2+ clusters passes the end
+                and ends in the low run (alloc-wrap)
+    short       else an op that takes 2+ clusters runs out part-way (enospc)
 
 Only the window's size changes (and its start, when it would pass the volume's end): the volume
 is still the pool's, and a writer that allocates elsewhere (first fit, its own hint) simply
 meets the same capacity, which every model counts. N is taken from LADDER where the allowed
-range holds one, so that scripts share windows (each new spec is formatted once, and its fresh
+sizes hold one, so that scripts share windows (each new spec is formatted once, and its fresh
 volume read once by every reader). The sizing is a draw seeded by the script's key: replay of a
 finding uses the spec it recorded, which holds N.
 """
@@ -33,7 +35,7 @@ from vfz.model.space import Space, space_of
 from vfz.model.tree import Model
 
 BIG = 1 << 40         # free clusters of the never-full volume the model counts on
-LADDER = sorted({int(round(1.125 ** k)) for k in range(140)})    # shared window sizes
+LADDER = {int(round(1.125 ** k)) for k in range(140)}    # shared window sizes
 
 
 def allocations(ops, space):
@@ -56,35 +58,35 @@ def reuse_cut(ops, results):
                  and any(o.kind in ("create", "mkdir", "write") for o in ops[i + 1:])), None)
 
 
-def choose(ops, al, low, rng):
-    """-> (N, why) or None: the window size for ops given their allocations al and a low run of
-    low clusters (module docstring)."""
+def choose(ops, al, low):
+    """-> (sizes N the window may take, why) or None: the window sizes for ops given their
+    allocations al and a low run of low clusters (module docstring); the first kind below
+    that any size gives."""
     taken = [a for a, _, _ in al]
     cum = [sum(taken[:j]) for j in range(len(al))]
     i = reuse_cut(ops, [r for _, _, r in al])
-    if i is not None and al[i][1]:
-        after = [j for j in range(i + 1, len(al)) if taken[j]]
-        if after:
-            # the next op that takes clusters, else one with room to cross the end and reach the hole
-            j = next((j for j in after if taken[j] >= low + 2), after[0])
-            room = low + sum(f for _, f, _ in al[:j])          # what the wrap finds: low run, holes
-            most = min(taken[j], room)                        # clusters past the end
-            least = min(most, low + 1)                        # at least one in the hole
-            return (cum[j] + taken[j] - most, cum[j] + taken[j] - least), "reuse"
-    multi = [j for j in range(len(al)) if taken[j] >= 2]
-    if not multi:
-        return None
-    j = rng.choice(multi)
-    if low:
-        return (cum[j] + taken[j] - min(low, taken[j] - 1), cum[j] + taken[j] - 1), "wrap"
-    return (cum[j] + 1, cum[j] + taken[j] - 1), "short"
+    first = next((j for j in range(i + 1, len(al)) if taken[j]), None) if i is not None and al[i][1] else None
+    if first is not None:
+        last = sum(taken) - low - 1       # what is taken after the end passes the low run
+        cross = [(j, x) for j in range(first, len(al)) for x in range(1, taken[j]) if cum[j] + x <= last]
+        # an op's chain crosses the end, and the low run and the holes hold the rest of it
+        both = {cum[j] + x for j, x in cross if taken[j] - x <= low + sum(f for _, f, _ in al[:j])}
+        if both or cross:
+            return both or {cum[j] + x for j, x in cross}, "reuse+wrap"
+        if cum[first] <= last:
+            return set(range(cum[first], last + 1)), "reuse"
+    ends = {cum[j] + taken[j] - y for j in range(len(al)) for y in range(1, min(low, taken[j] - 1) + 1)}
+    if ends:                              # an op's chain ends in the low run
+        return ends, "wrap"
+    short = {cum[j] + x for j in range(len(al)) for x in range(1, taken[j])}
+    return (short, "short") if short else None
 
 
-def pick(lo, hi, rng):
-    """A size in [lo, hi] (at least 1), from LADDER when it holds one."""
-    lo, hi = max(1, lo), max(1, hi)
-    on = [n for n in LADDER if lo <= n <= hi]
-    return rng.choice(on) if on else rng.randrange(lo, hi + 1)
+def pick(sizes, rng):
+    """One of sizes (at least 1), from LADDER when it holds one."""
+    sizes = sorted(n for n in sizes if n >= 1) or [1]
+    on = [n for n in sizes if n in LADDER]
+    return rng.choice(on or sizes)
 
 
 def fitted(pristine, ops, fs, key):
@@ -102,11 +104,10 @@ def fitted(pristine, ops, fs, key):
         al = allocations(ops, space)
     except (ValueError, KeyError, IndexError, TypeError):     # the model's limits: keep the pool's
         return fs
-    got = choose(ops, al, g.wrap, rng)
+    got = choose(ops, al, g.wrap)
     if got is None:
         return fs
-    (lo, hi), _ = got
-    n = pick(lo, hi, rng)
+    n = pick(got[0], rng)
     at, end = g.at or 2, open_ro(pristine(fs)).clusters + 2
     if at + n > end:                                 # keep it on the volume: start it lower
         at = end - n

@@ -14,7 +14,11 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
   marked bad once formatted): 2-32 KiB free (at least 4 clusters) wherever the class put the size, so that a
   script fills the volume, wraps its allocation, reuses what it unlinked and runs out of
   space on every FAT type (a valid FAT32 has 65 525 clusters or more: filling it with data
-  would take 32 MiB a script); on FAT12 the window starts at a FAT sector edge.
+  would take 32 MiB a script); on FAT12 the window starts at a FAT sector edge. Every window
+  has a low run below it (vfz.geometry wrap=K: cluster 2 on FAT12/16, 1-4 clusters
+  and FSInfo's next-free hint at the window on FAT32), so that next-fit allocation wraps past
+  the window's end into free clusters even before anything is unlinked; a fuzz_ops corpus
+  entry's window is then resized to what its ops take (vfz.campaign.fitwindow).
 
 The size that gives a target cluster count is found by asking the formatter itself
 (vfz.check.sizing: a binary search over image sizes, a few milliseconds a format, cached per
@@ -144,22 +148,17 @@ def window(r, image, low=0):
     return n, r.randrange(lo, max(lo + 1, hi))
 
 
-WRAP_OF = 4       # windows with a low run (wrap=K): all but one in WRAP_OF
-
-
 def low_run(r, fat):
-    """K of a window's low run (vfz.geometry wrap=K), or 0: on FAT12/16 one cluster, cluster 2
-    (Linux's first allocation after mount starts at 3: more low clusters would be taken first,
-    before the window); on FAT32 1-4, reached after the wrap whatever their number (FSInfo's
-    next-free hint points at the window)."""
-    if r.randrange(WRAP_OF) == 0:
-        return 0
+    """K of a window's low run (vfz.geometry wrap=K): on FAT12/16 one cluster, cluster 2 (Linux's
+    first allocation after mount starts at 3: more low clusters would be taken first, before the
+    window); on FAT32 1-4, reached after the wrap whatever their number (FSInfo's next-free
+    hint points at the window)."""
     return 1 if fat != 32 else 1 + r.randrange(4)
 
 
 def windowed(r, g):
-    """g with a free window drawn for it (its volume formatted once to see its clusters),
-    and most of the time a low run below it (low_run)."""
+    """g with a free window drawn for it (its volume formatted once to see its clusters) and a
+    low run below it (low_run)."""
     with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
         img = os.path.join(d, "g.img")
         if oracles.get_formatter(g.formatter).format(img, g).error:
