@@ -20,14 +20,17 @@ one op's allocation:
                 and ends in the low run (alloc-wrap)
     short       else an op that takes 2+ clusters runs out part-way (enospc)
 
-Only the window's size changes (and its start, when it would pass the volume's end): the volume
-is still the pool's, and a writer that allocates elsewhere (first fit, its own hint) simply
+A drawn volume that has no window (one pool entry in four) gets one, placed as the pool places
+them (vfz.campaign.geometry.window, with a low run), when the script allows a fit; the classic
+volumes stay as they are. Only the window changes (its size, and its start when it would pass
+the volume's end): the volume is still the pool's, and a writer that allocates elsewhere (first fit, its own hint) simply
 meets the same capacity, which every model counts. N is taken from LADDER where the allowed
 sizes hold one, so that scripts share windows (each new spec is formatted once, and its fresh
 volume read once by every reader). The sizing is a draw seeded by the script's key: replay of a
 finding uses the spec it recorded, which holds N.
 """
 import random
+from dataclasses import replace
 
 from vfz import geometry
 from vfz.fatimg import open_ro
@@ -58,10 +61,22 @@ def reuse_cut(ops, results):
                  and any(o.kind in ("create", "mkdir", "write") for o in ops[i + 1:])), None)
 
 
-def choose(ops, al, low):
+def choose(ops, al, low, overflow=True):
     """-> (sizes N the window may take, why) or None: the window sizes for ops given their
     allocations al and a low run of low clusters (module docstring); the first kind below
-    that any size gives."""
+    that any size gives. overflow False: only sizes whose window and low run hold the most the
+    script has at once (no ENOSPC wherever a writer allocates: for writers whose model does not
+    count clusters)."""
+    got = _choose(ops, al, low)
+    if overflow or got is None:
+        return got
+    taken, freed = [a for a, _, _ in al], [f for _, f, _ in al]
+    peak = max(sum(taken[:j + 1]) - sum(freed[:j + 1]) for j in range(len(al)))
+    sizes = {n for n in got[0] if n + low >= peak}
+    return (sizes, got[1]) if sizes else None
+
+
+def _choose(ops, al, low):
     taken = [a for a, _, _ in al]
     cum = [sum(taken[:j]) for j in range(len(al))]
     i = reuse_cut(ops, [r for _, _, r in al])
@@ -89,37 +104,53 @@ def pick(sizes, rng):
     return rng.choice(on or sizes)
 
 
-def fitted(pristine, ops, fs, key):
+def fitted(pristine, ops, fs, key, overflow=True):
     """The volume spec for a corpus entry's ops: fs with its window resized (module docstring),
-    or fs itself when it has no window or the script allows no fit. pristine: spec -> the fresh
-    image of it (vfz.check.checker.Checker.pristine_image)."""
-    if "free=" not in fs:
+    a drawn volume without one (a geometry spec, `@formatter`) with one placed as the pool
+    places them (vfz.campaign.geometry.window, low_run); fs itself when it is a classic volume
+    or the script allows no fit. pristine: spec -> the fresh image of it
+    (vfz.check.checker.Checker.pristine_image); overflow: may the fit run the script out of
+    space (choose)."""
+    if "free=" not in fs and "@" not in fs:
         return fs
     g = geometry.parse(fs)
-    space = space_of(pristine(fs))
+    rng = random.Random(f"{key}:fit")
+    image = pristine(fs)
+    space = space_of(image)
     if space is None or not ops:
         return fs
-    rng = random.Random(f"{key}:fit")
+    if not g.free:
+        from vfz.campaign.geometry import low_run, window
+        low = low_run(rng, g.fat)
+        g = replace(g, free=1, at=window(rng, image, low)[1], wrap=low)
     try:
         al = allocations(ops, space)
     except (ValueError, KeyError, IndexError, TypeError):     # the model's limits: keep the pool's
         return fs
-    got = choose(ops, al, g.wrap)
+    got = choose(ops, al, g.wrap, overflow)
     if got is None:
         return fs
     n = pick(got[0], rng)
-    at, end = g.at or 2, open_ro(pristine(fs)).clusters + 2
+    at, end = g.at or 2, open_ro(image).clusters + 2
     if at + n > end:                                 # keep it on the volume: start it lower
         at = end - n
         if at < 3 + (g.wrap + 1 if g.wrap else 0):   # above the low run (vfz.campaign.geometry.window)
             return fs
-    return geometry.Geometry(**{**g.__dict__, "free": n, "at": at}).spec()
+    return replace(g, free=n, at=at).spec()
 
 
-def corpus_volume(pool, pristine, ops, fs, path, slot):
-    """The volume of a corpus entry (path, its ops, job slot) whose classic volume is fs: the
-    pool's draw (vfz.campaign.geometry.Pool.script_volume), its window fitted to the ops."""
+def corpus_volume(pool, checker, ops, fs, path, slot):
+    """The volume of a corpus entry (path, its ops, job slot) whose classic volume is fs for
+    checker's writers: the pool's draw (vfz.campaign.geometry.Pool.script_volume), its window
+    fitted to the ops, out of space only where every writer's model counts clusters (as
+    vfz.campaign.patterns.for_script decides)."""
     import os
+    from vfz import oracles
+    from vfz.model.space import space_for
     key = f"corpus:{os.path.basename(path)}"
     fs = pool.script_volume(fs, key, slot) or fs
-    return fitted(pristine, ops, fs, f"{pool.seed}:{key}")
+    if "@" not in fs:                                # a classic volume: as it is
+        return fs
+    base = checker.pristine_image(fs)
+    overflow = all(space_for(oracles.entry(w).profile, base) is not None for w in checker.writer_names)
+    return fitted(checker.pristine_image, ops, fs, f"{pool.seed}:{key}", overflow)

@@ -18,7 +18,8 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
   has a low run below it (vfz.geometry wrap=K: cluster 2 on FAT12/16, 1-4 clusters
   and FSInfo's next-free hint at the window on FAT32), so that next-fit allocation wraps past
   the window's end into free clusters even before anything is unlinked; a fuzz_ops corpus
-  entry's window is then resized to what its ops take (vfz.campaign.fitwindow).
+  entry's window is then resized to what its ops take, and a drawn volume without a window
+  gets one for it (vfz.campaign.fitwindow).
 
 The size that gives a target cluster count is found by asking the formatter itself
 (vfz.check.sizing: a binary search over image sizes, a few milliseconds a format, cached per

@@ -310,7 +310,7 @@ class Campaign:
                     job.note = str(e)
                     return
                 fs = fs_from_options(opts) or self.fs_list[job.slot % len(self.fs_list)]
-                fs = fitwindow.corpus_volume(self.geo, checker.pristine_image, ops, fs, job.path, job.slot)
+                fs = fitwindow.corpus_volume(self.geo, checker, ops, fs, job.path, job.slot)
                 src = {"source": "fuzz_ops corpus", "input": os.path.basename(job.path)}
             else:
                 gseed, nops, fsb = iter_params(self.seed, shard_iteration(job.iteration, self.shard))
