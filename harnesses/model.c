@@ -549,6 +549,10 @@ static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t of
 		f->touched = 1;
 		f->attr |= 0x20;        /* fat_write_end */
 	}
+	/* a truncate growth: fat_write_end of a zero-filled page, or
+	 * fat_write_failed's fat_free on a file that has clusters */
+	if (!data_at_off && (s || k > s))
+		f->attr |= 0x20;
 	f->times_known = 0;         /* file_update_time ran either way */
 	m->fail_changed = 1;
 	m->fail_node = f;

@@ -450,8 +450,12 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 			if (lim <= size && !trunc && page > off)
 				lim = page;
 			if (lim <= size && (trunc || page <= off)) {
-				/* no page was written: only file_update_time ran */
+				/* no page was written: only file_update_time ran,
+				 * and for a truncate fat_write_failed's fat_free,
+				 * which sets ATTR_ARCH on a file that has clusters */
 				fat_stamp_mtime(de);
+				if (trunc && size)
+					de[11] |= ATTR_ARCH;
 				chain_free(chain, inl);
 				return nospc;
 			}
