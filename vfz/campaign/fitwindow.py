@@ -20,7 +20,8 @@ one op's allocation:
                 and ends in the low run (alloc-wrap)
     short       else an op that takes 2+ clusters runs out part-way (enospc)
 
-A drawn volume that has no window (one pool entry in four) gets one, placed as the pool places
+A script whose mkdirs reach a tree DEEP directories deep gets only sizes that hold the most it
+has at once (no ENOSPC: the fit does not cut its chain). A drawn volume that has no window (one pool entry in four) gets one, placed as the pool places
 them (vfz.campaign.geometry.window, with a low run), when the script allows a fit; the classic
 volumes stay as they are. Only the window changes (its size, and its start when it would pass
 the volume's end): the volume is still the pool's, and a writer that allocates elsewhere (first fit, its own hint) simply
@@ -37,6 +38,7 @@ from vfz.fatimg import open_ro
 from vfz.model.space import Space, space_of
 from vfz.model.tree import Model
 
+DEEP = 8              # steer.census's deep-tree: a path this many directories deep
 BIG = 1 << 40         # free clusters of the never-full volume the model counts on
 LADDER = {int(round(1.125 ** k)) for k in range(140)}    # shared window sizes
 
@@ -127,7 +129,10 @@ def fitted(pristine, ops, fs, key, overflow=True):
         al = allocations(ops, space)
     except (ValueError, KeyError, IndexError, TypeError):     # the model's limits: keep the pool's
         return fs
-    got = choose(ops, al, g.wrap, overflow)
+    # a tree 8 deep (the census's deep-tree) is never cut by the fit: its mkdirs keep their room
+    deep = any(op.kind == "mkdir" and r == "ok" and op.args[0].rstrip("/").count("/") >= DEEP
+               for op, (_, _, r) in zip(ops, al))
+    got = choose(ops, al, g.wrap, overflow and not deep)
     if got is None:
         return fs
     n = pick(got[0], rng)
