@@ -56,6 +56,7 @@ def old(index, respell=None, want=False):
 def mkdir(p): return bytes([0]) + p
 def create(p, size_idx=4, seed=7): return bytes([1]) + p + bytes([size_idx, seed])
 def write(p, off=100, size_idx=8, seed=9): return bytes([3]) + p + bytes([off & 0xFF, off >> 8, size_idx, seed])
+def churn(p, size_idx=8, seed=5, again=10): return bytes([0x09]) + p + bytes([size_idx, seed, again])
 def rename(a, b, dirs=False): return bytes([4 | (8 if dirs else 0)]) + a + b
 def unlink(p): return bytes([6 | 8]) + p
 def rmdir(p): return bytes([7 | 8]) + p
@@ -128,6 +129,18 @@ def ops_seeds():
     for j, m in enumerate((dict(dual=True), dict(v3=True, fat=32), dict(fat=16, cs=2048))):
         tag = "-".join("%s%s" % (a, "" if b is True else b) for a, b in sorted(m.items()))
         out["meta-ops.%s" % tag] = header(seed=900 + j, **m) + meta
+    # churn (a create kind byte with bit 3: the file unlinked and created again), then more
+    # allocation: the census's reuse-after-unlink where the campaign fits a window to the
+    # script (vfz/campaign/fitwindow.py); the last one on the tiny FAT12 (bits 3-4 = 3)
+    body = (mkdir(new(raw("Dir"))) + churn(new(raw("churn.bin"), 0), 8, 5, 10) +
+            create(new(raw("after.bin")), 9, 6) + write(old(2), 4000, 10, 7) +
+            churn(new(raw("again.dat")), 6, 8, 11) + mkdir(new(raw("Late"))) +
+            create(new(raw("late.bin"), 1), 10, 9) + unlink(old(2)) + create(new(raw("last.bin")), 11, 10))
+    for j, m in enumerate((dict(), dict(dual=True, fat=16), dict(v3=True, fat=32, cs=1024), dict(dual=True))):
+        h = header(seed=950 + j, **m)
+        tiny = j == 3
+        tag = "tiny" if tiny else "-".join("%s%s" % (a, "" if b is True else b) for a, b in sorted(m.items())) or "nodual"
+        out["churn.%s" % tag] = bytes([h[0] | (0x18 if tiny else 0)]) + h[1:] + body
     return out
 
 

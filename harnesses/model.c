@@ -385,8 +385,13 @@ static uint32_t kept_size(uint32_t size, uint32_t off, uint64_t room, int data_a
 {
 	uint64_t k = room / VFS_PAGE * VFS_PAGE;
 	uint64_t mapped = ((uint64_t)size + bs - 1) / bs * bs;  /* mmu_private: whole blocks */
+	uint64_t first = mapped / VFS_PAGE;
 
-	if (k < size)
+	/* a page end is reached by the write_end of a page zero-filled past
+	 * mmu_private or written from the offset's page on, no other */
+	if (data_at_off && off / VFS_PAGE < first)
+		first = off / VFS_PAGE;
+	if (k < (first + 1) * VFS_PAGE || k < size)
 		k = size;
 	/* the gap is zero-filled (and kept) only past the blocks mapped */
 	if (data_at_off && off > k && off > mapped && off <= room)

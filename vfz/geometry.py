@@ -14,7 +14,15 @@ cluster outside [at, at+N) marked bad in every FAT copy (FSInfo's free count fol
 volume of any FAT type and size that fills, wraps its allocation and runs out of space
 within a short script, as a volume whose other clusters are taken would (Linux and the core
 skip bad clusters as they skip used ones; bad marks are in no chain, so no reader lists
-them). apply_window does it; the formatter never sees these two keys. A field left out is the formatter's own default, so
+them). wrap=K (with free=N) keeps K more clusters free, the lowest free ones of the data
+area, below the window: a window that straddles the wrap point of next-fit allocation.
+Linux (fat_alloc_clusters) searches from prev_free + 1 and wraps to cluster 2 at the end;
+prev_free is 2 at mount on FAT12/16, so its first allocation skips cluster 2, which it
+reaches only after passing the window's end; on FAT32 it is FSInfo's next-free hint, which
+wrap sets to at - 1 (the window's first cluster is searched first, the low run after the
+wrap). Writers that allocate otherwise (first fit from cluster 2, or their own hint) take the
+low clusters first: only capacity differs, and every model counts clusters, not places.
+apply_window does it; the formatter never sees these three keys. A field left out is the formatter's own default, so
 the spec says exactly what was asked and replay asks the same. No `@`: the checker's default
 formatter (mkfs.fat, or the core's with --formatter vfat), as before geometries existed.
 
@@ -27,7 +35,7 @@ from dataclasses import dataclass, replace
 
 from vfz.errors import UsageError
 
-KEYS = ("sector", "fats", "reserved", "root", "free", "at")
+KEYS = ("sector", "fats", "reserved", "root", "free", "at", "wrap")
 FAT12_MAX, FAT16_MAX = 4084, 65524        # the largest cluster counts of FAT12 and FAT16
 
 
@@ -43,6 +51,7 @@ class Geometry:
     formatter: str = None       # registry name of the formatter; None: the checker's default
     free: int = 0               # clusters left free (the window); 0: all, no bad marks
     at: int = 0                 # the window's first cluster; 0: the first data cluster (2)
+    wrap: int = 0               # free clusters kept below the window (the lowest free ones)
 
     def spec(self):
         s = f"fat{self.fat}:{_size_text(self.size)}"
@@ -109,6 +118,8 @@ def parse(spec):
         raise UsageError(f"bad fats in {spec!r}: 1 or 2")
     if g.cluster and g.cluster < g.bytes_per_sector:
         raise UsageError(f"bad cluster size in {spec!r}: smaller than a sector")
+    if g.wrap and not g.free:
+        raise UsageError(f"bad field wrap in {spec!r}: it needs a window (free=N)")
     return g
 
 
@@ -182,10 +193,12 @@ BAD = {12: 0xFF7, 16: 0xFFF7, 32: 0x0FFFFFF7}
 
 
 def apply_window(image, g):
-    """Mark every free cluster of a fresh volume outside g's window [at, at+free) bad, in
-    every FAT copy, and set FAT32's FSInfo free count to what is left. -> (free clusters,
-    bad marks) or None when g has no window. The FAT type is the BPB's (FAT32 when its
-    16-bit FAT size is 0, else by the cluster count), as Linux decides it."""
+    """Mark every free cluster of a fresh volume outside g's window [at, at+free) and its
+    low run (wrap: the lowest g.wrap free clusters below at) bad, in every FAT copy; set
+    FAT32's FSInfo free count to what is left and, with a low run, its next-free hint to
+    at - 1. -> (free clusters, bad marks) or None when g has no window. The FAT type is the
+    BPB's (FAT32 when its 16-bit FAT size is 0, else by the cluster count), as Linux
+    decides it."""
     if not g.free:
         return None
     import mmap
@@ -194,11 +207,13 @@ def apply_window(image, g):
         fat = Fat(mm, copy=False)
         lo, hi = max(2, g.at or 2), max(2, g.at or 2) + g.free
         free = bad = 0
+        low = g.wrap
         for c in range(2, fat.clusters + 2):
             if fat.get(c) != 0:
                 continue
-            if lo <= c < hi:
+            if lo <= c < hi or (low and c < lo):
                 free += 1
+                low -= not lo <= c < hi
             else:
                 fat.set(c, BAD[fat.bits])
                 bad += 1
@@ -206,5 +221,7 @@ def apply_window(image, g):
             fsi = struct.unpack_from("<H", mm, 48)[0] * fat.bps
             if 0 < fsi < len(mm) - 512 and mm[fsi:fsi + 4] == b"RRaA":
                 struct.pack_into("<I", mm, fsi + 488, free)
+                if g.wrap:          # next-fit starts at the window: the low run waits for the wrap
+                    struct.pack_into("<I", mm, fsi + 492, lo - 1)
         mm.flush()
     return free, bad

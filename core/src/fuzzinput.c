@@ -221,6 +221,45 @@ static int mkdir_chain(struct rd *r, struct belief *b, struct vfat_fuzz_input *i
 	return rc;
 }
 
+#define CHURN_EMPTY 4097   /* an empty file frees nothing: a churn's takes 2+ clusters */
+
+/* A create kind byte with bit 3 set (0x09, 0x0A, 0x19, ... below 0xE0) is
+ * churn: the file is unlinked at once and created again under the same
+ * name, its size from the next byte, so that an input of a few ops frees
+ * clusters and then allocates (the census's reuse-after-unlink; the
+ * campaign sizes a corpus entry's window so that the second create passes
+ * its end into the hole: vfz/campaign/fitwindow.py). Neither create is
+ * empty (size 0 reads as CHURN_EMPTY). The name stays in the belief (the
+ * caller adds it, as for any create). */
+static int churn(struct rd *r, struct vfat_fuzz_input *in, int tiny)
+{
+	struct vfat_op *c = &in->script.ops[in->script.n - 1];
+	char a[PATH_MAX_LEN];
+	struct vfat_op op;
+	uint32_t seed = (c->n[1] + 1) & 0xFF;
+	int rc;
+
+	if (!c->n[0])
+		c->n[0] = CHURN_EMPTY;
+	if (in->script.n + 2 > VFAT_FUZZ_MAX_OPS)
+		return 0;
+	snprintf(a, sizeof(a), "%s", c->a);
+	memset(&op, 0, sizeof(op));
+	op.kind = OP_UNLINK;
+	op.a = a;
+	op.line = (int)in->script.n + 1;
+	rc = vfat_script_add(&in->script, &op);
+	if (rc)
+		return rc;
+	op.kind = OP_CREATE;
+	op.n[0] = size_of(get8(r), tiny);
+	if (!op.n[0])
+		op.n[0] = CHURN_EMPTY;
+	op.n[1] = seed;
+	op.line++;
+	return vfat_script_add(&in->script, &op);
+}
+
 int vfat_fuzz_decode(const uint8_t *data, size_t size,
 		     struct vfat_fuzz_input *in)
 {
@@ -296,6 +335,8 @@ int vfat_fuzz_decode(const uint8_t *data, size_t size,
 			break;
 		if ((k & 0x0F) == 0x08 && (k & 0xE0) != 0xE0)
 			rc = mkdir_chain(&r, b, in);
+		else if (op.kind == OP_CREATE && (k & 0x08) && (k & 0xE0) != 0xE0)
+			rc = churn(&r, in, in->tiny);
 		if (rc)
 			break;
 		const struct vfat_op *cp = &in->script.ops[in->script.n - 1];

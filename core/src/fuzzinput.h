@@ -16,7 +16,9 @@
  *   numbers (see fuzzinput.c). Kind bytes 0xE0-0xFF are the second
  *   grammar (truncate, chattr, touch, label by the low two bits); below,
  *   the first six ops as before; a mkdir kind byte with bit 3 set
- *   starts a chain of 7-10 more nested mkdirs (a tree 8+ deep). Names come from every gen.h name class and
+ *   starts a chain of 7-10 more nested mkdirs (a tree 8+ deep), a create
+ *   kind byte with bit 3 set is churn (the file unlinked and created again,
+ *   its size from one more byte). Names come from every gen.h name class and
  *   from raw input bytes.
  *
  * The decoded ops are bounded (sizes, offsets, count). The FAT12, FAT16

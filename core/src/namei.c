@@ -365,8 +365,14 @@ static uint64_t short_write_end(uint64_t size, uint64_t off, uint64_t room,
 	uint64_t kept = size, page = room / VFS_PAGE * VFS_PAGE;
 	/* mmu_private: what fat_get_block mapped, whole blocks (sectors) */
 	uint64_t mapped = (size + block - 1) / block * block;
+	uint64_t first = mapped / VFS_PAGE;
 
-	if (page > kept)
+	/* i_size moves to a page's end only at that page's write_end: one
+	 * cont_expand_zero zero-fills (those from mmu_private's page on) or
+	 * one the write copies into (from the offset's page on) */
+	if (data_at_off && off / VFS_PAGE < first)
+		first = off / VFS_PAGE;
+	if (page >= (first + 1) * VFS_PAGE && page > kept)
 		kept = page;
 	/* cont_expand_zero zero-fills a gap only past mmu_private: a write
 	 * whose offset lies inside the file's last block expands nothing */
@@ -450,7 +456,8 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 			if (lim <= size && !trunc && page > off)
 				lim = page;
 			if (lim <= size && (trunc || page <= off)) {
-				/* no page was written: only file_update_time ran */
+				/* no page was written: only file_update_time ran
+				 * (and fat_free's ATTR_ARCH, above) */
 				fat_stamp_mtime(de);
 				chain_free(chain, inl);
 				return nospc;

@@ -14,7 +14,12 @@ Each script of the campaign gets a geometry spec (vfz.geometry) drawn from its s
   marked bad once formatted): 2-32 KiB free (at least 4 clusters) wherever the class put the size, so that a
   script fills the volume, wraps its allocation, reuses what it unlinked and runs out of
   space on every FAT type (a valid FAT32 has 65 525 clusters or more: filling it with data
-  would take 32 MiB a script); on FAT12 the window starts at a FAT sector edge.
+  would take 32 MiB a script); on FAT12 the window starts at a FAT sector edge. Every window
+  has a low run below it (vfz.geometry wrap=K: cluster 2 on FAT12/16, 1-4 clusters
+  and FSInfo's next-free hint at the window on FAT32), so that next-fit allocation wraps past
+  the window's end into free clusters even before anything is unlinked; a fuzz_ops corpus
+  entry's window is then resized to what its ops take, and a drawn volume without a window
+  gets one for it (vfz.campaign.fitwindow).
 
 The size that gives a target cluster count is found by asking the formatter itself
 (vfz.check.sizing: a binary search over image sizes, a few milliseconds a format, cached per
@@ -126,16 +131,17 @@ def draw(r, formatters, tries=12, fat=None, size_class=None):
     return None, why
 
 
-def window(r, image):
+def window(r, image, low=0):
     """A free window (vfz.geometry free=N, at=C) for a fresh volume: 2-32 KiB of clusters
     (at least 4), so that a short script fills it, wraps its allocation and runs out of
     space whatever the FAT type and size; on FAT12 it starts a few clusters before a
     cluster whose 12-bit entry straddles two FAT sectors, so that the first allocations
-    cross that edge. -> (free, at)."""
+    cross that edge. low: clusters of a low run (wrap=K) to keep below it, with one bad
+    cluster between. -> (free, at)."""
     with open(image, "rb") as f:
         fat = Fat(f.read(4096))
     n = max(4, min(fat.clusters - 8, int(2 ** r.uniform(11, 15)) // fat.csize))
-    lo, hi = 3, fat.clusters + 2 - n
+    lo, hi = 3 + (low + 1 if low else 0), fat.clusters + 2 - n
     if fat.bits == 12:
         edges = [c for c in range(lo, hi) if (c + c // 2) % fat.bps == fat.bps - 1]
         if edges:
@@ -143,14 +149,24 @@ def window(r, image):
     return n, r.randrange(lo, max(lo + 1, hi))
 
 
+def low_run(r, fat):
+    """K of a window's low run (vfz.geometry wrap=K): on FAT12/16 one cluster, cluster 2 (Linux's
+    first allocation after mount starts at 3: more low clusters would be taken first, before the
+    window); on FAT32 1-4, reached after the wrap whatever their number (FSInfo's next-free
+    hint points at the window)."""
+    return 1 if fat != 32 else 1 + r.randrange(4)
+
+
 def windowed(r, g):
-    """g with a free window drawn for it (its volume formatted once to see its clusters)."""
+    """g with a free window drawn for it (its volume formatted once to see its clusters) and a
+    low run below it (low_run)."""
     with tempfile.TemporaryDirectory(prefix="vfz-geo-") as d:
         img = os.path.join(d, "g.img")
         if oracles.get_formatter(g.formatter).format(img, g).error:
             return g
-        free, at = window(r, img)
-    return geometry.Geometry(**{**g.__dict__, "free": free, "at": at})
+        low = low_run(r, g.fat)
+        free, at = window(r, img, low)
+    return geometry.Geometry(**{**g.__dict__, "free": free, "at": at, "wrap": low})
 
 
 class Pool:

@@ -49,7 +49,7 @@ from vfz import findings, opscript, oracles
 from vfz.check import diff
 from vfz.campaign import minworker
 from vfz.campaign import pace
-from vfz.campaign import geometry, patterns, steer
+from vfz.campaign import fitwindow, geometry, patterns, steer
 from vfz.check.checker import Checker, FS_SPECS, fat_bits
 from vfz.errors import UsageError
 from vfz.campaign.fuzzer import Fuzzer, convert_input, from_input_supported, fs_from_options
@@ -293,7 +293,7 @@ class Campaign:
                     job.note = str(e)
                     return
                 fs = fs_from_options(opts) or self.fs_list[job.slot % len(self.fs_list)]
-                fs = self.geo.script_volume(fs, f"corpus:{os.path.basename(job.path)}", job.slot) or fs
+                fs = fitwindow.corpus_volume(self.geo, checker, ops, fs, job.path, job.slot)
                 src = {"source": "fuzz_ops corpus", "input": os.path.basename(job.path)}
             else:
                 gseed, nops, fsb = iter_params(self.seed, shard_iteration(job.iteration, self.shard))

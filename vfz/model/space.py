@@ -39,10 +39,14 @@ class Space:
         room = (self.clusters(size) + self.free) * self.cs
         if end <= room:
             return end
-        k = max(size, room // PAGE * PAGE)
         # cont_expand_zero fills a gap only past mmu_private, the blocks the file has
         # mapped: an offset inside the file's last block expands nothing (kept: the old size)
         mapped = -(-size // self.bs) * self.bs
+        # i_size reaches a page's end only at its write_end: a page zero-filled from
+        # mmu_private's page on, or one the write copies into from the offset's page on
+        first = min(mapped // PAGE, off // PAGE) if data_at_off else mapped // PAGE
+        page = room // PAGE * PAGE
+        k = max(size, page if page >= (first + 1) * PAGE else 0)
         if data_at_off and size < off <= room and off > k and off > mapped:
             k = off
         return k

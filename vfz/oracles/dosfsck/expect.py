@@ -25,7 +25,7 @@ class Expected(dict):
     source = "model"
 
 
-def _rule(mode, dirs, fat_bits, del_aliases, root_labels=0):
+def _rule(mode, dirs, fat_bits, del_aliases, root_labels=0, bad_labels=0):
     if mode not in BAD_NAME_MODES:
         # dual aliases holding 0x7F (named exception fsck-del-alias)
         return {"bad-short-name": del_aliases} if del_aliases and mode in DUAL_MODES else {}
@@ -38,7 +38,8 @@ def _rule(mode, dirs, fat_bits, del_aliases, root_labels=0):
         if is_root and fat_bits != 32:
             continue
         if is_root:
-            good += root_labels
+            # a label fsck.fat's bad_name rejects (BusyBox's NUL padding) counts as bad
+            good, bad = good + root_labels, bad + bad_labels
         if good + bad > 4 and bad > good // 2:
             many += 1
     if many:
@@ -53,7 +54,8 @@ def expected_complaints(mode, dirs, fat_bits=16, del_aliases=0, image=None):
     modes (core-v1, core-unique, kernel-nodual) one bad-short-name per entry
     with LFN slots (its dummy), and one many-bad-entries per directory that
     check_dir counts: good + bad > 4 and bad > good // 2 over the entries
-    it lists (not "." and ".."; the volume label counts as good), for
+    it lists (not "." and ".."; the volume label counts as good, as bad when
+    fsck.fat's bad_name rejects it: BusyBox's NUL-padded label), for
     subdirectories and, on FAT32 only, the root ("Not dropping root
     directory."); dual modes: bad-short-name per alias holding 0x7F
     (fsck-del-alias), and many-bad-entries where such aliases make a
@@ -85,8 +87,9 @@ def expected_complaints(mode, dirs, fat_bits=16, del_aliases=0, image=None):
         out = Expected(_rule(mode, dirs, fat_bits, del_aliases))
         out.source = f"model (image not simulated: {type(e).__name__}: {e})"
         return out
-    labels = sum(1 for f in clean.root_entries_list() if f.attr & _ATTR_VOLUME)
-    rule = _rule(mode, dirs, fat_bits, del_aliases, labels)
+    labels = [f for f in clean.root_entries_list() if f.attr & _ATTR_VOLUME]
+    bad_labels = sum(1 for f in labels if clean.bad_name(f))
+    rule = _rule(mode, dirs, fat_bits, del_aliases, len(labels) - bad_labels, bad_labels)
     cc = dict(Counter(c["kind"] for c in clean.complaints))
     if dual_del:
         # the model counts 0x7F aliases, not per directory: the image's
