@@ -100,7 +100,10 @@ class Campaign(unittest.TestCase):
         b = steer.campaign_tour(self.ck, 5, 2, fsl, ["mkfs.fat", "vfat"])
         self.assertEqual((a[1], b[1]), ("fat12:2M@vfat", "fat16:4M:512@vfat"))
         self.assertEqual(steer.campaign_tour(self.ck, 5, 1, fsl)[1], "fat12")   # --fs: classic volumes
-        self.assertIsNone(steer.campaign_tour(self.ck, 5, 3, fsl, ["vfat"]))
+        c = steer.campaign_tour(self.ck, 5, 3, fsl, ["vfat"])    # the own mkfs's FAT32, probed
+        self.assertEqual((opscript.dump(c[0]), c[1]), (opscript.dump(steer.probe()), "fat32:34M:512@vfat"))
+        self.assertIsNone(steer.campaign_tour(self.ck, 5, 3, fsl))
+        self.assertIsNone(steer.campaign_tour(self.ck, 5, 4, fsl, ["vfat"]))
         res = self.ck.check(a[0], a[1])
         self.assertIn("near-full", steer.result_census(self.ck, res, a[0], a[1]))
 

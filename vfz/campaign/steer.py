@@ -360,6 +360,7 @@ def written(vfat, ops, fs, workdir, cut_unlinks=3):
 # ---------------------------------------------------------------- the campaign
 STEER_EVERY = 50      # one generated iteration in STEER_EVERY is a tour (~3-4 s of checks)
 EARLY = (1, 2)        # and the first ones: a 2-minute campaign reaches the states in its first seconds
+EARLY_FAT32 = 3       # then the probe on the own mkfs's FAT32 volume (its bytes, vfz.check.bootbytes)
 
 
 def campaign_tour(ck, seed, iteration, fs_list, formatters=()):
@@ -375,14 +376,19 @@ def campaign_tour(ck, seed, iteration, fs_list, formatters=()):
     one under test, those volumes are made by it (`vfat mkfs`: the build's
     own mkfs formats the volume the tour fills; a mkfs that fails is the
     check's finding, vfz.check.formatted.format_failed).
+    Iteration EARLY_FAT32 is the probe on the own mkfs's FAT32 volume then: the geometry
+    draws one only now and then, and a formatter fault of FAT32 alone (its jump, its BPB
+    fields) shows in that volume's bytes against mkfs.fat's.
     -> (ops, fs) or None for a plain generated iteration."""
+    from vfz import oracles
+    from vfz.check.checker import FS_SPECS, fat_bits, is_geometry
+    own = [f for f in formatters if oracles.entry(f).under_test]
+    if iteration == EARLY_FAT32 and own and "fat32" in fs_list:
+        return probe(), f"{FS_SPECS['fat32']}@{own[0]}"
     early = iteration in EARLY
     if not early and iteration % STEER_EVERY != STEER_EVERY - 1:
         return None
-    from vfz import oracles
-    from vfz.check.checker import FS_SPECS, fat_bits, is_geometry
     fs = fs_list[(EARLY.index(iteration) if early else iteration // STEER_EVERY) % len(fs_list)]
-    own = [f for f in formatters if oracles.entry(f).under_test]
     vol = f"{FS_SPECS.get(fs, fs)}@{own[0]}" if early and own and not is_geometry(FS_SPECS.get(fs, fs)) else fs
     try:
         free, cl = volume_free(ck.pristine_image(vol))
