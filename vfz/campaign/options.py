@@ -12,7 +12,7 @@ from vfz import oracles
 from vfz.campaign import pace
 from vfz.campaign.filing import MIN_BUDGET
 from vfz.campaign.fuzzer import fuzz_ops_binary, fuzz_ops_fast_binary
-from vfz.check.checker import DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, OWN_READERS
+from vfz.check.checker import DEFAULT_READERS, DEFAULT_WRITERS, OPTIONAL_WRITERS, OWN_READERS, OWN_WRITERS
 from vfz.errors import UsageError
 
 DEFAULT_FS = ["fat12", "fat16", "fat32"]
@@ -23,7 +23,7 @@ def roles(a):
     the readers of the writers' own media appended (unknown names are left
     for the Checker to refuse)."""
     readers = a.oracles.split(",") if a.oracles else list(DEFAULT_READERS) + OWN_READERS
-    writers = a.writers.split(",") if a.writers else list(DEFAULT_WRITERS) + OPTIONAL_WRITERS
+    writers = a.writers.split(",") if a.writers else list(DEFAULT_WRITERS) + OPTIONAL_WRITERS + OWN_WRITERS
     known = [w for w in writers if w in oracles.entries()]
     readers += [n for n in oracles.media_readers(known) if n not in readers]
     return readers, writers
@@ -53,7 +53,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, help="campaign seed (default: resume the workdir's, else random)")
     p.add_argument("--oracles", help=f"readers (default {','.join(DEFAULT_READERS + OWN_READERS)}; also vfat-check; "
                                      "a writer of its own medium, kernel-vvfat, brings its reader)")
-    p.add_argument("--writers", help=f"writers (default {','.join(DEFAULT_WRITERS)} + kernel when available)")
+    p.add_argument("--writers", help=f"writers (default {','.join(DEFAULT_WRITERS + OWN_WRITERS)} + the "
+                                     "kernel writers when available)")
     p.add_argument("--transformers", help="transformers applied to each writer's image, whose readers must "
                                           "then see the same tree (e.g. fatsort,fsck-repair; default none)")
     p.add_argument("--jobs", type=int, default=pace.cores(),

@@ -41,6 +41,11 @@ OPTIONAL_WRITERS = [n for n in oracles.names("writer", default=True) if n not in
 # complaints) and its `vfat ls` (reader core: what only the listing uses, the UTF-16 -> UTF-8
 # of long names, shows as a listing that differs from the model's)
 OWN_READERS = ["vfat-check-own", "core"]
+# ... and its write policies beside the default writers (core-unique: v1 dummies redrawn until
+# unique in their directory, a path of its own in dir.c that no default writer takes); no
+# kernel implements them, so they have no twin, and each costs one more image per script
+OWN_WRITERS = [n for n in oracles.names("writer") if oracles.entry(n).under_test
+               and n not in DEFAULT_WRITERS + OPTIONAL_WRITERS]
 FS_SPECS = {"fat12": "fat12:2M", "fat16": "fat16:4M:512", "fat32": "fat32:34M:512"}
 
 
