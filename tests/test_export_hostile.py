@@ -9,7 +9,8 @@ HANG_S limit. The same findings (and mtools' canary) with their unmutated seed v
 of the hostile one say NOT REPRODUCED, so the verdict is not a constant;
 looping_dirs finds the looping directory in the hostile volume and none in
 the seed. The issue-28 templates (FatFs, the npm fatfs package, GRUB's read
-past the volume, mtools' mcopy crash and traced hostile write) say
+past the volume, mtools' mcopy crash and traced hostile write; run
+hostile-30's FatFs writer, minfo crash and fusefat writer hang) say
 REPRODUCED on their finding's volume and NOT REPRODUCED with its seed volume
 in the same run.sh.
 """
@@ -45,7 +46,10 @@ def run_standalone(d, tmp, hang_s=ENDS_S, env=None):
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(d, dst)
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": tmp, "HANG_S": hang_s, **(env or {})}
-    r = subprocess.run(["sh", os.path.join(dst, "run.sh"), os.path.join(tmp, "work-" + os.path.basename(d))],
+    # a fresh work directory each run: the FatFs templates link node_modules into it
+    work = os.path.join(tmp, "work-" + os.path.basename(d))
+    shutil.rmtree(work, ignore_errors=True)
+    r = subprocess.run(["sh", os.path.join(dst, "run.sh"), work],
                        capture_output=True, text=True, errors="replace", env=env, timeout=300)
     return r.returncode, r.stdout + r.stderr
 
@@ -115,19 +119,24 @@ class ExportHostileTests(unittest.TestCase):
         # REPRODUCED with the seed volume put in its place (the same script)
         env = {"VFZ_JS_FATFS": os.path.join(REPO, "vfz", "oracles", "fatfs", "node_modules"),
                "VFZ_NPM_FATFS": os.path.join(REPO, "vfz", "oracles", "jsfatfs", "node_modules")}
-        for name, want in (("fatfs-out-of-bounds-5dd352de79", "by disk_read in f_readdir /"),
-                           ("jsfatfs-canary-830240f7f9", "fs.readFile returned bytes from past the declared"),
-                           ("grub-out-of-bounds-ae9bed5f7f", "read(s) of the image reach past volume"),
-                           ("mtools-crash-be2ec12365", "mcopy killed by signal 6 (stack smashing detected)"),
-                           ("write-mtools-out-of-bounds-1a06b9a1b7", "read(s) of the image reach past volume")):
+        # run hostile-30's: a FatFs writer's ops as the apply request, minfo's assertion (the
+        # command the evidence recorded), fusefat's writer hang (HANG_S 5: the seed's ops end)
+        for name, want, hang_s in (("fatfs-out-of-bounds-5dd352de79", "by disk_read in f_readdir /", ENDS_S),
+                                   ("jsfatfs-canary-830240f7f9", "fs.readFile returned bytes from past the declared", ENDS_S),
+                                   ("grub-out-of-bounds-ae9bed5f7f", "read(s) of the image reach past volume", ENDS_S),
+                                   ("mtools-crash-be2ec12365", "mcopy killed by signal 6 (stack smashing detected)", ENDS_S),
+                                   ("write-mtools-out-of-bounds-1a06b9a1b7", "read(s) of the image reach past volume", ENDS_S),
+                                   ("write-fatfs-out-of-bounds-25a0adfc26", "by disk_write in create /hostile-new-2.bin", ENDS_S),
+                                   ("mtools-crash-df72cb31ee", "minfo killed by signal 6: Assertion `!bad' failed", ENDS_S),
+                                   ("write-fusefat-hang-39e2d9a9ff", "op 2: rmdir: fusefat gave no answer within 5 s", "5")):
             with self.subTest(finding=name):
                 d = os.path.join(self.tmp, "t5-" + name)
                 export_hostile.export_finding(os.path.join(HOSTILE, name), d, run=False)
-                rc, out = run_standalone(d, self.tmp, env=env)
+                rc, out = run_standalone(d, self.tmp, hang_s, env=env)
                 self.assertEqual(rc, 0, out)
                 self.assertIn(want, out.strip().split("\n")[-1])
                 shutil.copyfile(os.path.join(HOSTILE, name, "seed.img.xz"), os.path.join(d, "image.img.xz"))
-                rc, out = run_standalone(d, self.tmp, env=env)
+                rc, out = run_standalone(d, self.tmp, hang_s, env=env)
                 self.assertEqual((rc, out.strip().split("\n")[-1]), (1, "NOT REPRODUCED"), out)
 
     def test_4_looping_dirs(self):

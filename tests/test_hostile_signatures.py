@@ -20,6 +20,7 @@
 U-Boot's and the kernel's last words are checked on real guests in
 tests/test_hostile_traps.py (two U-Boot hangs of fatls, two signatures).
 """
+import json
 import lzma
 import os
 import random
@@ -93,6 +94,25 @@ class Signatures(unittest.TestCase):
         self.assertTrue(segv.message.startswith("mdir SIGSEGV in recursion<"), segv.message)
         self.assertEqual(self.read(FPE, True).message, fpe.message)      # stable across runs
         self.assertEqual(self.read(FPE, False).message, "mdir SIGFPE")   # no hook: no frames
+
+
+class LoopingListing(unittest.TestCase):
+    def test_uboot_loop_signed_by_its_cycle_not_the_cut(self):
+        # U-Boot's console when uboot-hang-a1f844e286 was found (fatls of a directory whose
+        # chain loops: "./", "../" and one file, over and over), cut after each line of its
+        # last turns as another time limit cuts it (its replay at 60 s was signed
+        # "./ | <file>", at 30 s "../ | <file>"): one signature, the cycle's kinds
+        from vfz.hostile import lastwords
+        with open(os.path.join(REPO, "reports", "hostile", "uboot-hang-a1f844e286", "finding.json")) as f:
+            ev = json.load(f)["evidence"]
+        head, console = ev.split("; console: ", 1)
+        text = lastwords.console_of(ev)
+        ends = [m.end() for m in re.finditer(r"\r\n", text)][-6:]
+        sigs = {lastwords.uboot_last(f"{head}; console: {text[:e]!r}") for e in ends}
+        self.assertEqual(sigs, {"./ | ../ | <file>"})
+        # the empty looping directory of uboot-hang-66d1939cf4 keeps its own
+        with open(os.path.join(REPO, "reports", "hostile", "uboot-hang-66d1939cf4", "finding.json")) as f:
+            self.assertEqual(lastwords.uboot_last(json.load(f)["evidence"]), "./ | ../")
 
 
 class Boundaries(unittest.TestCase):

@@ -218,7 +218,12 @@ class Report(unittest.TestCase):
         self.assertEqual(rc, 0, log)
         for n in ("fatcat-crash-37bb07c848", "mtools-canary-1a43bdab48"):
             shutil.copytree(os.path.join(REPO, "reports", "hostile", n), os.path.join(h, "findings", n))
+        # a catalogued finding re-signed with --resign keeps its old directory name: a run files
+        # its signature under another hash, and it is catalogued by that signature
+        shutil.copytree(os.path.join(REPO, "reports", "hostile", "mtools-crash-263f15b1cf"),
+                        os.path.join(h, "findings", "mtools-crash-0123456789"))
         run = workdir.load(h)
+        self.assertTrue([f["catalogued"] for f in run["findings"] if f["id"] == "mtools-crash-0123456789"][0])
         self.assertEqual(run["kind"], "hostile")
         self.assertEqual([r["oracle"] for r in run["pace"]], ["dosfsck"])
         out = os.path.join(self.tmp, "page-hostile")

@@ -9,8 +9,10 @@ prompt"), so a directory loop's hang hid a boot sector's.
                         (the console after its start marker), fatls entries
                         reduced to their kind ("<file>", "<dir>/"; "./" and
                         "../" kept: a directory loop prints them over and
-                        over), numbers and addresses out; "(nothing)" when
-                        the command printed nothing before the limit
+                        over), numbers and addresses out; a listing that
+                        loops (its last CYCLE lines all entries) by the
+                        kinds its cycle prints, wherever the limit cut it;
+                        "(nothing)" when the command printed nothing
     kernel_trace(lines) the kernel's call trace: the first frames after
                         "Call Trace:" that the unwinder is sure of (no "?"),
                         the reporting machinery (dump_stack, warn_slowpath,
@@ -23,6 +25,8 @@ import re
 
 LINES = 2
 FRAMES = 3
+KINDS = ("./", "../", "<dir>/", "<file>")
+CYCLE = 12          # the lines a looping listing is judged by: several turns of a short cycle
 MARKER = re.compile(r"@@VFZ\d+ -?\d+")
 FATLS_FILE = re.compile(r"^\s*\d+\s+(\S.*)$")
 FATLS_DIR = re.compile(r"^\s{4,}(\S.*)/$")
@@ -68,17 +72,24 @@ def uboot_last(err, n=LINES):
     marks = list(MARKER.finditer(text))
     if marks:
         text = text[marks[-1].end():]
-    lines = [ln for ln in re.split(r"\r?\n", text) if ln.strip() and "@@V" not in ln
+    lines = re.split(r"\r?\n", text)
+    if not marks:
+        lines = lines[1:]         # a console tail: its first line is cut anywhere
+    lines = [ln for ln in lines if ln.strip() and "@@V" not in ln
              and not ln.startswith(("=> ", "virtio read", "run "))]
+    norm = [x for x in (_uboot_line(x) for x in lines) if x]
+    cycle = norm[-CYCLE:]
+    if cycle and all(x in KINDS for x in cycle):
+        # a listing that loops ends anywhere in its cycle: every kind the cycle prints, in one
+        # order, not the last n lines of wherever the limit cut it ("../ | <file>" at 30 s,
+        # "./ | <file>" at 60 s for one directory)
+        return " | ".join(sorted(set(cycle), key=KINDS.index))
     out = []
-    for ln in reversed([_uboot_line(x) for x in lines]):
-        if ln and ln not in out:
+    for ln in reversed(norm):
+        if ln not in out:
             out.insert(0, ln)
             if len(out) >= n:
                 break
-    kinds = ("./", "../", "<dir>/", "<file>")
-    if out and all(x in kinds for x in out):
-        out.sort(key=kinds.index)   # a listing that loops ends anywhere in its cycle: the set, not the cut
     return " | ".join(out) if out else "(nothing)"
 
 

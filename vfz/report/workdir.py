@@ -104,7 +104,35 @@ def hostile_finding(d, names):
             "mutators": info.get("mutators") or [], "diff": _text(os.path.join(d, "diff.txt")),
             "output": _text(os.path.join(d, "output.txt"), 20000), "files": _files(d),
             # the repository already holds it: a catalogued peer bug (reports/bugs.md)
-            "catalogued": os.path.isdir(os.path.join(REPO, "reports", "hostile", os.path.basename(d)))}
+            "catalogued": _catalogued(os.path.basename(d), info.get("signature"))}
+
+
+def _catalogued(name, signature):
+    """A hostile finding reports/hostile/ holds: by its directory name, or by its signature
+    (a finding re-signed with --resign keeps its old directory name, so a run files the same
+    signature under another hash), in reports/hostile/ or its instances/ and unexported/."""
+    names, sigs = _hostile_catalogue()
+    return name in names or (signature is not None and signature in sigs)
+
+
+_CATALOGUE = []
+
+
+def _hostile_catalogue():
+    """-> ({directory names}, {signatures}) of reports/hostile/ and its subdirectories, read once."""
+    if not _CATALOGUE:
+        root = os.path.join(REPO, "reports", "hostile")
+        dirs = [os.path.join(root, n) for n in _listdir(root)]
+        dirs += [os.path.join(d, n) for d in dirs if not os.path.isfile(os.path.join(d, "finding.json"))
+                 for n in _listdir(d)]
+        found = [d for d in dirs if os.path.isfile(os.path.join(d, "finding.json"))]
+        sigs = {(_json(os.path.join(d, "finding.json")) or {}).get("signature") for d in found}
+        _CATALOGUE.append(({os.path.basename(d) for d in found}, sigs - {None}))
+    return _CATALOGUE[0]
+
+
+def _listdir(d):
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
 
 
 def load_findings(path, kind):

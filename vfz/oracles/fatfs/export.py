@@ -226,8 +226,8 @@ done < "$OUT/want.txt"
 
 
 # ---------------------------------------------------------------- hostile findings
-HOSTILE = ("out-of-bounds (the list request: FatFs's disk-layer records, each with the FatFs call "
-           "and path that made it)")
+HOSTILE = ("out-of-bounds (the list request, after a writer's ops.txt as the apply request: FatFs's "
+           "disk-layer records, each with the FatFs call and path that made it)")
 HOSTILE_PACKAGES = ["nodejs", "npm"]
 
 # node fatfs/bounds.js ANSWERS IMAGE: the accesses of the server's disk records that end past
@@ -272,12 +272,21 @@ n=$(grep -c '^outside ' "$OUT/bounds.txt")
 def hostile_body(info, img, data, regions):
     """An out-of-bounds finding: the server's list request, its disk records past the
     declared volume or the image named with the FatFs call that made them; else None."""
-    if info["kind"] != "out-of-bounds" or info.get("ops"):
+    if info["kind"] != "out-of-bounds":
         return None
     for n in FILES:
         with open(os.path.join(SERVER, n), "rb") as f:
             data.files[f"fatfs/{n}"] = f.read()
-    data.files["fatfs/requests.jsonl"] = (json.dumps({"id": 1, "op": "list", "image": "image.img"})
-                                          + "\n").encode()
+    reqs = [{"id": 2, "op": "list", "image": "image.img"}]
+    sh = BOUNDS
+    if info.get("ops"):
+        # a hostile write: the writer's apply request first (ops.txt, each op its own
+        # records), then the list request, as the writer lane judged it
+        from vfz import opscript
+        ops = [[o.kind, *o.args] for o in opscript.parse(info["ops"])]
+        reqs.insert(0, {"id": 1, "op": "apply", "image": "image.img", "ops": ops})
+        sh = BOUNDS.replace("the list request (", "the apply request (ops.txt), then the list request (")
+    data.files["fatfs/requests.jsonl"] = "".join(
+        json.dumps(r, ensure_ascii=False) + "\n" for r in reqs).encode("utf-8", "surrogatepass")
     data.files["fatfs/bounds.js"] = BOUNDS_JS.lstrip().encode()
-    return _setup() + BOUNDS, NEEDS
+    return _setup() + sh, NEEDS

@@ -58,7 +58,7 @@ from vfz.oracles.repro import (CANARY_FN, LIST_MOUNT, Case, canary_path, fsck_ch
 
 PACKAGES = ["fusefat", "fuse"]
 HOSTILE_PACKAGES = ["fusefat", "fuse"]
-HOSTILE = "hang (ls of each looping directory), canary (cat), damage spread (the entries it names, before and after ops.txt), a hostile write past the volume or the image (ops.txt on a rw+ mount, then the image's size and the bytes past the declared end)"
+HOSTILE = "hang (ls of each looping directory; a writer's: ops.txt on a rw+ mount, an op with no answer), canary (cat), damage spread (the entries it names, before and after ops.txt), a hostile write past the volume or the image (ops.txt on a rw+ mount, then the image's size and the bytes past the declared end)"
 NEEDS = [("fusefat", "fusefat"), ("fusermount", "fuse"), ("find", "findutils"),
          ("sha256sum", "coreutils"), ("dd", "coreutils"), ("perl", "perl-base"), ("od", "coreutils")]
 SIDES = ("reader", "writer")
@@ -256,6 +256,9 @@ def hostile_body(info, img, data, regions):
     if info["kind"] == "out-of-bounds" and info["message"].startswith("fusefat "):
         return hostile_traced(info, img, data), [("fusefat", "fusefat"), ("fusermount", "fuse"),
                                                  ("strace", "strace"), ("timeout", "coreutils")]
+    if info.get("ops") and info["kind"] == "hang":
+        from vfz.oracles.fusefat.export_hang import hostile_write_hang
+        return hostile_write_hang(info, data), [("fusefat", "fusefat"), ("fusermount", "fuse"), ("timeout", "coreutils")]
     if info["kind"] == "hang":
         words = " ".join(q(d) for d in looping_dirs(img) or ["/"])
         return HANG.replace("{DIRS}", words), [("fusefat", "fusefat"), ("fusermount", "fuse"),

@@ -316,6 +316,11 @@ def hostile_body(info, img, data, regions):
         if dest:
             return (COMMON.format(rc=q(MTOOLSRC)) + MCOPY_CRASH.replace("{LEN}", str(len(dest)))
                     .replace("{DEST}", q(dest))), [("mcopy", "mtools"), ("mktemp", "coreutils")]
+    if info["kind"] == "crash" and info["message"].split(" ")[0] in OTHER_TOOLS:
+        cmd = evidence_argv(info)
+        if cmd:
+            return (COMMON.format(rc=q(MTOOLSRC)) + TOOL_CRASH.replace("{CMD}", cmd)
+                    .replace("{TOOL}", cmd.split()[0])), [(cmd.split()[0], "mtools"), ("timeout", "coreutils")]
     if info["kind"] == "crash":
         san = "runtime error" in info["message"] or "Sanitizer" in info["message"] or \
             "asan" in json.dumps(info.get("cfg", {}))
@@ -341,6 +346,38 @@ def mcopy_dest(info):
         if ln.startswith("$ mcopy ") and " ::/* " in ln:
             return ln.rsplit(" ", 1)[1]
     return None
+
+
+# mtools commands the reader runs besides mdir and mcopy (vfz/oracles/mtools/reader.py):
+# a crash of one of them is that command again, as the evidence recorded it
+OTHER_TOOLS = ("minfo", "mattrib", "mtype")
+
+
+def evidence_argv(info):
+    """The evidence's '$ TOOL -i IMAGE ARGS' line as sh text with the image as "$IMG",
+    or None."""
+    import shlex
+    for ln in info.get("evidence", "").split("\n"):
+        if ln.startswith("$ "):
+            try:
+                argv = shlex.split(ln[2:])
+            except ValueError:
+                return None
+            if len(argv) < 3 or argv[1] != "-i" or "/" in argv[0]:
+                return None
+            return " ".join([argv[0], "-i", '"$IMG"'] + [q(a) for a in argv[3:]])
+    return None
+
+
+TOOL_CRASH = r"""
+echo "== "'{CMD}'" (limit ${HANG_S:-10} s)"
+timeout -k 2 ${HANG_S:-10} {CMD} > "$OUT/out.txt" 2>&1
+rc=$?
+head -n 30 "$OUT/out.txt" | cut -c1-300 | indent
+echo "    exit $rc"
+[ $rc -ne 124 ] || bug "{TOOL} did not end within ${HANG_S:-10} s"
+[ $rc -lt 128 ] || [ $rc -eq 137 ] || bug "{TOOL} killed by signal $((rc - 128))$(grep -m 1 -o 'Assertion .*failed' "$OUT/out.txt" | sed 's/^/: /')"
+"""
 
 
 # the reader's copy of the whole tree (vfz/oracles/mtools/reader.py): mcopy builds each
@@ -423,10 +460,10 @@ def hostile_writer(info, data, traced=None):
     import struct
     ops = opscript.parse(info["ops"])
     case = Case(impl="mtools", side="writer", ops=ops, fs="?", image="", results=["ok"] * len(ops))
-    if traced is None:
-        return COMMON.format(rc=q(MTOOLSRC)) + HSTEP + _ops(case, data)
     # a write's copy of the file before it: its complaints are no answer of the op's
     ops_sh = _ops(case, data).replace('"$OUT/w.bin"\n', '"$OUT/w.bin" 2>/dev/null\n')
+    if traced is None:
+        return COMMON.format(rc=q(MTOOLSRC)) + HSTEP + ops_sh
     # and under strace too: the writer's reads of the file it rewrites are its accesses
     ops_sh = ops_sh.replace('rm -f "$OUT/w.bin"; mcopy -i', 'rm -f "$OUT/w.bin"; straced mcopy -i')
     op, where, img = traced
