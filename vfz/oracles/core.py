@@ -41,6 +41,12 @@ def available(override=None):
 
 
 class CoreReader(Reader):
+    # every field of its own listing: a build under test's `vfat ls` (Checker(vfat=BUILD))
+    # is held against the reference build's listing of the same image (vfz.check.meta), so
+    # a fault only the listing shows (a short-name field left stale, a wrong time decode)
+    # is a divergence; with the reference build itself both listings are the same bytes
+    shows = ("short", "nt", "attr", "cluster", "lfn", "dummy", "mtime", "atime", "crtime", "crtime_ns")
+
     def __init__(self, name="core", vfat=None, label=True, **cfg):
         self.name = name
         self.vfat = vfat
