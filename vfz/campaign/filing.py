@@ -44,7 +44,7 @@ def replay_readers(checker, fields):
 def divergence_test(checker, d, fs):
     """ops -> bool: does the same signature still appear (same writer/oracle)?"""
     rd = replay_readers(checker, d.fields)
-    ws = replay_writers(checker.writers, d.writer, d.fields)
+    ws = replay_writers(d.writer, d.fields, checker.writer_names)
 
     def test(ops):
         r = checker.check(ops, fs, writers=ws, readers=rd)

@@ -72,17 +72,19 @@ def check_twins(ck, res, ops, fs=None):
                                 "cls": name_class(d.path)}, wn, det))
 
 
-def replay_writers(writers, wn, fields):
+def replay_writers(wn, fields, writers=None):
     """The writers a divergence of writer wn (signature fields) needs to
-    show again: wn, and for a twin comparison's (kind twin-*) the twin it
-    was held against too, when it is among writers ([(name, oracle)]).
-    Without the twin the comparison never runs: a replay by the writer
-    alone reads every twin divergence as flaky."""
+    show again: wn, and for a twin comparison's (kind twin-*: bytes or
+    results) the twin it was held against too, when writers (names the
+    checker has; None: any) hold it. Without the twin the comparison never
+    runs: a replay by the writer alone reads every twin divergence as
+    flaky. The campaign's minimiser, the selftest's hunt and confirmation
+    and the main-job mode all replay through this."""
     ws = [wn]
-    if fields.get("role") == "writer" and str(fields.get("kind", "")).startswith("twin-"):
-        tn = oracles.entry(wn).twin
-        if tn and tn in dict(writers):
-            ws.append(tn)
+    e = oracles.entries().get(wn)
+    if e and fields.get("role") == "writer" and str(fields.get("kind", "")).startswith("twin-"):
+        if e.twin and (writers is None or e.twin in writers):
+            ws.append(e.twin)
     return ws
 
 

@@ -148,7 +148,7 @@ def confirm_new(new, workdir, vfat, base):
     writer's own, the own mkfs's, a twin's with its twin writer, a process
     reader's, a VM reader's), at most MAX_TRIES tried -> (confirmed texts, notes)."""
     from vfz import findings, opscript
-    from vfz.check import checker
+    from vfz.check import checker, twins
     from vfz.selftest import search
     conf, notes, tries = [], [], 0
     infos = {h: findings.load_finding(os.path.join(workdir, "findings", h)) for h in new}
@@ -169,7 +169,7 @@ def confirm_new(new, workdir, vfat, base):
             ops = opscript.parse(f.read())
         # a formatter's divergence: the fresh volume its mkfs makes, read by the reader that saw it
         rdr = [fl["oracle"]] if fl["role"] == "reader" or (own_fmt and fl["oracle"] in _readers()) else []
-        wrt = ["core-dual"] if own_fmt else [info["writer"]] + _twin(info)
+        wrt = ["core-dual"] if own_fmt else twins.replay_writers(info["writer"], fl)
         seen = []
         for v in (vfat, base):
             ck = checker.Checker(rdr or search.FAST_READERS[:1], wrt, vfat=v, timeout=60.0, notes=[])
@@ -207,18 +207,6 @@ def _confirm_rank(info):
         return 4 if oracles.entry(fl.get("oracle")).cost == "vm" else 3
     except KeyError:
         return 5
-
-
-def _twin(info):
-    """[the writer's twin] for a twin divergence (its bytes are compared with the twin's)."""
-    from vfz import oracles
-    if not str((info.get("fields") or {}).get("kind", "")).startswith("twin-"):
-        return []
-    try:
-        t = oracles.entry(info["writer"]).twin
-    except KeyError:
-        return []
-    return [t] if t else []
 
 
 def _readers():

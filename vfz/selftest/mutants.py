@@ -125,7 +125,7 @@ def confirm(h, vfat, base, readers, writers, formatter="mkfs.fat", unread=()):
         ck = checker.Checker(readers, writers, vfat=v, timeout=30.0, notes=[], unread=unread,
                              formatter=formatter)
         try:
-            ws = twins.replay_writers(ck.writers, h["writer"], sig_fields)
+            ws = twins.replay_writers(h["writer"], sig_fields, ck.writer_names)
             res = ck.check(ops, h["fs"], writers=ws, readers=rdr)
             seen.append(any(findings.sig_text(d.fields) == h["signature"] for d in res.divs.values()))
         finally:

@@ -15,7 +15,7 @@ import time
 
 from vfz import findings, lifeline, opscript
 from vfz.campaign import loop as campaign
-from vfz.check import checker
+from vfz.check import checker, twins
 from vfz.campaign import filing
 from vfz.campaign import fuzzer
 from vfz.campaign import scriptgen
@@ -142,15 +142,8 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
 
 
 def div_writers(ck, d):
-    """The writers that show divergence d again: its writer, and for a
-    twin byte comparison (vfz.check.twins) the twin it is compared with."""
-    ws = [d.writer]
-    if d.fields.get("verdict") == "bytes":
-        from vfz import oracles
-        t = oracles.entry(d.writer).twin
-        if t and t in ck.writer_names:
-            ws.append(t)
-    return ws
+    """The writers that show divergence d again (vfz.check.twins.replay_writers)."""
+    return twins.replay_writers(d.writer, d.fields, ck.writer_names)
 
 
 _REF = []
