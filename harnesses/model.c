@@ -381,11 +381,10 @@ static void release(struct model *m, const struct mnode *k)
 
 /* short_write_end: what a file of size bytes keeps when a write (data_at_off)
  * or a truncate growth to end finds room for room bytes only. */
-static uint32_t kept_size(uint32_t size, uint32_t off, uint64_t room, int data_at_off, uint32_t bs)
+static uint32_t kept_size(uint32_t size, uint32_t off, uint64_t room, int data_at_off, uint32_t mapped)
 {
 	uint64_t k = room / VFS_PAGE * VFS_PAGE;
-	uint64_t mapped = ((uint64_t)size + bs - 1) / bs * bs;  /* mmu_private: whole blocks */
-	uint64_t first = mapped / VFS_PAGE;
+	uint64_t first = mapped / VFS_PAGE;   /* mapped: the file's mmu_private */
 
 	/* a page end is reached by the write_end of a page zero-filled past
 	 * mmu_private or written from the offset's page on, no other */
@@ -525,6 +524,9 @@ static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t of
 	if (!m->bounded || end <= (room = (uint64_t)(nclus(m, s) + m->free) * m->cs)) {
 		if (m->bounded && end > s)
 			m->free -= nclus(m, end) - nclus(m, s);
+		/* the blocks up to the end are mapped */
+		if (m->bounded && end > f->mmu)
+			f->mmu = (uint32_t)((end + m->bs - 1) / m->bs * m->bs);
 		if (data_at_off) {
 			write_data(f, off, size, seed);
 		} else {
@@ -537,7 +539,8 @@ static int fill(struct model *m, struct mnode *dir, struct mnode *f, uint32_t of
 	 * a file with a first cluster: one it had or one it got first */
 	if (s || m->free)
 		f->attr |= 0x20;
-	k = kept_size(s, off, room, data_at_off, m->bs);
+	k = kept_size(s, off, room, data_at_off, f->mmu);
+	f->mmu = k;                 /* fat_write_failed: truncated to the size kept */
 	/* the data reaches the pages before the first that gets no cluster
 	 * (generic_perform_write copies page by page), inside the old size
 	 * too; none when that page is at or before off */
@@ -708,6 +711,7 @@ static void take_body(struct mnode *dst, struct mnode *src)
 	dst->times_known = src->times_known;
 	dst->mtime = src->mtime;
 	dst->atime = src->atime;
+	dst->mmu = src->mmu;          /* the inode moves: its mmu_private with it */
 	free(dst->data);
 	dst->data = src->data;
 	dst->size = src->size;
@@ -888,6 +892,8 @@ static int op_truncate(struct model *m, const struct vfat_op *op)
 		if (m->bounded)
 			m->free += nclus(m, f->size) - nclus(m, op->n[0]);
 		f->size = op->n[0];
+		if (f->mmu > f->size)
+			f->mmu = f->size;   /* fat_truncate_blocks: exact */
 	}
 	f->touched = 1;
 	f->times_known = 0;

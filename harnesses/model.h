@@ -88,6 +88,10 @@ struct mnode {
 	 * parent's table, and a directory's own table */
 	uint32_t slot0, nslot;
 	struct mtable *tab;
+	/* a file's mmu_private (core/src/inode.c): where a write past the
+	 * end starts its zero-fill; 0 for a new node (the model's nodes are
+	 * all made by ops) */
+	uint32_t mmu;
 };
 
 /* A directory's slots: used[i] for slot i; per slots per cluster (0: the

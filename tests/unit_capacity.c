@@ -123,6 +123,49 @@ static void test_truncate_grow(void)
 	check_clean(v);
 }
 
+/* mmu_private (core/src/inode.c) decides where a gap's zero-fill starts:
+ * after a truncate to the same size it is the size exactly, so a write at
+ * 129 into a 1-byte file that runs out keeps the gap to 129 (Linux; the
+ * core kept 1: main job seed 3007, case truncate-lowers-mmu-private); a
+ * rename keeps it with the file; right after the write that made the
+ * file it is the end of the block, so the same write keeps 1; and a file
+ * the volume held when it was opened starts at its size, exactly. */
+static void test_mmu_private(void)
+{
+	vfat_vol *v = fresh();
+	uint32_t f = free_clusters(v);
+
+	CHECK_EQ_INT(vfat_create(v, "/a"), 0);
+	CHECK_EQ_INT(vfat_write(v, "/a", 0, data, 1), 0);
+	CHECK_EQ_INT(vfat_create(v, "/b"), 0);
+	CHECK_EQ_INT(vfat_write(v, "/b", 0, data, 1), 0);
+	CHECK_EQ_INT(vfat_create(v, "/fill"), 0);
+	CHECK_EQ_INT(vfat_write(v, "/fill", 0, data, (f - 2) * CS), 0);
+	CHECK_EQ_INT(free_clusters(v), 0);
+	CHECK_EQ_INT(vfat_write(v, "/b", 129, data, 6000), -ENOSPC);
+	CHECK_EQ_INT(size_of(v, "/b"), 1);             /* inside the mapped block */
+	CHECK_EQ_INT(vfat_truncate(v, "/a", 1), 0);    /* the same size */
+	CHECK_EQ_INT(vfat_rename(v, "/a", "/c"), 0);
+	CHECK_EQ_INT(vfat_write(v, "/c", 129, data, 6000), -ENOSPC);
+	CHECK_EQ_INT(size_of(v, "/c"), 129);
+	/* after the ENOSPC: the size exactly, so the next gap fills too */
+	CHECK_EQ_INT(vfat_write(v, "/c", 200, data, 6000), -ENOSPC);
+	CHECK_EQ_INT(size_of(v, "/c"), 200);
+	check_clean(v);
+	/* opened again: /b, 1 byte, is an inode read from disk */
+	{
+		struct vfat_opts o;
+		char err[200];
+
+		vfat_opts_default(&o);
+		o.names = VFAT_NAMES_DUAL;
+		CHECK_EQ_INT(vfat_open(&v, buf, IMG_SIZE, &o, err, sizeof(err)), 0);
+		CHECK_EQ_INT(vfat_write(v, "/b", 129, data, 6000), -ENOSPC);
+		CHECK_EQ_INT(size_of(v, "/b"), 129);
+		check_clean(v);
+	}
+}
+
 /* A directory out of slots takes every cluster the new entry needs or
  * none (fat_add_new_entries -> fat_alloc_clusters frees what it got):
  * a 21-slot name in a directory whose free tail is 4 slots needs two
@@ -164,6 +207,7 @@ int main(void)
 	test_gap_reaches_offset();
 	test_nothing_fits();
 	test_truncate_grow();
+	test_mmu_private();
 	test_dir_growth_all_or_none();
 	return ut_finish("unit_capacity");
 }

@@ -251,6 +251,10 @@ void fat_stamp_mtime(uint8_t *de);
 void inode_written(vfat_vol *v, const uint8_t *de, const uint8_t *disk);
 void inode_dirty(vfat_vol *v, const uint8_t *de);
 void inode_remove(vfat_vol *v, uint8_t *de);
+/* inode_mmu: a file's mmu_private (its size for a file this mount has not
+ * written); inode_set_mmu: what an op left it at. */
+uint64_t inode_mmu(vfat_vol *v, const uint8_t *de);
+void inode_set_mmu(vfat_vol *v, const uint8_t *de, uint64_t mmu);
 void inode_free(vfat_vol *v);
 /* The high word only counts on FAT32 (kernel fat_get_start). */
 /* dirindex.c: accelerator behind dir_find/dir_short_exists/dir_add_slots */

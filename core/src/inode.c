@@ -17,15 +17,33 @@
  * in-memory inode has changed since its last write, the bytes the
  * kernel's disk holds, and dir_remove marks those deleted instead.
  * Keyed by the slot's offset in the image: slots never move.
+ *
+ * The same table keeps each file's mmu_private: how far fat_get_block has
+ * mapped the file's blocks, where cont_expand_zero starts the zero-fill of
+ * a write past the end. It decides how much of a gap a write that runs
+ * out of clusters keeps (namei.c, short_write_end). fat_fill_inode starts
+ * it at i_size, exact, for an inode read from disk (a file with no record);
+ * a write or a growth past it maps whole blocks up to its end; a truncate
+ * that does not grow lowers it to the new size, exact (fat_truncate_blocks,
+ * also on a truncate to the same size), and so does fat_write_failed after
+ * ENOSPC. Keyed by the file's first cluster, which follows the inode
+ * through a rename; a file without one is empty, its mmu_private 0. A file
+ * that gets a first cluster gets a record with it, so a record left by a
+ * freed file is never read.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "fat.h"
 
 struct inode_slot {
-	uint64_t key;                 /* offset + 1; 0 = empty */
-	uint8_t disk[DIRENT_SIZE];
+	uint64_t key;                 /* offset + 1, or MMU_KEY(cluster); 0 = empty */
+	union {
+		uint8_t disk[DIRENT_SIZE];
+		uint64_t mmu;
+	};
 };
+
+#define MMU_KEY(c) ((1ull << 63) | (c))
 
 struct inode_table {
 	struct inode_slot *s;
@@ -70,27 +88,54 @@ static int grow(struct inode_table *t)
 	return 0;
 }
 
+/* The record for key, made (with *fresh set) when there is none; NULL
+ * without memory. */
+static struct inode_slot *slot_for(vfat_vol *v, uint64_t key, int *fresh)
+{
+	struct inode_table *t = v->inodes;
+	struct inode_slot *s;
+
+	if (!t && !(t = v->inodes = calloc(1, sizeof(*t))))
+		return NULL;
+	if ((t->used + 1) * 2 > t->cap && grow(t))
+		return NULL;
+	s = find(t, key, 1);
+	*fresh = !s->key;
+	if (*fresh)
+		t->used++;
+	s->key = key;
+	return s;
+}
+
 /* Record disk as the on-disk bytes of the slot at de; keep an earlier
  * record unless replace (a fresh write of the slot). Without memory the
  * record is lost: the slot is then deleted with its in-memory bytes,
  * as before this table existed. */
 static void record(vfat_vol *v, const uint8_t *de, const uint8_t *disk, int replace)
 {
-	struct inode_table *t = v->inodes;
-	struct inode_slot *s;
-	uint64_t key = (uint64_t)(de - v->buf) + 1;
+	int fresh;
+	struct inode_slot *s = slot_for(v, (uint64_t)(de - v->buf) + 1, &fresh);
 
-	if (!t && !(t = v->inodes = calloc(1, sizeof(*t))))
-		return;
-	if ((t->used + 1) * 2 > t->cap && grow(t))
-		return;
-	s = find(t, key, 1);
-	if (s->key && !replace)
-		return;
-	if (!s->key)
-		t->used++;
-	s->key = key;
-	memcpy(s->disk, disk, DIRENT_SIZE);
+	if (s && (fresh || replace))
+		memcpy(s->disk, disk, DIRENT_SIZE);
+}
+
+uint64_t inode_mmu(vfat_vol *v, const uint8_t *de)
+{
+	uint32_t c = de_start(v, de);
+	struct inode_slot *s = c && v->inodes ? find(v->inodes, MMU_KEY(c), 0) : NULL;
+
+	return s ? s->mmu : get32(de + 28);
+}
+
+void inode_set_mmu(vfat_vol *v, const uint8_t *de, uint64_t mmu)
+{
+	uint32_t c = de_start(v, de);
+	int fresh;
+	struct inode_slot *s = c ? slot_for(v, MMU_KEY(c), &fresh) : NULL;
+
+	if (s)
+		s->mmu = mmu;
 }
 
 void inode_written(vfat_vol *v, const uint8_t *de, const uint8_t *disk)

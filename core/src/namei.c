@@ -360,11 +360,10 @@ static int extend_chain(vfat_vol *v, uint8_t *de, uint32_t *chain_n,
 #define VFS_PAGE 4096u
 
 static uint64_t short_write_end(uint64_t size, uint64_t off, uint64_t room,
-				int data_at_off, uint32_t block)
+				int data_at_off, uint64_t mapped)
 {
 	uint64_t kept = size, page = room / VFS_PAGE * VFS_PAGE;
-	/* mmu_private: what fat_get_block mapped, whole blocks (sectors) */
-	uint64_t mapped = (size + block - 1) / block * block;
+	/* mapped: mmu_private (inode.c), where cont_expand_zero starts */
 	uint64_t first = mapped / VFS_PAGE;
 
 	/* i_size moves to a page's end only at that page's write_end: one
@@ -411,7 +410,8 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 	int nospc = 0;
 	uint32_t size = get32(de + 28), cs = v->g.cluster_size, n = 0, *chain = NULL;
 	uint32_t inl[FILE_INLINE_CLUSTERS];   /* most files: no malloc per read/write */
-	uint64_t end = off + len, lim, pos;
+	uint32_t bs = v->g.sector_size;
+	uint64_t end = off + len, lim, pos, mmu = inode_mmu(v, de);
 	int r;
 
 	r = fat_chain_buf(v, de_start(v, de), inl, FILE_INLINE_CLUSTERS, &chain, &n);
@@ -448,8 +448,10 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 			 * it got before the volume ran out */
 			if (de_start(v, de))
 				de[11] |= ATTR_ARCH;
-			lim = short_write_end(size, off, (uint64_t)n * cs, !trunc, v->g.sector_size);
+			lim = short_write_end(size, off, (uint64_t)n * cs, !trunc, mmu);
 			cut_chain(v, de, chain, n, lim);
+			/* fat_write_failed: fat_truncate_blocks to the size kept */
+			inode_set_mmu(v, de, lim);
 			/* the pages before the one that got no cluster were
 			 * copied, inside the old size too (an overwrite that
 			 * then grows): their data stays, the size does not move */
@@ -488,6 +490,9 @@ static int file_io(vfat_vol *v, uint8_t *de, uint64_t off, uint8_t *rbuf,
 		*got = rbuf ? (size_t)(lim > off ? lim - off : 0) : len;
 	if (wdata && end > size)
 		put32(de + 28, (uint32_t)end);
+	/* the blocks up to the end are mapped (a failed write set it above) */
+	if (wdata && !nospc && end > mmu)
+		inode_set_mmu(v, de, (end + bs - 1) / bs * bs);
 	if (wdata) {
 		/* fat_write_end sets ATTR_ARCH; file_update_time the mtime */
 		de[11] |= ATTR_ARCH;
@@ -572,6 +577,10 @@ int vfat_truncate(vfat_vol *v, const char *path, uint64_t size)
 	}
 	if (n)
 		de[11] |= ATTR_ARCH;
+	/* fat_truncate_blocks: mmu_private no further than the size, exact
+	 * (a truncate to the same size too) */
+	if (inode_mmu(v, de) > size)
+		inode_set_mmu(v, de, size);
 	if (keep < n) {
 		if (keep)
 			fat_set(v, chain[keep - 1], v->ops->eoc);

@@ -161,8 +161,9 @@ class InodeOps:
         if size == len(d) and self.p.get("truncate_same") == "noop":
             return "ok"         # the writer changes nothing (no archive bit, no time)
         space, s, want = getattr(self, "space", None), len(d), size
+        m = space.mmu(node) if space is not None else None
         if space is not None and size > s:
-            size = space.kept(s, size, size, False)     # fat_cont_expand: whole pages
+            size = space.kept(s, size, size, False, m)     # fat_cont_expand: whole pages
         # fat_free (ATTR_ARCH) also ends a growth that ran out: on any file with a
         # first cluster, one it had or one it got before the volume ran out
         if size > len(d) or len(d) or (space is not None and want > s and space.free):
@@ -174,6 +175,14 @@ class InodeOps:
                 space.grow(s, size)
             else:
                 space.free += space.clusters(s) - space.clusters(size)
+            if size == want > s:
+                space.mapped_to(node, m, size)
+            elif want > s:
+                node.mmu = size     # fat_write_failed: truncated to the size kept
+            else:
+                # fat_truncate_blocks lowers mmu_private to the size, exact (a truncate
+                # to the same size too)
+                node.mmu = min(m, size)
         if size > len(d):
             d.extend(b"\0" * (size - len(d)))
         else:

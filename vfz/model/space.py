@@ -33,15 +33,15 @@ class Space:
     def clusters(self, nbytes):
         return (nbytes + self.cs - 1) // self.cs
 
-    def kept(self, size, off, end, data_at_off):
-        """What a file of size bytes keeps when a write (or, data_at_off False, a truncate
-        growth) to end runs out of clusters (short_write_end's rule)."""
+    def kept(self, size, off, end, data_at_off, mapped):
+        """What a file of size bytes whose mmu_private is mapped keeps when a write (or,
+        data_at_off False, a truncate growth) to end runs out of clusters (short_write_end's
+        rule)."""
         room = (self.clusters(size) + self.free) * self.cs
         if end <= room:
             return end
-        # cont_expand_zero fills a gap only past mmu_private, the blocks the file has
-        # mapped: an offset inside the file's last block expands nothing (kept: the old size)
-        mapped = -(-size // self.bs) * self.bs
+        # cont_expand_zero fills a gap only past mmu_private (mapped): an offset at or
+        # before it expands nothing (kept: the old size)
         # i_size reaches a page's end only at its write_end: a page zero-filled from
         # mmu_private's page on, or one the write copies into from the offset's page on
         first = min(mapped // PAGE, off // PAGE) if data_at_off else mapped // PAGE
@@ -58,6 +58,20 @@ class Space:
         page = (self.clusters(size) + self.free) * self.cs // PAGE * PAGE
         return min(end, page) if page > off else off
 
+    @staticmethod
+    def mmu(node):
+        """node's mmu_private: how far fat_get_block has mapped its blocks, where
+        cont_expand_zero starts a gap's zero-fill. fat_fill_inode starts it at the size
+        (None); a write or growth past it maps whole blocks to its end (mapped_to); a
+        truncate that does not grow and fat_write_failed after ENOSPC set it to the size,
+        exact (core/src/inode.c says the same for the core)."""
+        return len(node.data) if node.mmu is None else node.mmu
+
+    def mapped_to(self, node, m, end):
+        """Set node's mmu_private after a write or growth to end that fits, from m
+        before it."""
+        node.mmu = -(-end // self.bs) * self.bs if end > m else m
+
     def grow(self, old, new):
         """Take the clusters a file growing from old to new bytes needs (all fit)."""
         self.free -= max(0, self.clusters(new) - self.clusters(old))
@@ -73,7 +87,8 @@ class SpaceOps:
         """Write size bytes of seed at off into node under the Space: ok, or ENOSPC with
         what Linux keeps (vfz.model.space)."""
         d, s, end = node.data, len(node.data), off + size
-        k = self.space.kept(s, off, end, True)
+        m = self.space.mmu(node)
+        k = self.space.kept(s, off, end, True, m)
         node.mtime = None          # file_update_time: the writer's clock
         if k >= end:               # it all fits
             node.attr |= 0x20      # fat_write_end
@@ -81,6 +96,7 @@ class SpaceOps:
                 d.extend(b"\0" * (off - len(d)))
             d[off:end] = content(seed, size)
             self.space.grow(s, max(s, end))
+            self.space.mapped_to(node, m, end)
             return "ok"
         w = self.space.data_end(s, off, end)
         if s or self.space.free:
@@ -94,6 +110,7 @@ class SpaceOps:
             if w > off:
                 d[off:w] = content(seed, size)[:w - off]
             self.space.grow(s, max(s, k))
+        node.mmu = len(d)          # fat_write_failed: truncated to the size kept
         node.mtime = None          # file_update_time: the writer's clock
         return "ok" if k >= end else "ENOSPC"
 

@@ -103,6 +103,8 @@ class Node:
     attr: int = None       # the FAT attribute byte (vfz.model.inode)
     mtime: int = None      # seconds; None: stamped by the writer's clock
     atime: int = None
+    mmu: int = None        # a file's mmu_private under a Space (vfz.model.space); None: its
+                           # size, as for an inode read from disk
 
     def __post_init__(self):
         if self.attr is None:
