@@ -116,18 +116,17 @@ def confirm(h, vfat, base, readers, writers, formatter="mkfs.fat", unread=()):
     unmutated build -> (confirmed, note)."""
     from vfz import findings, opscript
     ops = opscript.parse(h["script"])
-    rdr = [h["oracle"]] if "role=reader" in (h["signature"] or "") else []
-    sig = h["signature"] or ""          # findings.sig_text: "role=R oracle=O verdict=V kind=K ..."
-    sig_fields = {"role": "writer" if "role=writer" in sig else "-",
-                  "kind": "twin-" if " kind=twin-" in sig else "-"}
+    fields = h["fields"]                # the divergence's own fields (search.hunt)
+    rdr = [fields["oracle"]] if fields["role"] == "reader" else []
+    want = findings.sig_text(fields)
     seen = []
     for v in (vfat, base):
         ck = checker.Checker(readers, writers, vfat=v, timeout=30.0, notes=[], unread=unread,
                              formatter=formatter)
         try:
-            ws = twins.replay_writers(h["writer"], sig_fields, ck.writer_names)
+            ws = twins.replay_writers(h["writer"], fields, ck.writer_names)
             res = ck.check(ops, h["fs"], writers=ws, readers=rdr)
-            seen.append(any(findings.sig_text(d.fields) == h["signature"] for d in res.divs.values()))
+            seen.append(any(findings.sig_text(d.fields) == want for d in res.divs.values()))
         finally:
             ck.close()
     if not seen[0]:
@@ -299,7 +298,7 @@ def run(args):
                     row["status"] = "killed" if h["found"] else "survived"
                     if h["found"]:
                         row["formatter"] = fmt
-                    if h["found"] and h.get("script") and "role=reader" in (h.get("signature") or ""):
+                    if h["found"] and h.get("script") and (h.get("fields") or {}).get("role") == "reader":
                         # a writer's result or crash is the mutant's own; a
                         # reader's verdict is checked again on fresh checkers
                         ok, why = confirm(h, vfat, base_copy, refck.reader_names, refck.writer_names, fmt,

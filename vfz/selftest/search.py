@@ -118,6 +118,7 @@ def hunt(fault, vfat, ref, args, notes, fuzz_bin=None, first=()):
                 continue
             row.update(found=True, seconds=round(time.monotonic() - t0, 1),
                        oracle=hit.fields["oracle"], signature=findings.sig_text(hit.fields),
+                       fields=dict(hit.fields),
                        writer=hit.writer, fs=fs, ops_orig=len(ops))
             rdr = [hit.fields["oracle"]] if hit.fields["role"] == "reader" else []
 
