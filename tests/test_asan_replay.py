@@ -12,7 +12,8 @@ fault build, and asserts that the campaign files the over-read as a
 finding of its own: role fuzz, the ASan kind and function in its
 signature, a minimised op-script, and a crash file that the UBSan fault
 build and the reference ASan build both pass (so the fault, seen only by
-ASan, is what the finding shows).
+ASan, is what the finding shows); the main-job selftest confirms that
+finding as a mutant's (vfz.selftest.mainjob.confirm_crash).
 """
 import json
 import os
@@ -25,6 +26,7 @@ REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirnam
 sys.path.insert(0, REPO)
 
 from vfz import findings# noqa: E402
+from vfz.selftest import mainjob  # noqa: E402
 from vfz.selftest.hunt import build_fuzz_fault  # noqa: E402
 from vfz.campaign.fuzzer import fuzz_ops_binary  # noqa: E402
 
@@ -90,6 +92,15 @@ class AsanReplayTests(unittest.TestCase):
             self.assertIn("heap-buffer-overflow", bad.stderr)
             ref = run([fuzz_ops_binary(), crash], 60)
             self.assertEqual(ref.returncode, 0, ref.stderr[-2000:])
+            # the main-job selftest's confirmation of a fuzzer finding (a mutant's fuzz_ops
+            # against the unmutated one's): the fault build's judge fails it the same way,
+            # the reference passes; with the reference on both sides it is not confirmed
+            ok, why = mainjob.confirm_crash(os.path.join(fdir, name), fi["fields"], (asan, fuzz_ops_binary()))
+            self.assertTrue(ok, why)
+            ok, why = mainjob.confirm_crash(os.path.join(fdir, name), fi["fields"],
+                                            (fuzz_ops_binary(), fuzz_ops_binary()))
+            self.assertFalse(ok)
+            self.assertIn("the mutant's fuzz_ops gives None", why)
             with open(os.path.join(fdir, name, "ops.txt")) as f:
                 self.assertTrue(any(ln.startswith(("rmdir ", "unlink ", "rename "))
                                     for ln in f), "the minimised script removes no name")

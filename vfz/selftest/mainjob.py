@@ -18,9 +18,16 @@ campaign once with --vfat at the unmutated tree's build. A mutant is
 caught when its run files a finding signature (vfz.findings: the hash that
 names <workdir>/findings/<sig>/) the reference run did not file.
 
-What this measures is the campaign's differential part: the fuzzer part
-fuzzes the fuzz_ops binary, built from the unmutated core (build-fuzz*/),
-so it cannot see a mutant; its findings are in both runs alike.
+The fuzzer part runs on the mutant too: its fuzz_ops is built from the
+mutated tree under both fuzz presets (vfz.selftest.srctree.build_fuzz:
+fuzz-ubsan fuzzes, fuzz judges, as the README's main job does with
+build-fuzz-ubsan/ and build-fuzz/; incremental, ~10-40 s a mutant) and given
+to the campaign (--fuzz-bin, --judge-bin); the reference run gets the
+unmutated tree's. A fuzzer finding is confirmed by replaying its crash
+input with both judges (the mutant's fails with the same violation, the
+unmutated one does not). --no-fuzz-part leaves the fuzzer on the unmutated
+repository builds (build-fuzz*/: what the rows before 5 Dec 2026 08:30 UTC
+measured, the differential part alone); each row says which (fuzz_part).
 
 One JSON line per mutant goes to --mutants-out (default
 build-mutants/TAG/mainjob.jsonl, TAG MAINJOB unless given) as soon as it is
@@ -41,7 +48,7 @@ from collections import Counter
 from vfz import REPO
 from vfz.selftest.mutation_report import latest, load_rows
 from vfz.selftest.mutator import select
-from vfz.selftest.srctree import FAULT_NAME, WORK, Tree, build, strict_error, stripped
+from vfz.selftest.srctree import FAULT_NAME, WORK, Tree, build, build_fuzz, strict_error, stripped
 
 DEFAULT_BUDGET = 120.0
 TAG = "MAINJOB"
@@ -53,6 +60,9 @@ def add_arguments(p):
                    help="with --mutants: measure each mutant with the main job itself (the default "
                         f"campaign, same seed, --budget seconds, default {DEFAULT_BUDGET:g}) instead of "
                         "the focused hunt (vfz.selftest.mainjob)")
+    p.add_argument("--no-fuzz-part", action="store_true",
+                   help="with --main-job: the campaign's fuzzer fuzzes the unmutated fuzz_ops "
+                        "(build-fuzz*/), so only the differential part meets the mutant")
     p.add_argument("--skip", metavar="IDS",
                    help="with --main-job: mutant ids (comma-separated) passed over without being counted, "
                         "e.g. those judged equivalent by reading the code (reports/mutation.md)")
@@ -83,12 +93,15 @@ def signatures(workdir):
     return out
 
 
-def campaign(vfat, workdir, args, log):
-    """One main-job run against VFAT in a fresh WORKDIR -> (exit code, seconds, signatures)."""
+def campaign(vfat, workdir, args, log, fuzz=None):
+    """One main-job run against VFAT (and fuzz = (fuzzing fuzz_ops, judging fuzz_ops) when
+    given) in a fresh WORKDIR -> (exit code, seconds, signatures)."""
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     cmd = [VFATFUZZ, "campaign", "--minutes", f"{args.budget / 60:g}", "--seed", str(args.seed),
            "--vfat", vfat, "--workdir", workdir, "--fresh", "--no-setup"]
+    if fuzz:
+        cmd += ["--fuzz-bin", fuzz[0], "--judge-bin", fuzz[1]]
     t = time.monotonic()
     with open(log, "w", encoding="utf-8") as lf:
         p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
@@ -137,16 +150,19 @@ MAX_TRIES = 8         # findings re-checked per mutant: two fresh checkers each 
 FINISH_S = 60.0       # past the budget: the lanes' last scripts and a little minimisation
 
 
-def confirm_new(new, workdir, vfat, base):
+def confirm_new(new, workdir, vfat, base, judges=None):
     """The new signatures a fresh checker confirms: the finding's minimised
     script shows the signature with the mutant's build and not with the
     unmutated one (a 2-minute run under load explores a different share of
     the scripts than the reference did, so a signature the reference did
-    not reach is not yet the mutant's). Fuzzer findings are the unmutated
-    fuzz_ops' and never count; a flaky one (not shown again in its own
-    minimisation) is not tried. The cheapest and most direct first (a core
-    writer's own, the own mkfs's, a twin's with its twin writer, a process
-    reader's, a VM reader's), at most MAX_TRIES tried -> (confirmed texts, notes)."""
+    not reach is not yet the mutant's). A fuzzer finding counts when judges
+    (the mutant's judging fuzz_ops, the unmutated one's) are given and its
+    crash input fails the mutant's the same way and not the unmutated one;
+    without them the fuzzer ran the unmutated fuzz_ops and its findings never
+    count. A flaky one (not shown again in its own minimisation) is not tried.
+    The cheapest and most direct first (a core writer's own, the own mkfs's,
+    a fuzzer crash's, a twin's with its twin writer, a process reader's, a VM
+    reader's), at most MAX_TRIES tried -> (confirmed texts, notes)."""
     from vfz import findings, opscript
     from vfz.check import checker, twins
     from vfz.selftest import search
@@ -157,6 +173,14 @@ def confirm_new(new, workdir, vfat, base):
             break
         info, text = infos[h], new[h]
         fl = info["fields"]
+        if fl.get("role") == "fuzz" and judges:
+            tries += 1
+            ok, why = confirm_crash(os.path.join(workdir, "findings", h), fl, judges)
+            if ok:
+                conf.append(text)
+            else:
+                notes.append(f"{h}: {why}")
+            continue
         own_fmt = fl.get("role") == "formatter" and _under_test(info.get("writer"))
         if (fl.get("role") not in ("reader", "writer") and not own_fmt) or not info.get("writer"):
             notes.append(f"{h}: role {fl.get('role')}, not the mutant's")
@@ -186,6 +210,28 @@ def confirm_new(new, workdir, vfat, base):
     return conf, notes
 
 
+def confirm_crash(fdir, fields, judges):
+    """A fuzzer finding's crash input (minimised when kept) on the mutant's judging fuzz_ops
+    and on the unmutated one's: (True, "") when only the mutant's fails, with the violation
+    the finding names; else (False, why)."""
+    from vfz import findings
+    from vfz.campaign.fuzzer import crash_line
+    from vfz.proc import run as prun
+    crash = next((p for p in (os.path.join(fdir, "crash.min.bin"), os.path.join(fdir, "crash.bin"))
+                  if os.path.isfile(p)), None)
+    if crash is None:
+        return False, "no crash input kept"
+    got = []
+    for judge in judges:
+        p = prun([judge, crash], timeout=60)
+        got.append(None if p.rc == 0 else findings.normalise(crash_line(p.errtext + p.text, p.rc), 80))
+    if got[0] != fields.get("kind"):
+        return False, f"the mutant's fuzz_ops gives {got[0]!r} on the crash input"
+    if got[1] is not None:
+        return False, f"the unmutated fuzz_ops fails too ({got[1]})"
+    return True, ""
+
+
 def _under_test(name):
     from vfz import oracles
     try:
@@ -201,7 +247,7 @@ def _confirm_rank(info):
     fl = info.get("fields") or {}
     if fl.get("role") == "writer":
         return 2 if str(fl.get("kind", "")).startswith("twin-") else 0
-    if fl.get("role") == "formatter":
+    if fl.get("role") in ("formatter", "fuzz"):
         return 1
     try:
         return 4 if oracles.entry(fl.get("oracle")).cost == "vm" else 3
@@ -236,9 +282,12 @@ def run(args):
     out = os.path.abspath(args.mutants_out or os.path.join(work, "mainjob.jsonl"))
     os.makedirs(os.path.dirname(out), exist_ok=True)
     os.makedirs(work, exist_ok=True)
+    fuzz_part = not getattr(args, "no_fuzz_part", False)
     print(f"main job: seed {args.seed}, {args.mutants} mutants over {','.join(files)}, campaign of "
-          f"{args.budget:g} s each, results in {out}; the fuzzer part fuzzes the unmutated fuzz_ops, so "
-          "the detection measured is the differential part's", flush=True)
+          f"{args.budget:g} s each, results in {out}; "
+          + ("the fuzzer part fuzzes the mutant's fuzz_ops too" if fuzz_part else
+             "the fuzzer part fuzzes the unmutated fuzz_ops, so the detection measured is the "
+             "differential part's"), flush=True)
     prior = load_rows(out)
     done = {r["id"] for r in prior if r.get("status") not in ("nocompile", "error")}
     failed = {r["id"] for r in prior if r.get("status") == "nocompile"}
@@ -250,11 +299,17 @@ def run(args):
     base_copy = os.path.join(work, "vfat-base")
     shutil.copy2(base, base_copy)
     base_strip = stripped(base_copy, os.path.join(work, "vfat-base.stripped"))
+    base_fuzz = None
+    if fuzz_part:
+        base_fuzz, err = fuzz_builds(tree, work, "base")
+        if err:
+            return usage(f"the unmutated tree's fuzz_ops does not build: {err}")
     ref_file = os.path.join(work, f"reference-{args.seed}-{args.budget:g}.json")
     ref = json.load(open(ref_file, encoding="utf-8")) if os.path.isfile(ref_file) else None
-    if ref is None or ref.get("git") != tree.head:
-        rc, secs, sigs = campaign(base_copy, os.path.join(work, "ref"), args, os.path.join(work, "ref.log"))
-        ref = {"git": tree.head, "rc": rc, "seconds": secs, "signatures": sigs}
+    if ref is None or ref.get("git") != tree.head or ref.get("fuzz_part", False) != fuzz_part:
+        rc, secs, sigs = campaign(base_copy, os.path.join(work, "ref"), args, os.path.join(work, "ref.log"),
+                                  base_fuzz)
+        ref = {"git": tree.head, "rc": rc, "seconds": secs, "signatures": sigs, "fuzz_part": fuzz_part}
         with open(ref_file + ".tmp", "w", encoding="utf-8") as f:
             json.dump(ref, f, indent=1)
         os.replace(ref_file + ".tmp", ref_file)
@@ -274,12 +329,18 @@ def run(args):
             row = dict(m.to_dict(), diff=m.diff(tree.text(m.file)), seed=args.seed, budget=args.budget,
                        git=tree.head, mode="main-job", ref_signatures=len(ref["signatures"]))
             try:
+                equivalent, mut_fuzz = False, None
                 tree.mutate(m)
                 try:
                     err = strict_error(tree, m)
                     vfat = None if err else build(tree)[0]
                     if not err and vfat is None:
                         err = "does not build"
+                    if not err:
+                        equivalent = filecmp.cmp(stripped(vfat, os.path.join(work, "vfat-mut.stripped")),
+                                                 base_strip, shallow=False)
+                    if not err and not equivalent and fuzz_part:
+                        mut_fuzz, err = fuzz_builds(tree, work, "mut")
                 finally:
                     tree.restore(m)
                 if err:
@@ -287,16 +348,17 @@ def run(args):
                     row.update(status="nocompile", note=err[:200])
                     _append(out, row)
                     continue
-                if filecmp.cmp(stripped(vfat, os.path.join(work, "vfat-mut.stripped")), base_strip,
-                               shallow=False):
+                row["fuzz_part"] = fuzz_part
+                if equivalent:
                     row.update(status="equivalent", why="same machine code as the unmutated build (TCE)")
                 else:
                     mv = os.path.join(work, "vfat-mut")
                     shutil.copy2(vfat, mv)      # the next mutant's build must not change it under the run
                     wd = os.path.join(work, "runs", m.id.replace(":", "_"))
-                    rc, secs, sigs = campaign(mv, wd, args, wd + ".log")
+                    rc, secs, sigs = campaign(mv, wd, args, wd + ".log", mut_fuzz)
                     new = {h: s for h, s in sigs.items() if h not in ref["signatures"]}
-                    conf, notes = confirm_new(new, wd, mv, base_copy)
+                    conf, notes = confirm_new(new, wd, mv, base_copy,
+                                              (mut_fuzz[1], base_fuzz[1]) if mut_fuzz else None)
                     row.update(status="killed" if conf else ("unconfirmed" if new else "survived"), rc=rc,
                                seconds=secs, signatures=len(sigs), new_sigs=sorted(new.values()),
                                confirmed=conf, confirm_notes=notes, found_s=found_after(wd, conf),
@@ -314,6 +376,21 @@ def run(args):
     print()
     print(render(load_rows(out)))
     return 0
+
+
+def fuzz_builds(tree, work, name):
+    """The tree's fuzz_ops under fuzz-ubsan (fuzzing) and fuzz (judging), copied to
+    WORK/fuzz-NAME-*: the next mutant's incremental build must not change a binary a
+    run is using -> ((fuzzing, judging), None) or (None, error)."""
+    got = []
+    for preset in ("fuzz-ubsan", "fuzz"):
+        b, err = build_fuzz(tree, preset)
+        if err:
+            return None, err
+        dst = os.path.join(work, f"fuzz-{name}-{preset}")
+        shutil.copy2(b, dst)
+        got.append(dst)
+    return tuple(got), None
 
 
 def _append(path, row):

@@ -2,7 +2,8 @@
 
 Tree: build-mutants/TAG/tree/ from git HEAD (or a given revision); build:
 its vfat CLI in build-fault-TAG/ (vfz.selftest.builds.build_fault, the
-planted faults' builder); strict_error: a mutant that GCC 14 would not
+planted faults' builder); build_fuzz: its fuzz_ops under a fuzz preset (the
+main job's fuzzer part, vfz.selftest.mainjob); strict_error: a mutant that GCC 14 would not
 compile; stripped: the binary compared for equivalence (TCE); unit_suites:
 the C unit suites built against the tree.
 """
@@ -52,8 +53,8 @@ class Tree:
                              text=True, check=True).stdout
         extra = [f for args in re.findall(r"add_executable\(\w+ ([^)$]*)\)", cml)    # study_collide, ...
                  for f in args.split() if f.endswith(".c")]
-        # the subdirectories the build adds unconditionally (harnesses/iotrace)
-        extra += [d for d in re.findall(r"add_subdirectory\((harnesses/[\w/]+)\)", cml)]
+        # harnesses/: the fuzz targets (fuzz preset: build_fuzz), the C model, harnesses/iotrace
+        extra = ["harnesses"] + [f for f in extra if not f.startswith("harnesses/")]
         arch = subprocess.run(["git", "-C", REPO, "archive", self.rev, *TREE_FILES, "core", *units, *extra],
                               capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", self.root], input=arch.stdout, check=True)
@@ -103,6 +104,24 @@ def build(tree, preset=None):
     bug, not lint; preset asan: build-fault-<TAG>-asan/) -> (path, error)."""
     vfat, err, _ = build_fault(tree.tag, werror=False, src=tree.root, preset=preset or tree.preset)
     return vfat, err
+
+
+def build_fuzz(tree, preset):
+    """fuzz_ops of the tree as it is under a fuzz preset ("fuzz": libFuzzer + ASan + UBSan,
+    the campaign's judge; "fuzz-ubsan": the build it fuzzes with), in
+    build-fault-<TAG>-<preset>/ (incremental: a mutant recompiles its file) -> (path, error)."""
+    bdir = f"{tree.bdir}-{preset}"
+    p = subprocess.run(["cmake", "--preset", preset, "-B", bdir, f"-DVFAT_FAULT={tree.tag}", "-DVFAT_WERROR=OFF"],
+                       capture_output=True, text=True, errors="replace", timeout=300, cwd=tree.root)
+    if p.returncode != 0:
+        return None, f"{preset} configure failed: {(p.stderr or p.stdout).strip()[-300:]}"
+    p = subprocess.run(["cmake", "--build", bdir, "-j2", "--target", "fuzz_ops"], capture_output=True,
+                       text=True, errors="replace", timeout=1800)
+    if p.returncode != 0:
+        out = p.stdout + p.stderr
+        return None, f"{preset} build failed: " + next((ln.strip() for ln in out.splitlines() if "error" in ln),
+                                                        out.strip()[-300:])[:300]
+    return os.path.join(bdir, "fuzz", "fuzz_ops"), None
 
 
 STRICT = ["-Werror=int-conversion", "-Werror=incompatible-pointer-types", "-Werror=int-to-pointer-cast",
