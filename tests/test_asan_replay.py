@@ -25,7 +25,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
-from vfz import findings# noqa: E402
+from vfz import findings, sanitizer  # noqa: E402
 from vfz.selftest import mainjob  # noqa: E402
 from vfz.selftest.hunt import build_fuzz_fault  # noqa: E402
 from vfz.campaign.fuzzer import fuzz_ops_binary  # noqa: E402
@@ -90,6 +90,9 @@ class AsanReplayTests(unittest.TestCase):
             bad = run([asan, crash], 60)
             self.assertNotEqual(bad.returncode, 0)
             self.assertIn("heap-buffer-overflow", bad.stderr)
+            # the line core-asan's writer reports a memory error with (vfz.sanitizer)
+            self.assertRegex(sanitizer.report_line(bad.stderr),
+                             r"^AddressSanitizer: heap-buffer-overflow in nk_remove \(dirindex\.c[:0-9]*\)$")
             ref = run([fuzz_ops_binary(), crash], 60)
             self.assertEqual(ref.returncode, 0, ref.stderr[-2000:])
             # the main-job selftest's confirmation of a fuzzer finding (a mutant's fuzz_ops

@@ -10,7 +10,7 @@ import time
 from vfz import lifeline
 from vfz.campaign import pace
 
-from vfz import REPO, opscript
+from vfz import REPO, opscript, sanitizer
 from vfz.proc import run
 
 
@@ -404,9 +404,6 @@ class Fuzzer:
                     p.wait()
 
 
-_ASAN_SUMMARY = re.compile(r"SUMMARY: AddressSanitizer: (\S+) (\S+) in (\S+)")
-
-
 def crash_line(text, rc):
     """The one line that says why fuzz_ops failed on an input."""
     lines = text.splitlines()
@@ -414,14 +411,9 @@ def crash_line(text, rc):
                 "ERROR:", "SUMMARY:"):
         for i, ln in enumerate(lines):
             if pat in ln:
-                if pat == "ERROR: AddressSanitizer":
-                    # the kind and the function it happened in, not the
-                    # addresses: two over-reads in two functions are two
-                    # findings, one over-read found twice is one
-                    for sl in lines:
-                        m = _ASAN_SUMMARY.match(sl.strip())
-                        if m:
-                            return f"AddressSanitizer: {m[1]} in {m[3]} ({os.path.basename(m[2])})"
+                if pat == "ERROR: AddressSanitizer" and sanitizer.asan_summary(lines):
+                    # the kind and the function (vfz.sanitizer), not the addresses
+                    return sanitizer.asan_summary(lines)
                 out = ln.strip()
                 j = i + 1        # a quoted name with a line break in it: join its lines
                 while out.count('"') % 2 and j < len(lines) and j <= i + 3:

@@ -172,7 +172,8 @@ class Campaign:
         self.geo_stats = {}            # geometry class -> {"scripts": n, "findings": n}
         self.kcfg = {n: {"auto_build": False} for n, e in oracles.entries().items() if e.builds}
         self.transformers = a.transformers.split(",") if getattr(a, "transformers", None) else []
-        self.checker = Checker(readers, writers, vfat=a.vfat, timeout=a.timeout, notes=self.notes,
+        self.checker = Checker(readers, writers, vfat=a.vfat, asan_vfat=a.asan_vfat, timeout=a.timeout,
+                               notes=self.notes,
                                cfg=self.kcfg, transformers=self.transformers)
         self.checkers = [self.checker]
         thr = threading.Thread(target=self._progress_loop, daemon=True)
@@ -191,11 +192,13 @@ class Campaign:
         try:
             rn, wn = self.checker.reader_names, self.checker.writer_names
             for i in range(1, a.jobs):
-                self.checkers.append(Checker(rn, wn, vfat=a.vfat, timeout=a.timeout, notes=[],
+                self.checkers.append(Checker(rn, wn, vfat=a.vfat, asan_vfat=a.asan_vfat, timeout=a.timeout,
+                                             notes=[],
                                              cfg=self.kcfg, transformers=self.transformers))
             self.lanes = [Lane(self, i, ck) for i, ck in enumerate(self.checkers)]
             self.minimiser = minworker.Minimiser(
-                self, Checker(rn, wn, vfat=a.vfat, timeout=a.timeout, notes=[], cfg=self.kcfg,
+                self, Checker(rn, wn, vfat=a.vfat, asan_vfat=a.asan_vfat, timeout=a.timeout, notes=[],
+                              cfg=self.kcfg,
                               transformers=self.transformers))
             self.say(f"writers: {','.join(wn)}; readers: {','.join(rn)}; volumes: "
                      f"{','.join(self.fs_list)}; {len(self.lanes)} check lane(s), minimiser beside them")

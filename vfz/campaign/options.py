@@ -73,6 +73,9 @@ def add_arguments(p):
                                         "registered one; 'none' keeps the classic volumes only)")
     p.add_argument("--names", help="name classes for vfat gen (default all)")
     p.add_argument("--vfat", help="the vfat binary the core writers run (default build/vfat)")
+    p.add_argument("--asan-vfat", help="the ASan build of that binary, which writer core-asan runs (default "
+                                       "build-asan/vfat without --vfat; with --vfat and without this, "
+                                       "core-asan is skipped)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per oracle call")
     p.add_argument("--min-budget", type=float, default=MIN_BUDGET,
                    help=f"seconds of minimisation per finding (default {MIN_BUDGET:g})")

@@ -109,7 +109,8 @@ def checker_for(args, target, notes):
     # the writers' seeds the finding was made with (dummies, fallback aliases)
     seeds = (target.info or {}).get("writer_seeds") or {}
     cfg = {n: {"seed": s} for n, s in seeds.items() if n in writers}
-    return Checker(readers, writers, vfat=args.vfat, timeout=args.timeout, notes=notes, cfg=cfg,
+    return Checker(readers, writers, vfat=args.vfat, asan_vfat=getattr(args, "asan_vfat", None),
+                   timeout=args.timeout, notes=notes, cfg=cfg,
                    transformers=(target.info or {}).get("transformers") or ())
 
 

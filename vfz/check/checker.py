@@ -151,7 +151,7 @@ class Checker:
 
     def __init__(self, readers=None, writers=None, vfat=None, timeout=60.0, notes=None,
                  explicit_readers=False, explicit_writers=False, cfg=None, formatter="mkfs.fat",
-                 transformers=(), unread=()):
+                 transformers=(), unread=(), asan_vfat=None):
         self.notes = notes if notes is not None else []
         # writers whose images no reader reads: they write for the twin
         # byte comparison only (a kernel twin in a mutant hunt)
@@ -181,8 +181,13 @@ class Checker:
         if vfat:
             # the build under test writes, and its `vfat ls` is the core reader
             for w in list(oracles.WRITERS) + list(oracles.READERS):
-                if oracles.entry(w).under_test:
+                if oracles.entry(w).under_test and not oracles.entry(w).sanitized:
                     cfg.setdefault(w, {})["vfat"] = vfat
+        if asan_vfat:
+            # its ASan build runs the sanitized writers (core-asan; default build-asan/vfat)
+            for w in oracles.WRITERS:
+                if oracles.entry(w).sanitized:
+                    cfg.setdefault(w, {})["vfat"] = asan_vfat
         if no_sync_supported(vfat):        # scratch images: no fsync of each one
             for w in oracles.WRITERS:
                 if oracles.entry(w).under_test:
@@ -199,6 +204,10 @@ class Checker:
         for n in writers or DEFAULT_WRITERS:
             if n not in oracles.WRITERS:
                 raise UsageError(f"unknown writer {n!r} (known: {', '.join(sorted(oracles.WRITERS))})")
+            if oracles.entry(n).sanitized and vfat and not asan_vfat:
+                # the repository's ASan build is not the build under test's
+                self.notes.append(f"writer {n} skipped: no ASan build of {vfat} (--asan-vfat)")
+                continue
             o = diff.load_oracle("writer", n, False, self.notes, cfg)
             if o is not None:
                 self.writers.append((n, o))
@@ -405,7 +414,7 @@ class Checker:
             res.details[wn]["(writer)"] = det
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
                                 "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
-        if wn in self.unread:
+        if wn in self.unread or oracles.entry(wn).unread:
             return
         self._read_image(res, full, fs, wn, m, img, readers)
         if self.transformers and oracles.entry(wn).medium == "fat":

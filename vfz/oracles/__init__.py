@@ -368,6 +368,10 @@ class Entry:
     builds: bool = False             # may start a long build when missing: only when named
     under_test: bool = False         # the build under test runs it (the C core's writers, its
                                      # reader and own checker): a Checker's vfat=BUILD is its binary
+    unread: bool = False             # no reader reads its writer's images: it writes to be held
+                                     # against its twin (byte for byte) and to be watched (core-asan)
+    sanitized: bool = False          # the build under test's ASan build runs it: a Checker's
+                                     # asan_vfat (default build-asan/vfat) is its binary
     medium: str = "fat"              # what its writer's images are and its reader reads: "fat" a
                                      # FAT volume; "dir" the archive of the host directory vvfat
                                      # wrote back (kernel-vvfat). A reader reads a writer's image
@@ -453,7 +457,9 @@ def entry(name):
 
 def reads(reader, writer=None):
     """Does reader read writer's images (writer None: a FAT volume)? Their
-    media agree."""
+    media agree, and the writer writes to be read (not unread)."""
+    if writer and entry(writer).unread:
+        return False
     return entry(reader).medium == (entry(writer).medium if writer else "fat")
 
 

@@ -1,17 +1,25 @@
 """The C core (build/vfat) as a reader (`vfat ls`) and as writers
-(`vfat apply`): core-dual, core-v1, core-v3, core-unique.
+(`vfat apply`): core-dual, core-v1, core-v3, core-unique, core-asan.
 
 The binary is $VFAT_BUILD/vfat, else <repo>/build/vfat; cfg vfat=PATH
 overrides (e.g. the asan build). `vfat apply` prints one JSON object per
 op, {"line": N, "op": "create", "result": "ok"|"EEXIST"|...}; the writer
-returns those results in op order.
+returns those results in op order. A sanitizer's report on its stderr
+(vfz.sanitizer) is the writer's error, whatever the exit code.
+
+core-asan is core-dual's policy run by the ASan + UBSan build
+(build-asan/vfat; the Checker's asan_vfat for a build under test): a memory
+error the release build survives silently (a write one past an array held
+through a pointer, which the default preset's bounds traps cannot see) is
+its failure. No reader reads its images (Entry.unread); its twin is
+core-dual, whose image must be the same bytes (vfz.check.twins).
 """
 import json
 import os
 import tempfile
 
 from vfz.oracles import META_OPS, OPS, Entry, Formatter, Reader, Writer
-from vfz import listing, opscript
+from vfz import listing, opscript, sanitizer
 from vfz.proc import run
 
 from vfz import REPO# noqa: E402
@@ -21,7 +29,9 @@ MODES = {
     "core-v1": ["--names", "nodual", "--dummy", "v1"],
     "core-v3": ["--names", "nodual", "--dummy", "v3"],
     "core-unique": ["--names", "nodual", "--dummy", "v1", "--unique"],
+    "core-asan": ["--names", "dual"],
 }
+ASAN_BUILD = os.path.join(REPO, "build-asan", "vfat")
 
 
 def vfat_binary(override=None):
@@ -90,7 +100,8 @@ class CoreWriter(Writer):
         if name not in MODES:
             raise KeyError(f"unknown core writer {name!r}")
         self.name = name
-        self.vfat = vfat
+        # core-asan: the ASan build unless the Checker names one (its asan_vfat)
+        self.vfat = vfat or (ASAN_BUILD if name == "core-asan" else None)
         self.seed = seed
         self.extra_args = list(extra_args)
 
@@ -121,7 +132,10 @@ class CoreWriter(Writer):
             if isinstance(o, dict) and "result" in o:
                 res.append(o["result"])
         w.results = res
-        if p.error:
+        san = sanitizer.report_line(p.errtext)
+        if san:
+            w.error = f"vfat apply: {san}"
+        elif p.error:
             w.error = f"vfat apply: {p.error}"
         elif p.rc not in (0, 1) or len(res) != len(ops):
             w.error = (f"vfat apply exit {p.rc}, {len(res)} results for {len(ops)} ops: "
@@ -164,4 +178,6 @@ ENTRIES = [
     Entry("core-v3", "core", writer=_W, shorts="v3", shortname="winnt", seeded=True,
           default=("writer",), twin="kernel-nodual-v3", under_test=True, supports=_ALL),
     Entry("core-unique", "core", writer=_W, shorts="v1", unique=True, seeded=True, under_test=True, supports=_ALL),
+    Entry("core-asan", "core", writer=_W, names="dual", shorts="alias", twin="core-dual", under_test=True,
+          supports=_ALL, unread=True, sanitized=True, label="core-dual (ASan build)"),
 ]

@@ -25,7 +25,11 @@ build-fuzz-ubsan/ and build-fuzz/; incremental, ~10-40 s a mutant) and given
 to the campaign (--fuzz-bin, --judge-bin); the reference run gets the
 unmutated tree's. A fuzzer finding is confirmed by replaying its crash
 input with both judges (the mutant's fails with the same violation, the
-unmutated one does not). --no-fuzz-part leaves the fuzzer on the unmutated
+unmutated one does not). The writer core-asan (core-dual's policy under
+the ASan build, a default writer of the main job) runs the mutated tree's
+asan preset build (--asan-vfat; the reference the unmutated tree's), so a
+memory error the release build survives silently is the mutant's failure.
+--no-fuzz-part leaves the fuzzer on the unmutated
 repository builds (build-fuzz*/: what the rows before 5 Dec 2026 08:30 UTC
 measured, the differential part alone); each row says which (fuzz_part).
 
@@ -93,13 +97,16 @@ def signatures(workdir):
     return out
 
 
-def campaign(vfat, workdir, args, log, fuzz=None):
-    """One main-job run against VFAT (and fuzz = (fuzzing fuzz_ops, judging fuzz_ops) when
-    given) in a fresh WORKDIR -> (exit code, seconds, signatures)."""
+def campaign(vfat, workdir, args, log, fuzz=None, asan=None):
+    """One main-job run against VFAT (its ASan build ASAN for core-asan, and fuzz = (fuzzing
+    fuzz_ops, judging fuzz_ops) when given) in a fresh WORKDIR -> (exit code, seconds,
+    signatures)."""
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     cmd = [VFATFUZZ, "campaign", "--minutes", f"{args.budget / 60:g}", "--seed", str(args.seed),
            "--vfat", vfat, "--workdir", workdir, "--fresh", "--no-setup"]
+    if asan:
+        cmd += ["--asan-vfat", asan]
     if fuzz:
         cmd += ["--fuzz-bin", fuzz[0], "--judge-bin", fuzz[1]]
     t = time.monotonic()
@@ -150,7 +157,7 @@ MAX_TRIES = 8         # findings re-checked per mutant: two fresh checkers each 
 FINISH_S = 60.0       # past the budget: the lanes' last scripts and a little minimisation
 
 
-def confirm_new(new, workdir, vfat, base, judges=None):
+def confirm_new(new, workdir, vfat, base, judges=None, asans=(None, None)):
     """The new signatures a fresh checker confirms: the finding's minimised
     script shows the signature with the mutant's build and not with the
     unmutated one (a 2-minute run under load explores a different share of
@@ -162,7 +169,8 @@ def confirm_new(new, workdir, vfat, base, judges=None):
     count. A flaky one (not shown again in its own minimisation) is not tried.
     The cheapest and most direct first (a core writer's own, the own mkfs's,
     a fuzzer crash's, a twin's with its twin writer, a process reader's, a VM
-    reader's), at most MAX_TRIES tried -> (confirmed texts, notes)."""
+    reader's), at most MAX_TRIES tried; asans: the ASan builds of both for
+    core-asan -> (confirmed texts, notes)."""
     from vfz import findings, opscript
     from vfz.check import checker, twins
     from vfz.selftest import search
@@ -195,8 +203,9 @@ def confirm_new(new, workdir, vfat, base, judges=None):
         rdr = [fl["oracle"]] if fl["role"] == "reader" or (own_fmt and fl["oracle"] in _readers()) else []
         wrt = ["core-dual"] if own_fmt else twins.replay_writers(info["writer"], fl)
         seen = []
-        for v in (vfat, base):
-            ck = checker.Checker(rdr or search.FAST_READERS[:1], wrt, vfat=v, timeout=60.0, notes=[])
+        for v, a in zip((vfat, base), asans):
+            ck = checker.Checker(rdr or search.FAST_READERS[:1], wrt, vfat=v, timeout=60.0, notes=[],
+                                 asan_vfat=a)
             try:
                 res = ck.check(ops, info.get("fs_spec") or info["fs"], writers=wrt, readers=rdr)
                 seen.append(any(findings.sig_hash(d.fields) == h for d in res.divs.values()))
@@ -299,6 +308,11 @@ def run(args):
     base_copy = os.path.join(work, "vfat-base")
     shutil.copy2(base, base_copy)
     base_strip = stripped(base_copy, os.path.join(work, "vfat-base.stripped"))
+    base_asan, err = build(tree, "asan")
+    if err:
+        return usage(f"the unmutated tree's asan build fails: {err}")
+    shutil.copy2(base_asan, os.path.join(work, "vfat-base-asan"))
+    base_asan = os.path.join(work, "vfat-base-asan")
     base_fuzz = None
     if fuzz_part:
         base_fuzz, err = fuzz_builds(tree, work, "base")
@@ -306,10 +320,12 @@ def run(args):
             return usage(f"the unmutated tree's fuzz_ops does not build: {err}")
     ref_file = os.path.join(work, f"reference-{args.seed}-{args.budget:g}.json")
     ref = json.load(open(ref_file, encoding="utf-8")) if os.path.isfile(ref_file) else None
-    if ref is None or ref.get("git") != tree.head or ref.get("fuzz_part", False) != fuzz_part:
+    if ref is None or ref.get("git") != tree.head or ref.get("fuzz_part", False) != fuzz_part \
+            or not ref.get("asan"):
         rc, secs, sigs = campaign(base_copy, os.path.join(work, "ref"), args, os.path.join(work, "ref.log"),
-                                  base_fuzz)
-        ref = {"git": tree.head, "rc": rc, "seconds": secs, "signatures": sigs, "fuzz_part": fuzz_part}
+                                  base_fuzz, base_asan)
+        ref = {"git": tree.head, "rc": rc, "seconds": secs, "signatures": sigs, "fuzz_part": fuzz_part,
+               "asan": True}
         with open(ref_file + ".tmp", "w", encoding="utf-8") as f:
             json.dump(ref, f, indent=1)
         os.replace(ref_file + ".tmp", ref_file)
@@ -329,7 +345,7 @@ def run(args):
             row = dict(m.to_dict(), diff=m.diff(tree.text(m.file)), seed=args.seed, budget=args.budget,
                        git=tree.head, mode="main-job", ref_signatures=len(ref["signatures"]))
             try:
-                equivalent, mut_fuzz = False, None
+                equivalent, mut_fuzz, mut_asan = False, None, None
                 tree.mutate(m)
                 try:
                     err = strict_error(tree, m)
@@ -339,6 +355,11 @@ def run(args):
                     if not err:
                         equivalent = filecmp.cmp(stripped(vfat, os.path.join(work, "vfat-mut.stripped")),
                                                  base_strip, shallow=False)
+                    if not err and not equivalent:
+                        mut_asan, err = build(tree, "asan")
+                        if mut_asan:
+                            shutil.copy2(mut_asan, os.path.join(work, "vfat-mut-asan"))
+                            mut_asan = os.path.join(work, "vfat-mut-asan")
                     if not err and not equivalent and fuzz_part:
                         mut_fuzz, err = fuzz_builds(tree, work, "mut")
                 finally:
@@ -355,10 +376,11 @@ def run(args):
                     mv = os.path.join(work, "vfat-mut")
                     shutil.copy2(vfat, mv)      # the next mutant's build must not change it under the run
                     wd = os.path.join(work, "runs", m.id.replace(":", "_"))
-                    rc, secs, sigs = campaign(mv, wd, args, wd + ".log", mut_fuzz)
+                    rc, secs, sigs = campaign(mv, wd, args, wd + ".log", mut_fuzz, mut_asan)
                     new = {h: s for h, s in sigs.items() if h not in ref["signatures"]}
                     conf, notes = confirm_new(new, wd, mv, base_copy,
-                                              (mut_fuzz[1], base_fuzz[1]) if mut_fuzz else None)
+                                              (mut_fuzz[1], base_fuzz[1]) if mut_fuzz else None,
+                                              (mut_asan, base_asan))
                     row.update(status="killed" if conf else ("unconfirmed" if new else "survived"), rc=rc,
                                seconds=secs, signatures=len(sigs), new_sigs=sorted(new.values()),
                                confirmed=conf, confirm_notes=notes, found_s=found_after(wd, conf),
