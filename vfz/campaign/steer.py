@@ -120,7 +120,8 @@ def tour(free, cluster, rng=None, fill=True):
 def meta_tour(cluster, rng=None):
     """The tour's second-grammar part (a few clusters): a chain cut by a
     truncate, a file extended with holes (a growing truncate, a write past
-    the end), a read-only file written, truncated, renamed and unlinked,
+    the end), a read-only file written, truncated (to a new size, then to
+    its own), renamed and unlinked, an empty file truncated to 0,
     times clamped at both edges of FAT's range and rounded, attributes on
     a directory and on the root, a label. Writers that do not support an
     op are sent the tour without it."""
@@ -132,6 +133,9 @@ def meta_tour(cluster, rng=None):
         f'write "/m/grow" {3 * cluster + r % cluster} 10 2',
         'create "/m/ro" 700 3', 'chattr "/m/ro" r', 'write "/m/ro" 650 100 4',
         f'truncate "/m/ro" {cluster + 1}', 'rename "/m/ro" "/m/ro moved"', 'chattr "/m/ro moved" rha',
+        # a truncate to the size the file has (Linux: fat_truncate_blocks all the same, its
+        # mmu_private exact, the archive bit, "now"), of a file with data and of an empty one
+        f'truncate "/m/ro moved" {cluster + 1}', 'create "/m/empty" 0 6', 'truncate "/m/empty" 0',
         'create "/m/gone" 10 5', 'chattr "/m/gone" rs', 'unlink "/m/gone"',
         'touch "/m/cut" 0 315532801', 'touch "/m/grow" 4354819199 7258118403.5',
         f'touch "/m/ro moved" {1246079973 + 2 * (r % 1000)}.25 1246079973',
