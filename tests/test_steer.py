@@ -94,7 +94,8 @@ class Campaign(unittest.TestCase):
 
     def test_early_tours_on_the_own_mkfs(self):
         """Iterations 1 and 2 are tours too (a 2-minute campaign reaches the states at once), on
-        the first two volumes made by the build's own mkfs when the run's formatters hold it."""
+        the first two volumes made by the build's own mkfs when the run's formatters hold it;
+        3 probes its FAT32, 4-7 its volumes at both sides of both cluster-count boundaries."""
         fsl = ["fat12", "fat16", "fat32"]
         a = steer.campaign_tour(self.ck, 5, 1, fsl, ["mkfs.fat", "vfat"])
         b = steer.campaign_tour(self.ck, 5, 2, fsl, ["mkfs.fat", "vfat"])
@@ -103,7 +104,15 @@ class Campaign(unittest.TestCase):
         c = steer.campaign_tour(self.ck, 5, 3, fsl, ["vfat"])    # the own mkfs's FAT32, probed
         self.assertEqual((opscript.dump(c[0]), c[1]), (opscript.dump(steer.probe()), "fat32:34M:512@vfat"))
         self.assertIsNone(steer.campaign_tour(self.ck, 5, 3, fsl))
-        self.assertIsNone(steer.campaign_tour(self.ck, 5, 4, fsl, ["vfat"]))
+        # then both sides of both cluster-count boundaries, made by the own mkfs
+        from vfz.check.sizing import clusters_of
+        for i, (fat, want) in zip(sorted(steer.EARLY_BOUNDS), ((12, 4084), (16, 4085), (16, 65524), (32, 65525))):
+            ops, spec = steer.campaign_tour(self.ck, 5, i, fsl, ["vfat"])
+            self.assertEqual(opscript.dump(ops), opscript.dump(steer.probe()))
+            self.assertTrue(spec.startswith(f"fat{fat}:") and spec.endswith("@vfat"), spec)
+            self.assertEqual(clusters_of(self.ck.pristine_image(spec)), want, spec)
+            self.assertIsNone(steer.campaign_tour(self.ck, 5, i, fsl))       # --fs: no own mkfs
+        self.assertIsNone(steer.campaign_tour(self.ck, 5, max(steer.EARLY_BOUNDS) + 1, fsl, ["vfat"]))
         res = self.ck.check(a[0], a[1])
         self.assertIn("near-full", steer.result_census(self.ck, res, a[0], a[1]))
 

@@ -365,6 +365,10 @@ def written(vfat, ops, fs, workdir, cut_unlinks=3):
 STEER_EVERY = 50      # one generated iteration in STEER_EVERY is a tour (~3-4 s of checks)
 EARLY = (1, 2)        # and the first ones: a 2-minute campaign reaches the states in its first seconds
 EARLY_FAT32 = 3       # then the probe on the own mkfs's FAT32 volume (its bytes, vfz.check.bootbytes)
+# and on the own mkfs's volumes at each side of each cluster-count boundary (the largest count of
+# the lower type, the smallest of the upper), sized by the repository's build, not the one under test
+EARLY_BOUNDS = {4: (12, "fat12/16:at-max"), 5: (16, "fat12/16:at-min"),
+                6: (16, "fat16/32:at-max"), 7: (32, "fat16/32:at-min")}
 
 
 def campaign_tour(ck, seed, iteration, fs_list, formatters=()):
@@ -382,13 +386,19 @@ def campaign_tour(ck, seed, iteration, fs_list, formatters=()):
     check's finding, vfz.check.formatted.format_failed).
     Iteration EARLY_FAT32 is the probe on the own mkfs's FAT32 volume then: the geometry
     draws one only now and then, and a formatter fault of FAT32 alone (its jump, its BPB
-    fields) shows in that volume's bytes against mkfs.fat's.
+    fields) shows in that volume's bytes against mkfs.fat's. Iterations EARLY_BOUNDS probe
+    the own mkfs at both sides of both cluster-count boundaries (boundary_volume): an
+    off-by-one in its type rule refuses or mislays exactly those volumes.
     -> (ops, fs) or None for a plain generated iteration."""
     from vfz import oracles
     from vfz.check.checker import FS_SPECS, fat_bits, is_geometry
     own = [f for f in formatters if oracles.entry(f).under_test]
     if iteration == EARLY_FAT32 and own and "fat32" in fs_list:
         return probe(), f"{FS_SPECS['fat32']}@{own[0]}"
+    if iteration in EARLY_BOUNDS and own and f"fat{EARLY_BOUNDS[iteration][0]}" in fs_list:
+        spec = boundary_volume(seed, iteration, own[0])
+        if spec:
+            return probe(), spec
     early = iteration in EARLY
     if not early and iteration % STEER_EVERY != STEER_EVERY - 1:
         return None
@@ -403,6 +413,19 @@ def campaign_tour(ck, seed, iteration, fs_list, formatters=()):
     if fill and vol in ck.pristine:    # the near-full volume: writes that run out part-way
         ops += capacity(ck, vol, ops, cl)
     return ops, vol
+
+
+def boundary_volume(seed, iteration, own):
+    """The geometry spec of EARLY_BOUNDS[iteration] for formatter own (the core's `vfat
+    mkfs`), drawn by vfz.campaign.geometry: sized by the repository's build of it (the
+    formatter's default binary, not the Checker's --vfat), so a build under test whose type
+    rule is off by one is asked for the volume all the same, and refuses or mislays it (a
+    formatter finding, vfz.check.formatted, or its bytes against mkfs.fat's). mkfs.fat
+    cannot size these: it keeps a margin from both boundaries. None when none is made."""
+    from vfz.campaign import geometry as campaign_geometry
+    fat, cls = EARLY_BOUNDS[iteration]
+    g, _ = campaign_geometry.draw(random.Random(f"{seed}:bounds:{iteration}"), [own], fat=fat, size_class=cls)
+    return g.spec() if g else None
 
 
 class Census:
