@@ -90,6 +90,16 @@ class FormatterTests(unittest.TestCase):
             self.assertEqual(res.images, {})
             with self.assertRaises(UsageError):
                 ck.check(opscript.parse('mkdir "/a"\n'), "fat16:4M:1024@busybox-mkdosfs")
+            # the campaign sizes a generated script to its volume before the check, which
+            # makes the volume: a refusal there must reach the check, not stop the campaign
+            # (it did: main-job mutant mkfs.c:55's run ended at 22 s with no finding)
+            from vfz.campaign import loop, patterns
+            ops = opscript.parse('mkdir "/a"\ncreate "/a/f" 10 1\n')
+            with self.assertRaises(UsageError):
+                patterns.for_script(ck, ops, "fat16:64K@vfat", 1)
+            self.assertIs(loop.unmade_ok(lambda: patterns.for_script(ck, ops, "fat16:64K@vfat", 1), ops), ops)
+            (d,) = ck.check(ops, "fat16:64K@vfat").divs.values()
+            self.assertEqual((d.fields["role"], d.fields["verdict"]), ("formatter", "failed"))
         finally:
             ck.close()
 

@@ -77,6 +77,18 @@ def vfat_default():
     return vfat_binary()
 
 
+def unmade_ok(sized, unsized):
+    """sized() (a script or volume sized to the script's volume, which makes that volume), or
+    unsized when the volume cannot be made: checker.check then files the failure as the own
+    mkfs's finding (vfz.check.formatted.format_failed) or stops on a peer formatter's, as
+    for any volume. Before, a build under test whose mkfs refused a drawn geometry stopped
+    the whole campaign here (main-job mutant mkfs.c:55, 5 Dec 2026)."""
+    try:
+        return sized()
+    except UsageError:
+        return unsized
+
+
 class Campaign:
     def __init__(self, args, out=sys.stdout):
         self.args = args
@@ -296,7 +308,8 @@ class Campaign:
                     job.note = str(e)
                     return
                 fs = fs_from_options(opts) or self.fs_list[job.slot % len(self.fs_list)]
-                fs = fitwindow.corpus_volume(self.geo, checker, ops, fs, job.path, job.slot)
+                fs = unmade_ok(lambda: fitwindow.corpus_volume(self.geo, checker, ops, fs, job.path,
+                                                               job.slot), fs)
                 src = {"source": "fuzz_ops corpus", "input": os.path.basename(job.path)}
             else:
                 gseed, nops, fsb = iter_params(self.seed, shard_iteration(job.iteration, self.shard))
@@ -306,7 +319,7 @@ class Campaign:
                 ops = gen_script(self.vfat, gseed, nops, self.args.names, meta)
                 if fsb & 0x80:                   # half the scripts: tricky additions
                     ops = enrich(ops, random.Random(gseed), meta)
-                ops = patterns.for_script(checker, ops, fs, gseed)   # sized to the volume
+                ops = unmade_ok(lambda: patterns.for_script(checker, ops, fs, gseed), ops)   # sized to the volume
                 src = {"source": "vfat gen", "iteration": job.iteration, "gen_seed": gseed, "ops": nops}
                 if meta:
                     src["meta"] = True
