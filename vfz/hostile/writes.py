@@ -24,7 +24,11 @@ during the ops; vfz.hostile.verdict reads the writer's "[kmsg]" section):
              path, such as a bad boot sector, leaves the whole volume unjudged): only what read
              cleanly is held to read the same. Two directory entries holding one cluster (a
              directory entry of cluster 0 is the root) show one directory under two paths: an
-             op under either names both. The finding's evidence names each entry.
+             op under either names both. The finding's evidence names each entry. A spread
+             the writer's spread_exception(head) hook attributes to a named exception of its
+             oracle from the volume's boot sector (FatFs on a FAT16 of 4 085 clusters, which it
+             writes as FAT12: fatfs-count-edges-write) is signed by that name, not by what
+             happened to the entries: one cause, one signature (extra["spread_exception"]).
 """
 import hashlib
 import random
@@ -277,6 +281,10 @@ class WriterProbe:
         text = opscript.dump(ops)
         extra = {"writer": True, "ops": text, "results": list(wr.results or ()),
                  "spread": [(w, p, (e or {}).get("size"), (x or {}).get("size")) for w, p, e, x in sp]}
+        hook = getattr(self.tool, "spread_exception", None)
+        exc = hook(image) if sp and hook and image else None
+        if exc:
+            extra["spread_exception"] = exc
         if started["iotrace"] is not None:
             extra["iotrace"] = started["iotrace"]   # its own sectors (vfz.hostile.bounds)
         return ReadResult(self.name, listing=None, raw=wr.raw or "", error=wr.error, seconds=wr.seconds,
