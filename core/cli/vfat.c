@@ -754,6 +754,60 @@ static int cmd_check(int argc, char **argv)
 	return r ? 1 : 0;
 }
 
+/* ---- serve: ls and check of many images in one process ----------------
+ *
+ * vfat serve: one request a line on stdin, "ls IMAGE" or "check IMAGE",
+ * each answered on stdout with exactly what `vfat ls IMAGE` / `vfat check
+ * IMAGE` print there, then one line: a NUL byte (in no line of either:
+ * paths are C strings), "end", the command's exit status and what it
+ * printed on stderr as a JSON string. The hostile campaign's strict reads
+ * (vfz/oracles/served.py) ask it instead of starting two or three processes
+ * an image. A request that crashes or traps ends the process, as it ends
+ * `vfat ls`.
+ */
+static int cmd_serve(int argc, char **argv)
+{
+	char line[8192], *ebuf;
+	size_t elen;
+
+	if (argc != 2)
+		return die("%s", "serve: usage: vfat serve");
+	while (fgets(line, sizeof(line), stdin)) {
+		size_t n = strlen(line);
+		char *sub[3], *sp;
+		FILE *err, *save = stderr;
+		int r;
+
+		if (n && line[n - 1] == '\n')
+			line[--n] = 0;
+		err = open_memstream(&ebuf, &elen);
+		if (!err)
+			return die("%s", "serve: out of memory");
+		stderr = err;
+		sp = strchr(line, ' ');
+		sub[0] = argv[0];
+		sub[1] = line;
+		sub[2] = sp ? sp + 1 : NULL;
+		if (sp)
+			*sp = 0;
+		if (sp && !strcmp(line, "ls"))
+			r = cmd_ls(3, sub);
+		else if (sp && !strcmp(line, "check"))
+			r = cmd_check(3, sub);
+		else
+			r = die("%s", "serve: requests are 'ls IMAGE' or 'check IMAGE'");
+		fclose(err);
+		stderr = save;
+		fflush(stdout);
+		printf("%cend %d ", 0, r);
+		json_escape(stdout, ebuf);
+		printf("\n");
+		fflush(stdout);
+		free(ebuf);
+	}
+	return 0;
+}
+
 /* vfat gen --from-input FILE [--image OUT]: decode a fuzz_ops input
  * (fuzzinput.h) into its op-script on stdout, with the apply options on
  * a comment line; --image writes the template image it starts from. */
@@ -857,6 +911,7 @@ static int usage(void)
 		"       vfat label IMAGE\n"
 		"       vfat fmt OPSCRIPT\n"
 		"       vfat check IMAGE\n"
+		"       vfat serve           (requests 'ls IMAGE' / 'check IMAGE' on stdin)\n"
 		"       vfat gen --seed N --ops K [--names CLASSES] [--meta]\n"
 		"       vfat gen --from-input FUZZFILE [--image OUT]\n");
 	return 2;
@@ -872,6 +927,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "label")) return cmd_label(argc, argv);
 	if (!strcmp(argv[1], "fmt")) return cmd_fmt(argc, argv);
 	if (!strcmp(argv[1], "check")) return cmd_check(argc, argv);
+	if (!strcmp(argv[1], "serve")) return cmd_serve(argc, argv);
 	if (!strcmp(argv[1], "gen")) return cmd_gen(argc, argv);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage();

@@ -32,7 +32,6 @@ during the ops; vfz.hostile.verdict reads the writer's "[kmsg]" section):
 """
 import hashlib
 import random
-import threading
 
 from vfz import opscript, oracles, proc
 from vfz.fatimg import Fat
@@ -46,13 +45,14 @@ OPS_PER_SCRIPT = 8
 
 def strict_reader(lists=True):
     """The project's own strict reader (the registry's reader under test): its lister
-    (`vfat ls`), or with lists=False its checker (`vfat check`)."""
+    (`vfat ls`), or with lists=False its checker (`vfat check`), each answered by the
+    reading thread's `vfat serve` (vfz.oracles.served: the same answers, no process a read)."""
     name = next(n for n in oracles.names("reader")
                 if getattr(oracles.entry(n), "under_test", not oracles.entry(n).independent)
                 and oracles.entry(n).lists == lists)
     # the lister without its label run: spread compares listings alone (one process less
     # for each of the two reads around every op-script)
-    return oracles.get_reader(name, **({"label": False} if lists else {}))
+    return oracles.get_reader(name, served=True, **({"label": False} if lists else {}))
 
 
 def unclean(complaints, listing=()):
@@ -234,18 +234,12 @@ class WriterProbe:
         """The strict reader's view of the volume at path before the ops (its listing, what
         its checker complained about) and the script made for it: done ahead of read() by
         the campaign's prefetch thread (vfz.hostile.lane) while the writer works on the
-        volume before. The lister and the checker run side by side (at a high load each
-        process's wall is mostly its wait for a CPU)."""
-        got = {}
-        t = threading.Thread(target=lambda: got.update(rc=self.check.read(path, timeout)),
-                             name="strict-check")       # a thread of its own: no trace hook
-        t.start()
-        try:
-            with proc.env_hook(None):           # the strict reader is the harness's, not traced
-                rb = self.strict.read(path, timeout)
-        finally:
-            t.join()
-        rc = got["rc"]
+        volume before. The checker, then the lister: two requests to this thread's `vfat
+        serve` (they ran side by side as two processes before, when a process's start was
+        most of each one's wall)."""
+        with proc.env_hook(None):           # the strict reader is the harness's, not traced
+            rc = self.check.read(path, timeout)
+            rb = self.strict.read(path, timeout)
         before = None if rb.error else rb.listing
         dirty = {()} if rc.error else unclean(rc.complaints, before)
         return {"path": path, "image": image, "before": before, "dirty": dirty,
