@@ -78,7 +78,8 @@ class _Server:
             p.rc = self.p.wait()
             self._drop()
             try:
-                p.error = f"killed by {signal.Signals(-p.rc).name}" if p.rc < 0 else None
+                p.error = f"killed by {signal.Signals(-p.rc).name}" if p.rc < 0 else \
+                    f"vfat serve exited {p.rc} before it answered"
             except ValueError:
                 p.error = f"killed by {-p.rc}"
         else:
