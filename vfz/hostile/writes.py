@@ -179,11 +179,14 @@ def spread(before, after, ops, results, root_cluster=0, dirty=()):
     b = {e["path"]: e for e in before if _key(e.get("path", "/"))}
     a = {e["path"]: e for e in after if _key(e.get("path", "/"))}
     bk = {_key(p) for p in b}
+    ak = {}                     # an after entry by its key, the first of a's order (one pass,
+    for q, v in a.items():      # not a scan of a for every entry that moved or went)
+        ak.setdefault(_key(q), v)
     out = []
     for p, e in sorted(b.items()):
         if _under(p, named):
             continue
-        x = a.get(p) or next((v for q, v in a.items() if _key(q) == _key(p)), None)
+        x = a.get(p) or ak.get(_key(p))
         if x is None:
             out.append(("lost", p, e, None))
         elif x.get("type") != e.get("type"):
