@@ -83,7 +83,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--oracles", default=None, help="comma-separated readers (default: hostile's, plus core)")
+    ap.add_argument("--oracles", default=None, help="comma-separated readers (default: hostile's, plus core; "
+                    "'none': the --writers alone)")
     ap.add_argument("--workdir", default=os.path.join(REPO, "work", "bench-hostile"))
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--min-seconds", type=float, default=60.0)
@@ -108,7 +109,9 @@ def main():
         render(st, a.name, lt)
         return 0
     names = a.oracles.split(",") if a.oracles else hostile.default_readers()
-    if "core" not in names:
+    if names == ["none"]:
+        pass                    # the --writers' lanes alone (the campaign's 'none'), no yardstick
+    elif "core" not in names:
         names = ["core"] + names
     args = argparse.Namespace(minutes=a.minutes, seed=a.seed, oracles=names, workdir=a.workdir,
                               timeout=a.timeout, min_seconds=a.min_seconds, seeds=None, replay=None,

@@ -10,7 +10,8 @@ of the hostile one say NOT REPRODUCED, so the verdict is not a constant;
 looping_dirs finds the looping directory in the hostile volume and none in
 the seed. The issue-28 templates (FatFs, the npm fatfs package, GRUB's read
 past the volume, mtools' mcopy crash and traced hostile write; run
-hostile-30's FatFs writer, minfo crash and fusefat writer hang) say
+hostile-30's FatFs writer, minfo crash and fusefat writer hang; FatFs's damage
+spread on a FAT16 of 4 085 clusters, fsck.fat -n around its ops) say
 REPRODUCED on their finding's volume and NOT REPRODUCED with its seed volume
 in the same run.sh.
 """
@@ -127,6 +128,7 @@ class ExportHostileTests(unittest.TestCase):
                                    ("mtools-crash-be2ec12365", "mcopy killed by signal 6 (stack smashing detected)", ENDS_S),
                                    ("write-mtools-out-of-bounds-1a06b9a1b7", "read(s) of the image reach past volume", ENDS_S),
                                    ("write-fatfs-out-of-bounds-25a0adfc26", "by disk_write in create /hostile-new-2.bin", ENDS_S),
+                                   ("write-fatfs-spread-a7c9646d09", "fsck.fat -n, clean before FatFs's ops, finds errors after", ENDS_S),
                                    ("mtools-crash-df72cb31ee", "minfo killed by signal 6: Assertion `!bad' failed", ENDS_S),
                                    ("write-fusefat-hang-39e2d9a9ff", "op 2: rmdir: fusefat gave no answer within 5 s", "5")):
             with self.subTest(finding=name):

@@ -9,11 +9,19 @@
     complained about the cross-link before the ops (naming both files), so the
     campaign's probe judges no spread and gives no verdict. The same ops on the
     volume before the patch: every op ok, no spread, no verdict;
+  - FatFs on a FAT16 volume of exactly 4 085 clusters (reports/hostile/
+    write-fatfs-spread-a7c9646d09 and its instance -a4e64e974a: one field each,
+    total_sectors16): the strict checker reads it cleanly before the ops, FatFs
+    takes it for FAT12 and its 12-bit FAT writes lose entries on one volume and make
+    entries appear on the other; both are one signature, the named exception
+    fatfs-count-edges-write. With one cluster more (4 086: FAT16 to FatFs too) the
+    same ops leave every entry the ops do not name as it was: no verdict;
   - a writer that crashes on the volume: mtools on a volume whose sectors per
     cluster is 0 (reports/hostile/mtools-crash-263f15b1cf) dies in the listing it
     makes before the ops (mdir SIGFPE); with the campaign's crash hook the verdict
     is a crash signed by its backtrace, and the answer keeps the script.
 """
+import json
 import lzma
 import os
 import shutil
@@ -32,6 +40,8 @@ from vfz.hostile import backtrace as hbt, verdict as hv, writes  # noqa: E402
 
 VFAT = os.path.join(os.environ.get("VFAT_BUILD") or os.path.join(REPO, "build"), "vfat")
 FPE = os.path.join(REPO, "reports", "hostile", "mtools-crash-263f15b1cf")
+FAT12_AT_4085 = [os.path.join(REPO, "reports", "hostile", "write-fatfs-spread-a7c9646d09"),
+                 os.path.join(REPO, "reports", "hostile", "instances", "write-fatfs-spread-a4e64e974a")]
 OPS = 'write "/A" 0 100 85\n'
 
 
@@ -94,6 +104,34 @@ class HostileWrites(unittest.TestCase):
         self.assertEqual(rr.extra["results"], ["ok"])
         self.assertEqual(rr.extra["spread"], [])
         self.assertEqual(hv.classify(rr, timeout=30), [])
+
+    def test_fatfs_4085_clusters_one_signature(self):
+        w = writes.WriterProbe("fatfs")
+        self.addCleanup(w.close)
+        ok, why = w.available()
+        if not ok:
+            self.skipTest(why)
+        sigs = set()
+        for d in FAT12_AT_4085:
+            with open(os.path.join(d, "finding.json")) as f:
+                info = json.load(f)
+            with open(os.path.join(d, "hostile.img.xz"), "rb") as f:
+                img = lzma.decompress(f.read())
+            self.assertEqual(Fat(img).clusters, 4085)
+            p = self.path("fat16-4085.img", img)
+            self.assertEqual(w.check.read(p, 30).complaints, [])       # clean before the ops
+            w.fixed = opscript.parse(info["ops"])
+            rr = w.read(p, 30)
+            self.assertTrue(rr.extra["spread"], rr.raw)
+            self.assertEqual(rr.extra["spread_exception"], "fatfs-count-edges-write")
+            sigs |= {v.signature("write:fatfs") for v in hv.classify(rr, timeout=30)}
+            # one cluster more: FAT16 to FatFs as to Linux, the same ops spread nothing
+            b = bytearray(img)
+            struct.pack_into("<H", b, 19, struct.unpack_from("<H", b, 19)[0] + Fat(img).spc)
+            rr = w.read(self.path("fat16-4086.img", bytes(b)), 30)
+            self.assertEqual((rr.error, rr.extra["spread"]), (None, []), rr.raw)
+            self.assertNotIn("spread_exception", rr.extra)
+        self.assertEqual(sigs, {"write:fatfs|spread|entries the ops did not name [fatfs-count-edges-write]"})
 
     def test_writer_crash_signed_by_backtrace(self):
         if not shutil.which("mdir") or not shutil.which("gdb"):

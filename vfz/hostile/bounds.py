@@ -101,8 +101,12 @@ class Traced:
     def read_start(self, path, timeout=60.0):
         """The traced part of a read: the tool's (a writer lane's: its ops, WriterProbe.read_start);
         read_finish() judges it (a reader's read is all start)."""
-        with open(path, "rb") as f:
-            head = f.read(512)
+        pre = getattr(self.reader, "pre", None)     # a writer's, from the lane's prefetch
+        if pre is not None and pre.get("path") == path and len(pre.get("image") or b"") >= 512:
+            head = bytes(pre["image"][:512])        # the volume's first bytes: not read again
+        else:
+            with open(path, "rb") as f:
+                head = f.read(512)
         size = os.path.getsize(path)
         declared = hm.declared_end(head)
         go = getattr(self.reader, "read_start", self.reader.read)

@@ -268,12 +268,18 @@ def canary_hits(rr, image, pattern):
 def spread(rr):
     """Damage spread of a hostile write (vfz.hostile.writes): entries the ops did not name
     that read differently after them. Signed by what happened to them (lost, type, size,
-    contents, appeared), never by their names."""
-    sp = (getattr(rr, "extra", None) or {}).get("spread")
+    contents, appeared), never by their names; a spread the writer's oracle attributes to a
+    named exception (extra["spread_exception"]) by that name alone: whatever it did to the
+    entries, one cause is one signature."""
+    extra = getattr(rr, "extra", None) or {}
+    sp = extra.get("spread")
     if not sp:
         return None
-    kinds = sorted({w for w, *_ in sp})
     ev = "\n".join(f"{w} {p} (size {b} -> {a})" for w, p, b, a in sp[:40])
+    exc = extra.get("spread_exception")
+    if exc:
+        return Verdict("spread", f"entries the ops did not name [{exc}]", ev)
+    kinds = sorted({w for w, *_ in sp})
     return Verdict("spread", "entries the ops did not name: " + ",".join(kinds), ev)
 
 

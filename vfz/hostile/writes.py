@@ -24,11 +24,14 @@ during the ops; vfz.hostile.verdict reads the writer's "[kmsg]" section):
              path, such as a bad boot sector, leaves the whole volume unjudged): only what read
              cleanly is held to read the same. Two directory entries holding one cluster (a
              directory entry of cluster 0 is the root) show one directory under two paths: an
-             op under either names both. The finding's evidence names each entry.
+             op under either names both. The finding's evidence names each entry. A spread
+             the writer's spread_exception(head) hook attributes to a named exception of its
+             oracle from the volume's boot sector (FatFs on a FAT16 of 4 085 clusters, which it
+             writes as FAT12: fatfs-count-edges-write) is signed by that name, not by what
+             happened to the entries: one cause, one signature (extra["spread_exception"]).
 """
 import hashlib
 import random
-import threading
 
 from vfz import opscript, oracles, proc
 from vfz.fatimg import Fat
@@ -42,13 +45,14 @@ OPS_PER_SCRIPT = 8
 
 def strict_reader(lists=True):
     """The project's own strict reader (the registry's reader under test): its lister
-    (`vfat ls`), or with lists=False its checker (`vfat check`)."""
+    (`vfat ls`), or with lists=False its checker (`vfat check`), each answered by the
+    reading thread's `vfat serve` (vfz.oracles.served: the same answers, no process a read)."""
     name = next(n for n in oracles.names("reader")
                 if getattr(oracles.entry(n), "under_test", not oracles.entry(n).independent)
                 and oracles.entry(n).lists == lists)
     # the lister without its label run: spread compares listings alone (one process less
     # for each of the two reads around every op-script)
-    return oracles.get_reader(name, **({"label": False} if lists else {}))
+    return oracles.get_reader(name, served=True, **({"label": False} if lists else {}))
 
 
 def unclean(complaints, listing=()):
@@ -175,11 +179,14 @@ def spread(before, after, ops, results, root_cluster=0, dirty=()):
     b = {e["path"]: e for e in before if _key(e.get("path", "/"))}
     a = {e["path"]: e for e in after if _key(e.get("path", "/"))}
     bk = {_key(p) for p in b}
+    ak = {}                     # an after entry by its key, the first of a's order (one pass,
+    for q, v in a.items():      # not a scan of a for every entry that moved or went)
+        ak.setdefault(_key(q), v)
     out = []
     for p, e in sorted(b.items()):
         if _under(p, named):
             continue
-        x = a.get(p) or next((v for q, v in a.items() if _key(q) == _key(p)), None)
+        x = a.get(p) or ak.get(_key(p))
         if x is None:
             out.append(("lost", p, e, None))
         elif x.get("type") != e.get("type"):
@@ -230,18 +237,12 @@ class WriterProbe:
         """The strict reader's view of the volume at path before the ops (its listing, what
         its checker complained about) and the script made for it: done ahead of read() by
         the campaign's prefetch thread (vfz.hostile.lane) while the writer works on the
-        volume before. The lister and the checker run side by side (at a high load each
-        process's wall is mostly its wait for a CPU)."""
-        got = {}
-        t = threading.Thread(target=lambda: got.update(rc=self.check.read(path, timeout)),
-                             name="strict-check")       # a thread of its own: no trace hook
-        t.start()
-        try:
-            with proc.env_hook(None):           # the strict reader is the harness's, not traced
-                rb = self.strict.read(path, timeout)
-        finally:
-            t.join()
-        rc = got["rc"]
+        volume before. The checker, then the lister: two requests to this thread's `vfat
+        serve` (they ran side by side as two processes before, when a process's start was
+        most of each one's wall)."""
+        with proc.env_hook(None):           # the strict reader is the harness's, not traced
+            rc = self.check.read(path, timeout)
+            rb = self.strict.read(path, timeout)
         before = None if rb.error else rb.listing
         dirty = {()} if rc.error else unclean(rc.complaints, before)
         return {"path": path, "image": image, "before": before, "dirty": dirty,
@@ -277,6 +278,10 @@ class WriterProbe:
         text = opscript.dump(ops)
         extra = {"writer": True, "ops": text, "results": list(wr.results or ()),
                  "spread": [(w, p, (e or {}).get("size"), (x or {}).get("size")) for w, p, e, x in sp]}
+        hook = getattr(self.tool, "spread_exception", None)
+        exc = hook(image) if sp and hook and image else None
+        if exc:
+            extra["spread_exception"] = exc
         if started["iotrace"] is not None:
             extra["iotrace"] = started["iotrace"]   # its own sectors (vfz.hostile.bounds)
         return ReadResult(self.name, listing=None, raw=wr.raw or "", error=wr.error, seconds=wr.seconds,

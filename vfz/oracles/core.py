@@ -20,6 +20,7 @@ import tempfile
 
 from vfz.oracles import META_OPS, OPS, Entry, Formatter, Reader, Writer
 from vfz import listing, opscript, sanitizer
+from vfz.oracles import served
 from vfz.proc import run
 
 from vfz import REPO# noqa: E402
@@ -57,10 +58,13 @@ class CoreReader(Reader):
     # is a divergence; with the reference build itself both listings are the same bytes
     shows = ("short", "nt", "attr", "cluster", "lfn", "dummy", "mtime", "atime", "crtime", "crtime_ns")
 
-    def __init__(self, name="core", vfat=None, label=True, **cfg):
+    def __init__(self, name="core", vfat=None, label=True, served=False, **cfg):
         self.name = name
         self.vfat = vfat
         self.label = label          # False: no `vfat label` run (the hostile writes' strict reads)
+        # True: `vfat ls` answered by this thread's `vfat serve` (vfz.oracles.served), the same
+        # answer without a process an image (the hostile writes' strict reads)
+        self.served = served
 
     def available(self):
         return available(self.vfat)
@@ -72,7 +76,7 @@ class CoreReader(Reader):
         elif not os.path.isfile(image):
             r.error = f"no such image: {image}"
         else:
-            p = run([b, "ls", image], timeout=timeout)
+            p = (served.run if self.served else run)([b, "ls", image], timeout=timeout)
             r.raw = p.raw()
             if p.error or p.rc != 0:
                 r.error = p.error or f"vfat ls exit {p.rc}: {p.errtext.strip()[:200]}"

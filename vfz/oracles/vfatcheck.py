@@ -16,21 +16,23 @@ import os
 
 from vfz import REPO
 from vfz.oracles import Entry, NamedException, Reader
+from vfz.oracles import served
 from vfz.proc import run
 
 DUMMY_COLLISION = "dummy-collision"
 
 
 class VfatCheckReader(Reader):
-    def __init__(self, name="vfat-check", vfat=None, **cfg):
+    def __init__(self, name="vfat-check", vfat=None, served=False, **cfg):
         self.name = name
         self.vfat = vfat or os.path.join(REPO, "build", "vfat")
+        self.served = served        # True: answered by this thread's `vfat serve` (vfz.oracles.served)
 
     def available(self):
         return (os.access(self.vfat, os.X_OK), f"{self.vfat} is not built")
 
     def _read(self, image, timeout, r):
-        p = run([self.vfat, "check", image], timeout=timeout)
+        p = (served.run if self.served else run)([self.vfat, "check", image], timeout=timeout)
         r.raw = p.raw()
         if p.error or p.rc not in (0, 1):
             r.error = p.error or f"vfat check exit {p.rc}: {p.errtext.strip()[:200]}"

@@ -12,6 +12,7 @@ CASE_TWINS = "fatfs-case-twins"
 OWN_ALIASES = "fatfs-own-aliases"
 MKFS_FAT16_MAX = "fatfs-mkfs-fat16-65525"
 COUNT_EDGES = "fatfs-count-edges"
+COUNT_EDGES_WRITE = "fatfs-count-edges-write"
 
 
 def _get(ev, k):
@@ -99,4 +100,17 @@ EXCEPTIONS = [
         "below 65 525 it is fatfs-fat32-few-clusters)",
         "FatFs's answer is 'f_mount: FR_NO_FILESYSTEM' on a FAT32 boot sector over exactly "
         "65 525 clusters (fresh volumes: FatfsReader.fresh_exceptions; images: explain_read)"),
+    NamedException(
+        COUNT_EDGES_WRITE, "fatfs", "writer",
+        "the writer's side of fatfs-count-edges: FatFs takes a FAT16 volume of exactly 4 085 "
+        "clusters (Linux's, mkfs.fat's and the FAT specification's smallest FAT16) for FAT12 "
+        "(MAX_FAT12 0xFF5) and writes 12-bit entries into its 16-bit FAT: the chains FatFs "
+        "allocates and frees are packed across the 16-bit entries of other clusters, so a "
+        "cluster in use (a directory's) reads as free to FatFs and is given to a new file "
+        "(entries appear in that directory), and clusters Linux reads as in use are cut from "
+        "their chains (entries are lost). Measured: write-fatfs-spread-a7c9646d09 (FAT0 after "
+        "the ops holds 1560 0117 8001 ..., FAT12 packing), -a4e64e974a (one 12-bit end mark "
+        "over FAT16 entries 2-3: the new file got cluster 3, a directory's)",
+        "a damage spread (vfz.hostile.writes) on a volume whose boot sector has a 16-bit FAT "
+        "size and exactly 4 085 clusters (FatfsWriter.spread_exception)"),
 ]

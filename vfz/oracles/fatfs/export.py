@@ -227,8 +227,9 @@ done < "$OUT/want.txt"
 
 # ---------------------------------------------------------------- hostile findings
 HOSTILE = ("out-of-bounds (the list request, after a writer's ops.txt as the apply request: FatFs's "
-           "disk-layer records, each with the FatFs call and path that made it)")
-HOSTILE_PACKAGES = ["nodejs", "npm"]
+           "disk-layer records, each with the FatFs call and path that made it), a writer's damage "
+           "spread (fsck.fat -n before and after ops.txt as the apply request)")
+HOSTILE_PACKAGES = ["nodejs", "npm", "dosfstools"]
 
 # node fatfs/bounds.js ANSWERS IMAGE: the accesses of the server's disk records that end past
 # the volume the boot sector declares or past the image, one line each, with the call
@@ -269,9 +270,46 @@ n=$(grep -c '^outside ' "$OUT/bounds.txt")
 """
 
 
+# Damage spread of a hostile write (vfz/hostile/writes.py): fsck.fat -n, a second reader that
+# decides the FAT type by the cluster count as Linux does, finds the volume clean before the
+# ops and errors after them; the FAT's first entries (as 16-bit words) before and after show
+# what FatFs wrote (12-bit entries packed over a FAT16: fatfs-count-edges-write)
+SPREAD = r"""
+command -v fsck.fat >/dev/null 2>&1 || cannot "fsck.fat not found (Debian package dosfstools)"
+bps=$(od -A n -t u2 -j 11 -N 2 "$IMG" | tr -d ' ')
+res=$(od -A n -t u2 -j 14 -N 2 "$IMG" | tr -d ' ')
+fat() { od -A x -t x2 -j $((bps * res)) -N 48 "$IMG" | head -n 3 | indent; }
+echo "== before the ops: fsck.fat -n (the FAT type by the cluster count: FAT12 below 4085 clusters)"
+fsck.fat -n "$IMG" > "$OUT/fsck-before.txt" 2>&1
+b=$?
+tail -n 1 "$OUT/fsck-before.txt" | indent
+[ $b -eq 0 ] || cannot "fsck.fat -n finds errors before the ops (exit $b): not this report's volume"
+echo "   the FAT's first entries (16-bit words):"
+fat
+echo "== node fatfs/server.js: the apply request (ops.txt)"
+( cd "$OUT" && node fatfs/server.js < "$HERE/fatfs/requests.jsonl" > answers.jsonl 2> server.err )
+rc=$?
+[ $rc -lt 128 ] || bug "node fatfs/server.js killed by signal $((rc - 128))"
+node "$HERE/fatfs/format.js" "$OUT/answers.jsonl" > "$OUT/answers.txt" || cannot "cannot read the answers"
+indent < "$OUT/answers.txt"
+grep '^error ' "$OUT/answers.txt" > /dev/null && cannot "FatFs refused the volume: $(grep -m 1 '^error ' "$OUT/answers.txt")"
+echo "== after the ops: the FAT's first entries, fsck.fat -n"
+fat
+fsck.fat -n "$IMG" > "$OUT/fsck-after.txt" 2>&1
+a=$?
+sed 1d "$OUT/fsck-after.txt" | head -n 12 | indent
+echo "   the entries no op names that the harness's strict reader (vfat ls) saw change:"
+indent < "$HERE/fatfs/spread.txt"
+[ $a -eq 0 ] || bug "fsck.fat -n, clean before FatFs's ops, finds errors after them (exit $a): $(sed -n 2p "$OUT/fsck-after.txt")"
+"""
+
+
 def hostile_body(info, img, data, regions):
     """An out-of-bounds finding: the server's list request, its disk records past the
-    declared volume or the image named with the FatFs call that made them; else None."""
+    declared volume or the image named with the FatFs call that made them; a writer's
+    damage spread: fsck.fat -n around the apply request (SPREAD); else None."""
+    if info["kind"] == "spread" and info.get("ops"):
+        return _spread(info, data)
     if info["kind"] != "out-of-bounds":
         return None
     for n in FILES:
@@ -290,3 +328,20 @@ def hostile_body(info, img, data, regions):
         json.dumps(r, ensure_ascii=False) + "\n" for r in reqs).encode("utf-8", "surrogatepass")
     data.files["fatfs/bounds.js"] = BOUNDS_JS.lstrip().encode()
     return _setup() + sh, NEEDS
+
+
+def _spread(info, data):
+    from vfz import opscript
+    with open(os.path.join(SERVER, "server.js"), "rb") as f:
+        data.files["fatfs/server.js"] = f.read()
+    for n in FILES[1:]:
+        with open(os.path.join(SERVER, n), "rb") as f:
+            data.files[f"fatfs/{n}"] = f.read()
+    ops = [[o.kind, *o.args] for o in opscript.parse(info["ops"])]
+    req = {"id": 1, "op": "apply", "image": "image.img", "ops": ops}
+    data.files["fatfs/requests.jsonl"] = (json.dumps(req, ensure_ascii=False) + "\n").encode(
+        "utf-8", "surrogatepass")
+    data.files["fatfs/format.js"] = FORMAT_JS.lstrip().encode()
+    data.files["fatfs/spread.txt"] = "".join(f"{w} {p!r}\n" for w, p, *_ in (info.get("spread") or ())[:20]) \
+        .encode("utf-8", "surrogatepass")
+    return _setup() + SPREAD, NEEDS + [("fsck.fat", "dosfstools")]

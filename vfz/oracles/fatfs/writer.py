@@ -2,14 +2,18 @@
 
 Every op of the grammar, the VFS's decisions made in server.js, FatFs's
 FRESULT mapped to an errno (the table is in the package's docstring).
-known_failure recognises OWN_ALIASES: an op that spells a numbered alias.
+known_failure recognises OWN_ALIASES: an op that spells a numbered alias;
+spread_exception COUNT_EDGES_WRITE: the hostile campaign's damage spread on a
+volume FatFs takes for FAT12 where Linux reads FAT16.
 """
 import os
 import re
+import struct
 
 from vfz import iobounds, opscript
+from vfz.fatimg import Fat
 from vfz.oracles import Timer, Writer, WriteResult
-from vfz.oracles.fatfs.exceptions import OWN_ALIASES, _get
+from vfz.oracles.fatfs.exceptions import COUNT_EDGES_WRITE, OWN_ALIASES, _get
 from vfz.oracles.fatfs.server import Server, ServerError, available
 
 
@@ -38,8 +42,25 @@ def known_failure(ev):
     return None
 
 
+# ff.c's MAX_FAT12 (0xFF5): FatFs's FAT12 ends one cluster above Microsoft's and Linux's
+FATFS_FAT12_MAX = 4085
+
+
+def spread_exception(head):
+    """COUNT_EDGES_WRITE when the boot sector in head (the volume's first bytes before the ops)
+    is FAT16 to Linux and FAT12 to FatFs -- a 16-bit FAT size over exactly 4 085 clusters --,
+    else None: whatever FatFs's 12-bit FAT writes did to entries the ops did not name is that
+    one difference (vfz.hostile.writes asks this of a writer's damage spread)."""
+    try:
+        f = Fat(bytes(head[:512]), copy=True)
+    except (ArithmeticError, ValueError, struct.error):
+        return None
+    return COUNT_EDGES_WRITE if f.bits == 16 and f.clusters == FATFS_FAT12_MAX else None
+
+
 class FatfsWriter(Writer):
     known_failure = staticmethod(known_failure)
+    spread_exception = staticmethod(spread_exception)
 
     def __init__(self, name="fatfs", **cfg):
         self.name = name
