@@ -411,9 +411,10 @@ def crash_line(text, rc):
                 "ERROR:", "SUMMARY:"):
         for i, ln in enumerate(lines):
             if pat in ln:
-                if pat == "ERROR: AddressSanitizer" and sanitizer.asan_summary(lines):
-                    # the kind and the function (vfz.sanitizer), not the addresses
-                    return sanitizer.asan_summary(lines)
+                # ASan's kind and function (vfz.sanitizer), not the addresses
+                summary = sanitizer.asan_summary(lines) if pat == "ERROR: AddressSanitizer" else None
+                if summary:
+                    return summary
                 out = ln.strip()
                 j = i + 1        # a quoted name with a line break in it: join its lines
                 while out.count('"') % 2 and j < len(lines) and j <= i + 3:

@@ -154,8 +154,8 @@ class Checker:
                  transformers=(), unread=(), asan_vfat=None):
         self.notes = notes if notes is not None else []
         # writers whose images no reader reads: they write for the twin
-        # byte comparison only (a kernel twin in a mutant hunt)
-        self.unread = frozenset(unread)
+        # byte comparison only (a kernel twin in a mutant hunt; Entry.unread: core-asan)
+        self.unread = frozenset(unread) | {n for n, e in oracles.entries().items() if e.unread}
         self.timeout = timeout
         self.vfat = vfat
         self.formatted = set()          # geometry specs whose fresh volume the readers checked
@@ -414,7 +414,7 @@ class Checker:
             res.details[wn]["(writer)"] = det
             res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
                                 "kind": f"{e}->{a}", "op": op.kind, "cls": cls}, wn, det))
-        if wn in self.unread or oracles.entry(wn).unread:
+        if wn in self.unread:
             return
         self._read_image(res, full, fs, wn, m, img, readers)
         if self.transformers and oracles.entry(wn).medium == "fat":

@@ -38,9 +38,9 @@ def check_twins(ck, res, ops, fs=None):
         elif res.verdicts.get(tn, {}).get("(writer)"):
             continue
         m = None
-        if fs is not None:
-            m = model_of(tn, ck.pristine_image(fs), tops)
         if ops_for(wn, ops) != tops:
+            if fs is not None:
+                m = model_of(tn, ck.pristine_image(fs), tops)
             if m is None or ops_for(wn, tops) != tops:
                 continue                   # no script both can be sent
             mine, det = _rewrite(ck, w, wn, fs, tops, res, tn, m)
@@ -60,6 +60,8 @@ def check_twins(ck, res, ops, fs=None):
                                    f"{wn} and its twin {tn} wrote the same metadata but other bytes "
                                    f"at image offset {off:#x}"))
             continue
+        if m is None and fs is not None:      # the twin's model: its predicted times
+            m = model_of(tn, ck.pristine_image(fs), tops)
         times = predicted_times(m) if m is not None else {}
         if meta == [] and not any(times.values()):
             continue          # the same metadata but the masks: the listing's fields too (no vfat ls)
