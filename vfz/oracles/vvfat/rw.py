@@ -62,13 +62,12 @@ def qemu_assertion(error):
     return None
 
 
-def _steps(ops):
+def _steps(ops, writer=None):
     """[(index, op, result, is_dir_target)] of the ops through the model of
-    kernel-vvfat; is_dir_target: the op's (first) path names a directory
-    before the op (rename, rmdir) or after it (mkdir)."""
-    from vfz import model, oracles
-    e = oracles.entry("kernel-vvfat")
-    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    the kernel-vvfat writer (hosttree.writer_model); is_dir_target: the
+    op's (first) path names a directory before the op (rename, rmdir) or
+    after it (mkdir)."""
+    m, _ = hosttree.writer_model(writer)
     out = []
     for i, op in enumerate(ops):
         before = {x["path"]: x for x in m.entries()}
@@ -84,61 +83,61 @@ def _depth(path):
     return len([c for c in path.split("/") if c and c != "."])
 
 
-def first_nested_mkdir(ops):
+def first_nested_mkdir(ops, writer=None):
     """Index of the first mkdir that succeeds below the root."""
-    for i, op, res, _ in _steps(ops):
+    for i, op, res, _ in _steps(ops, writer):
         if op.kind == "mkdir" and res == "ok" and _depth(op.path) >= 2:
             return i
     return None
 
 
-def first_data_write(ops):
+def first_data_write(ops, writer=None):
     """Index of the first op that succeeds in giving a file bytes (a create
     of a non-empty file, a write, a growing truncate)."""
-    for i, op, res, _ in _steps(ops):
+    for i, op, res, _ in _steps(ops, writer):
         if res == "ok" and ((op.kind == "create" and op.args[1]) or op.kind == "write"
                             or (op.kind == "truncate" and op.args[1])):
             return i
     return None
 
 
-def first_mkdir(ops):
-    for i, op, res, _ in _steps(ops):
+def first_mkdir(ops, writer=None):
+    for i, op, res, _ in _steps(ops, writer):
         if op.kind == "mkdir" and res == "ok":
             return i
     return None
 
 
-def first_removal(ops):
+def first_removal(ops, writer=None):
     """Index of the first op that succeeds in removing an entry (unlink,
     rmdir, or a rename: its source goes)."""
-    for i, op, res, _ in _steps(ops):
+    for i, op, res, _ in _steps(ops, writer):
         if res == "ok" and op.kind in ("unlink", "rmdir", "rename"):
             return i
     return None
 
 
-def first_chattr(ops):
-    for i, op, res, _ in _steps(ops):
+def first_chattr(ops, writer=None):
+    for i, op, res, _ in _steps(ops, writer):
         if op.kind == "chattr" and res == "ok":
             return i
     return None
 
 
-def first_dir_rename(ops):
+def first_dir_rename(ops, writer=None):
     """Index of the first rename of a directory that succeeds."""
-    for i, op, res, is_dir in _steps(ops):
+    for i, op, res, is_dir in _steps(ops, writer):
         if op.kind == "rename" and res == "ok" and is_dir:
             return i
     return None
 
 
-def first_data_write_or_dir_rename(ops):
+def first_data_write_or_dir_rename(ops, writer=None):
     """Index of the first op that gives a file bytes or renames a directory
     (Linux adds the new entry before it clears the old: for a moment two
     entries hold the directory's cluster, and check_directory_consistency
     meets its mapping twice)."""
-    found = [i for i in (first_data_write(ops), first_dir_rename(ops)) if i is not None]
+    found = [i for i in (first_data_write(ops, writer), first_dir_rename(ops, writer)) if i is not None]
     return min(found) if found else None
 
 
@@ -164,21 +163,29 @@ def known_failure(ev):
     if a is None or a not in CATALOGUE:
         return None
     name, first = CATALOGUE[a]
-    i = first(ops)
+    i = first(ops, _get(ev, "writer"))
     return (i, name) if i is not None else None
 
 
-def name_exception(expected_leaf, actual_leaf):
+def name_exception(expected_leaf, actual_leaf, rule="win95"):
     """vvfat names a host file after a bare 8.3 entry (no long name) in
     lower case: vvfat_open sets s->downcase_short_names = 1 and no option
     clears it, and parse_short_name lower-cases each byte with qemu_tolower
     whatever the entry's NT case bits say. Linux (shortname=mixed) stores
-    an all-upper 8.3 name bare, so 'NUL' comes back 'nul'."""
+    an all-upper 8.3 name bare, so 'NUL' comes back 'nul'; rule: which
+    names the writer stores bare (vfz.model.names.short_only)."""
     from vfz.model.names import short_only
-    if actual_leaf != expected_leaf and short_only(expected_leaf, "win95") \
+    if actual_leaf != expected_leaf and short_only(expected_leaf, rule) \
             and actual_leaf == expected_leaf.lower():
         return DOWNCASE
     return None
+
+
+def name_exception_winnt(expected_leaf, actual_leaf):
+    """name_exception for a writer of the winnt rule (the v3 patch): it
+    stores 'abc.TXT' bare, its case in the NT byte (0x08), which vvfat
+    does not read either: the host file is 'abc.txt'."""
+    return name_exception(expected_leaf, actual_leaf, "winnt")
 
 
 def _get(ev, k):
@@ -204,7 +211,7 @@ def explain(ev):
         return None                   # the kernel's own tree is not the model's: not vvfat's doing
     image = _get(ev, "image")
     return hosttree.explain(_get(ev, "ops") or [], rr.listing,
-                            lambda p: archive.file_bytes(image, p) if image else None)
+                            lambda p: archive.file_bytes(image, p) if image else None, _get(ev, "writer"))
 
 
 def result_exception(op, expected, actual):
