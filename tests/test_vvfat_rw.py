@@ -22,6 +22,14 @@ is read against the model), one guest for all:
   * QEMU's abort on a vvfat assertion is named from its stderr line only
     when the script has the kind of op that reaches that assertion (a
     directory rename reaches check_directory_consistency's).
+kernel-vvfat-nodual (the guest with the seed patch's v1 modules, a VM of its
+own, kept for the class): a script of long names in the root and in a
+directory reaches the host as the patched kernel's model (verdict ok, the
+guest's own listing the model's), the nodual_seed parameter only the
+patched vfat.ko has was written; the compat study's vvfat cells for that
+writer (vfz.study.compat_media.judge_one) say "reads correctly" for the
+whole script and the cut row; the v3 writer's name hook names vvfat's
+lower-casing of a name the winnt rule stores bare.
 Without a VM (HostTreeTest): host trees made from the model's where vvfat
 stalled and failed entries at once are named by every cause and only when
 each difference has one; a bare 8.3 name vvfat downcased that the script
@@ -163,6 +171,69 @@ class KernelVvfatTest(unittest.TestCase):
                          (2, rw.CONSISTENCY))
         self.assertIsNone(rw.known_failure(Evidence(opscript.parse('mkdir "/a"\nmkdir "/b"\n'),
                                                     writer="kernel-vvfat", wr=consistency)))
+
+
+NODUAL = """\
+mkdir "/Dir A"
+create "/Dir A/a long name.txt" 100 7
+create "/another long file" 20 3
+mkdir "/Dir A/a long directory"
+create "/Dir A/a long directory/x y z.dat" 9000 5
+"""
+
+
+def _nodual_available():
+    ok, why = oracles.get_writer("kernel-vvfat-nodual").available()
+    return ok, why
+
+
+@unittest.skipUnless(_nodual_available()[0], f"kernel-vvfat-nodual unavailable: {_nodual_available()[1]}")
+class KernelVvfatNodualTest(unittest.TestCase):
+    WRITER = "kernel-vvfat-nodual"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="test-vvfat-nodual-")
+        cls.ck = Checker(readers=["kernel-vvfat"], writers=[cls.WRITER],
+                         explicit_readers=True, explicit_writers=True)
+        cls.ops = opscript.parse(NODUAL)
+        cls.res = cls.ck.check(cls.ops, "fat16", workdir=cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ck.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def _model(self, ops):
+        from vfz.check.predict import model_of
+        return model_of(self.WRITER, self.ck.pristine_image("fat16"), ops)
+
+    def test_patched_guest_writes_reach_the_host(self):
+        res, w = self.res, self.WRITER
+        m = self._model(self.ops)
+        self.assertIn("[nodual_seed=", res.raws[w])      # only the patched vfat.ko has it
+        self.assertEqual(res.results[w], m.results, res.raws[w])
+        self.assertEqual(res.verdicts[w], {"kernel-vvfat": "ok"}, res.details)
+        entries, guest = archive.read(res.images[w])
+        self.assertEqual(verdict.listing_diff(m.entries(), guest).lines(), [])
+        self.assertEqual(verdict.listing_diff(m.entries(), entries).lines(), [])
+
+    def test_compat_cells(self):
+        from vfz.study import compat_media
+        row = next(r for r, (rn, ws) in compat_media.MEDIA.items() if ws.get("v1") == self.WRITER)
+        rn = compat_media.MEDIA[row][0]
+        base = self.ck.pristine_image("fat16")
+        w = oracles.get_writer(self.WRITER)
+        res, mism = compat_media.judge_one(row, rn, oracles.get_reader(rn), self.WRITER, w, self.ops, 7,
+                                           base, os.path.join(self.tmp, "cell.img"), 120.0)
+        self.assertEqual(mism, [])
+        self.assertEqual(res, {row: ("reads correctly", ""), row + compat_media.CUT: ("reads correctly", "")})
+
+    def test_v3_names_its_bare_names(self):
+        cls = oracles.oracle_class("kernel-vvfat-nodual-v3", "writer")
+        self.assertEqual(cls.name_exception("abc.TXT", "abc.txt"), rw.DOWNCASE)
+        self.assertIsNone(rw.name_exception("abc.TXT", "abc.txt"))        # not bare for win95
+        self.assertIsNone(cls.name_exception("a long.TXT", "a long.txt"))  # never bare
 
 
 COMPOUND = """\

@@ -54,7 +54,7 @@ MEDIA = media_rows()
 # each reader's second row: where the writer failed on a named abort, the verdict of
 # the script cut before the op that reaches it (what the checker reads then: its
 # known_failure hook); otherwise the whole script's verdict
-CUT = ", script cut before a named abort"
+CUT = ", cut before a named abort"
 ROWS = [t for title in MEDIA for t in (title, title + CUT)]
 
 
@@ -93,7 +93,7 @@ def _named(ev, hooks):
 def _with_names(detail, named):
     if not named:
         return detail
-    return f"named {', '.join(named)} (still counted): " + detail
+    return f"named {', '.join(named)} (catalogued, still counted): " + detail
 
 
 def _verdict(rn, reader, wn, writer, ops, seed, base, image, timeout):
