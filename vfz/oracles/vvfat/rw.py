@@ -224,9 +224,12 @@ EXCEPTIONS = [
         "design: vvfat names the host file of a directory entry without a long name after its 8.3 "
         "name lower-cased (vvfat_open: s->downcase_short_names = 1, no option; parse_short_name: "
         "qemu_tolower of each byte, the NT case bits unread); Linux stores an all-upper 8.3 name "
-        "bare. Measured: `create /cc; rename /cc /JC(_9S)K.W` gives the host file 'jc(_9s)k.w'",
-        "the host name of an entry is the ASCII lower case of the expected name, and Linux stores "
-        "the expected name bare (vfz.model.names.short_only, win95 rule) (name_exception)"),
+        "bare. Measured: `create /cc; rename /cc /JC(_9S)K.W` gives the host file 'jc(_9s)k.w'; the "
+        "v3 patch (shortname forced to winnt) stores 'abc.TXT' bare with NT byte 0x08 and "
+        "kernel-vvfat-nodual-v3's `create /abc.TXT 30 4` gives the host file 'abc.txt'",
+        "the host name of an entry is the ASCII lower case of the expected name, and the writer "
+        "stores the expected name bare (vfz.model.names.short_only: the win95 rule, the winnt rule "
+        "for kernel-vvfat-nodual-v3) (name_exception, name_exception_winnt)"),
     NamedException(
         STALLED, "vvfat", "reader",
         "vvfat stops replaying the guest's writes: from some op on, nothing the guest kernel did "
