@@ -30,6 +30,10 @@ patched vfat.ko has was written; the compat study's vvfat cells for that
 writer (vfz.study.compat_media.judge_one) say "reads correctly" for the
 whole script and the cut row; the v3 writer's name hook names vvfat's
 lower-casing of a name the winnt rule stores bare.
+kernel-vvfat-nodual-v3 (its own guest): with the seed at which the core's
+v3 writer (the patched module's twin) draws dummies led by 0x05 (the
+escape of a leading 0xE5) for a directory and a file, the host directory
+is the model's tree: vvfat follows those entries by their long names.
 Without a VM (HostTreeTest): host trees made from the model's where vvfat
 stalled and failed entries at once are named by every cause and only when
 each difference has one; a bare 8.3 name vvfat downcased that the script
@@ -234,6 +238,42 @@ class KernelVvfatNodualTest(unittest.TestCase):
         self.assertEqual(cls.name_exception("abc.TXT", "abc.txt"), rw.DOWNCASE)
         self.assertIsNone(rw.name_exception("abc.TXT", "abc.txt"))        # not bare for win95
         self.assertIsNone(cls.name_exception("a long.TXT", "a long.txt"))  # never bare
+
+
+# V3_SEED: a seed at which the core's v3 writer draws 0x05-led dummies for "/a long
+# directory" and one file of this script (checked by the test before it runs the guest)
+V3_05 = "".join(f'create "/a long file name {i}.txt" 10 {i}\n' for i in range(1, 9)) + \
+    'mkdir "/a long directory"\ncreate "/a long directory/inner long name.txt" 20 5\n'
+V3_SEED = 245
+
+
+@unittest.skipUnless(oracles.get_writer("kernel-vvfat-nodual-v3").available()[0],
+                     "kernel-vvfat-nodual-v3 unavailable")
+class KernelVvfatV3Test(unittest.TestCase):
+    def test_dummies_led_by_05_followed(self):
+        from vfz.check import diff
+        from vfz.check.predict import model_of
+        from vfz.oracles.evidence import core_listing
+        tmp = tempfile.mkdtemp(prefix="test-vvfat-v3-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        ops = opscript.parse(V3_05)
+        base = os.path.join(tmp, "base.img")
+        diff.mkfs(base, 16, 16 << 20, 0)
+        core = os.path.join(tmp, "core.img")
+        shutil.copyfile(base, core)
+        self.assertIsNone(oracles.get_writer("core-v3", seed=V3_SEED).apply(core, ops).error)
+        led = {e["type"] for e in core_listing(core) if e.get("dummy") and e["short"].startswith("05")}
+        self.assertEqual(led, {"dir", "file"})
+        img = os.path.join(tmp, "vv.img")
+        shutil.copyfile(base, img)
+        wr = oracles.get_writer("kernel-vvfat-nodual-v3", seed=V3_SEED).apply(img, ops, 120.0)
+        self.assertIsNone(wr.error, wr.raw)
+        self.assertIn(f"[nodual_seed={V3_SEED}]", wr.raw)
+        m = model_of("kernel-vvfat-nodual-v3", base, ops)
+        self.assertEqual(wr.results, m.results, wr.raw)
+        rr = oracles.get_reader("kernel-vvfat").read(img)
+        vd = verdict.verdict_for(rr, m.entries(), "kernel-vvfat", None, {}, "kernel-vvfat-nodual-v3")
+        self.assertEqual(vd.verdict, "ok", vd.text())
 
 
 COMPOUND = """\
