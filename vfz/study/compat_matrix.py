@@ -167,8 +167,8 @@ def _account(acc, case, cls, style, res):
 
 
 def run_matrix(out, seed, size, readers, progress, media=None):
-    """media: the rows of compat_media.load (run on the first
-    compat_media.PER_CELL[size] scripts of each class)."""
+    """media: the rows of compat_media.load (run on the scripts
+    compat_media.runs says)."""
     per_cell, nops = SIZES[size]
     media = media or {}
     cases = os.path.join(out, "compat", "cases")
@@ -227,7 +227,7 @@ def run_matrix(out, seed, size, readers, progress, media=None):
                     nimg += 1
                     progress(f"compat: {nimg}/{total} images, class {cls}, style {style}, "
                              f"{time.monotonic() - t0:.0f}s")
-                if media and k < compat_media.PER_CELL[size]:
+                if media and compat_media.runs(size, cls, k):
                     by_style, mm = compat_media.run_script(media, case, ops, s, base, tmp, TIMEOUT)
                     mismatches += mm
                     for style, res in by_style.items():

@@ -28,8 +28,15 @@ from vfz.check import diff, verdict
 from vfz.check.predict import model_of
 from vfz.oracles.evidence import Evidence
 
-# images per cell of these rows (a script costs a guest run, an abort a reboot)
+# images per cell of these rows (a script costs a guest run, an abort a reboot), and the
+# classes they run at each size (None: every class; small is the tests' size)
 PER_CELL = {"small": 1, "default": 1, "full": 2}
+CLASSES_AT = {"small": ("long",), "default": None, "full": None}
+
+
+def runs(size, cls, k):
+    """Do the media rows run the k-th script of class cls at this size?"""
+    return k < PER_CELL[size] and (CLASSES_AT[size] is None or cls in CLASSES_AT[size])
 
 
 def _style(e):

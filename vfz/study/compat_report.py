@@ -111,9 +111,11 @@ def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present
       f"mkfs.fat FAT16 16 MiB image, every image read by every row.")
     A("")
     for row in [r for r in compat_media.MEDIA if r in rows_present]:
+        which = compat_media.CLASSES_AT[size]
         A(f"The row **{row}** reads no FAT image: the first {compat_media.PER_CELL[size]} "
-          f"script(s) of each class are run live by a Linux guest on a vvfat disk (see "
-          f"[its section](#the-vvfat-rows)); its cells count those images.")
+          f"script(s) of {'each class' if which is None else 'the class(es) ' + ', '.join(which)} "
+          f"are run live by a Linux guest on a vvfat disk (see [its section](#the-vvfat-rows)); "
+          f"its cells count those images.")
         A("")
     A("Tools: " + "; ".join(f"{k}: `{v}`" for k, v in vers.items()))
     A("")
