@@ -37,7 +37,9 @@ is the model's tree: vvfat follows those entries by their long names.
 Without a VM (HostTreeTest): host trees made from the model's where vvfat
 stalled and failed entries at once are named by every cause and only when
 each difference has one; a bare 8.3 name vvfat downcased that the script
-unlinked is unlink-kept; the campaign brings the kernel-vvfat reader with
+unlinked is unlink-kept; an array_get abort is named by the subdirectory
+that grew past one cluster or by a chattr, whichever op comes first, and
+is a finding with neither; the campaign brings the kernel-vvfat reader with
 the writer whatever --oracles says.
 """
 import os
@@ -339,6 +341,24 @@ class HostTreeTest(unittest.TestCase):
         self.assertIsNone(self._explain({"d/g": head + bytes(5100 - 13), "d/zz": b"1"}, dirs=("d", "late")))
         # a size the file never had
         self.assertIsNone(self._explain({"d/g": head + bytes(77)}, dirs=("d", "late")))
+
+    def test_array_get_named_by_growth_or_chattr(self):
+        """array_get's abort: a subdirectory grown past one cluster (the
+        model's slot tables) or a chattr, whichever comes first; neither:
+        a finding."""
+        def name(i):
+            return f"f{i:02d}" + "x" * 252        # 255 characters: 21 slots
+        grown = opscript.parse('mkdir "/d"\n' + "".join(f'create "/d/{name(i)}" 0 1\n' for i in range(13))
+                               + 'create "/x" 1 1\n')
+        fits = opscript.parse('mkdir "/d"\n' + "".join(f'create "/d/{name(i)}" 0 1\n' for i in range(12))
+                              + 'create "/x" 1 1\n')
+        attr = opscript.parse('create "/x" 1 1\nchattr "/x" r\n') + grown
+        err = WriteResult("kernel-vvfat", error="QEMU aborted: ../../block/vvfat.c:104: array_get: "
+                          "Assertion `index < array->next' failed.; vvfat guest: channel closed (QEMU died)")
+        for w in ("kernel-vvfat", "kernel-vvfat-nodual-v3"):
+            self.assertEqual(rw.known_failure(Evidence(grown, writer=w, wr=err)), (13, rw.ARRAY_GET_GROWN))
+            self.assertIsNone(rw.known_failure(Evidence(fits, writer=w, wr=err)))
+            self.assertEqual(rw.known_failure(Evidence(attr, writer=w, wr=err)), (1, rw.ARRAY_GET))
 
     def test_campaign_brings_the_reader(self):
         import argparse
