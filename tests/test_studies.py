@@ -17,7 +17,10 @@ Compat checks: every row x every (style, class) column is present in the
 CSV and the Markdown, every link points to an op-script that exists and
 parses, dual images are read correctly by mtools, and the variants show
 the kernel behaviour docs/write-paths.md describes (space at byte 8: listed, not
-openable).
+openable); vvfat's rows (vfz/study/compat_media.py: a Linux guest writing
+on a vvfat disk, stock and patched) have one verdict in each style a
+writer of its medium has, for the class the small size runs them on, and
+n/a elsewhere.
 """
 import csv
 import json
@@ -34,6 +37,7 @@ sys.path.insert(0, REPO)
 
 from vfz.study import collisions as sc# noqa: E402
 from vfz.study import compat as scp# noqa: E402
+from vfz.study import compat_media# noqa: E402
 from vfz import opscript# noqa: E402
 
 VFATFUZZ = os.path.join(REPO, "scripts", "vfatfuzz")
@@ -193,10 +197,31 @@ class Compat(unittest.TestCase):
         for cls in scp.CLASSES:
             self.assertIn(f"| {cls} ", self.md)
         for row in scp.ROWS:
+            if row in compat_media.ROWS:
+                continue
             # one row per style table (cells are verdict links); the table of
             # non-ok cases below them may name the row again
             self.assertEqual(len(re.findall(rf"\n\| {re.escape(row)} \| \[", self.md)),
                              len(scp.STYLES), row)
+
+    def test_media_rows(self):
+        """vvfat's rows: a cell in each style a writer of its medium has, for
+        the classes the small size runs (one script each), n/a elsewhere; a
+        verdict for the whole script and one for the script cut before a
+        named abort; the md's section of them."""
+        cell = {(r["row"], r["style"], r["class"]): r for r in self.rows}
+        for title, (_, ws) in compat_media.MEDIA.items():
+            if f"{title}: skipped" in self.md:
+                continue
+            for row in (title, title + compat_media.CUT):
+                for style in scp.STYLES:
+                    for cls in scp.CLASSES:
+                        r = cell[(row, style, cls)]
+                        ran = style in ws and compat_media.runs("small", cls, 0)
+                        self.assertEqual(r["case"] != "n/a", ran, (row, style, cls))
+                        if ran:
+                            self.assertEqual(sum(int(r[v]) for v in scp.VERDICTS), 1, r)
+            self.assertIn("## The vvfat rows", self.md)
 
     def test_links_exist_and_parse(self):
         links = set(re.findall(r"\]\((compat/cases/[^)]+\.ops)\)", self.md))

@@ -22,10 +22,24 @@ is read against the model), one guest for all:
   * QEMU's abort on a vvfat assertion is named from its stderr line only
     when the script has the kind of op that reaches that assertion (a
     directory rename reaches check_directory_consistency's).
+kernel-vvfat-nodual (the guest with the seed patch's v1 modules, a VM of its
+own, kept for the class): a script of long names in the root and in a
+directory reaches the host as the patched kernel's model (verdict ok, the
+guest's own listing the model's), the nodual_seed parameter only the
+patched vfat.ko has was written; the compat study's vvfat cells for that
+writer (vfz.study.compat_media.judge_one) say "reads correctly" for the
+whole script and the cut row; the v3 writer's name hook names vvfat's
+lower-casing of a name the winnt rule stores bare.
+kernel-vvfat-nodual-v3 (its own guest): with the seed at which the core's
+v3 writer (the patched module's twin) draws dummies led by 0x05 (the
+escape of a leading 0xE5) for a directory and a file, the host directory
+is the model's tree: vvfat follows those entries by their long names.
 Without a VM (HostTreeTest): host trees made from the model's where vvfat
 stalled and failed entries at once are named by every cause and only when
 each difference has one; a bare 8.3 name vvfat downcased that the script
-unlinked is unlink-kept; the campaign brings the kernel-vvfat reader with
+unlinked is unlink-kept; an array_get abort is named by the subdirectory
+that grew past one cluster or by a chattr, whichever op comes first, and
+is a finding with neither; the campaign brings the kernel-vvfat reader with
 the writer whatever --oracles says.
 """
 import os
@@ -165,6 +179,105 @@ class KernelVvfatTest(unittest.TestCase):
                                                     writer="kernel-vvfat", wr=consistency)))
 
 
+NODUAL = """\
+mkdir "/Dir A"
+create "/Dir A/a long name.txt" 100 7
+create "/another long file" 20 3
+mkdir "/Dir A/a long directory"
+create "/Dir A/a long directory/x y z.dat" 9000 5
+"""
+
+
+def _nodual_available():
+    ok, why = oracles.get_writer("kernel-vvfat-nodual").available()
+    return ok, why
+
+
+@unittest.skipUnless(_nodual_available()[0], f"kernel-vvfat-nodual unavailable: {_nodual_available()[1]}")
+class KernelVvfatNodualTest(unittest.TestCase):
+    WRITER = "kernel-vvfat-nodual"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="test-vvfat-nodual-")
+        cls.ck = Checker(readers=["kernel-vvfat"], writers=[cls.WRITER],
+                         explicit_readers=True, explicit_writers=True)
+        cls.ops = opscript.parse(NODUAL)
+        cls.res = cls.ck.check(cls.ops, "fat16", workdir=cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ck.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def _model(self, ops):
+        from vfz.check.predict import model_of
+        return model_of(self.WRITER, self.ck.pristine_image("fat16"), ops)
+
+    def test_patched_guest_writes_reach_the_host(self):
+        res, w = self.res, self.WRITER
+        m = self._model(self.ops)
+        self.assertIn("[nodual_seed=", res.raws[w])      # only the patched vfat.ko has it
+        self.assertEqual(res.results[w], m.results, res.raws[w])
+        self.assertEqual(res.verdicts[w], {"kernel-vvfat": "ok"}, res.details)
+        entries, guest = archive.read(res.images[w])
+        self.assertEqual(verdict.listing_diff(m.entries(), guest).lines(), [])
+        self.assertEqual(verdict.listing_diff(m.entries(), entries).lines(), [])
+
+    def test_compat_cells(self):
+        from vfz.study import compat_media
+        row = next(r for r, (rn, ws) in compat_media.MEDIA.items() if ws.get("v1") == self.WRITER)
+        rn = compat_media.MEDIA[row][0]
+        base = self.ck.pristine_image("fat16")
+        w = oracles.get_writer(self.WRITER)
+        res, mism = compat_media.judge_one(row, rn, oracles.get_reader(rn), self.WRITER, w, self.ops, 7,
+                                           base, os.path.join(self.tmp, "cell.img"), 120.0)
+        self.assertEqual(mism, [])
+        self.assertEqual(res, {row: ("reads correctly", ""), row + compat_media.CUT: ("reads correctly", "")})
+
+    def test_v3_names_its_bare_names(self):
+        cls = oracles.oracle_class("kernel-vvfat-nodual-v3", "writer")
+        self.assertEqual(cls.name_exception("abc.TXT", "abc.txt"), rw.DOWNCASE)
+        self.assertIsNone(rw.name_exception("abc.TXT", "abc.txt"))        # not bare for win95
+        self.assertIsNone(cls.name_exception("a long.TXT", "a long.txt"))  # never bare
+
+
+# V3_SEED: a seed at which the core's v3 writer draws 0x05-led dummies for "/a long
+# directory" and one file of this script (checked by the test before it runs the guest)
+V3_05 = "".join(f'create "/a long file name {i}.txt" 10 {i}\n' for i in range(1, 9)) + \
+    'mkdir "/a long directory"\ncreate "/a long directory/inner long name.txt" 20 5\n'
+V3_SEED = 245
+
+
+@unittest.skipUnless(oracles.get_writer("kernel-vvfat-nodual-v3").available()[0],
+                     "kernel-vvfat-nodual-v3 unavailable")
+class KernelVvfatV3Test(unittest.TestCase):
+    def test_dummies_led_by_05_followed(self):
+        from vfz.check import diff
+        from vfz.check.predict import model_of
+        from vfz.oracles.evidence import core_listing
+        tmp = tempfile.mkdtemp(prefix="test-vvfat-v3-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        ops = opscript.parse(V3_05)
+        base = os.path.join(tmp, "base.img")
+        diff.mkfs(base, 16, 16 << 20, 0)
+        core = os.path.join(tmp, "core.img")
+        shutil.copyfile(base, core)
+        self.assertIsNone(oracles.get_writer("core-v3", seed=V3_SEED).apply(core, ops).error)
+        led = {e["type"] for e in core_listing(core) if e.get("dummy") and e["short"].startswith("05")}
+        self.assertEqual(led, {"dir", "file"})
+        img = os.path.join(tmp, "vv.img")
+        shutil.copyfile(base, img)
+        wr = oracles.get_writer("kernel-vvfat-nodual-v3", seed=V3_SEED).apply(img, ops, 120.0)
+        self.assertIsNone(wr.error, wr.raw)
+        self.assertIn(f"[nodual_seed={V3_SEED}]", wr.raw)
+        m = model_of("kernel-vvfat-nodual-v3", base, ops)
+        self.assertEqual(wr.results, m.results, wr.raw)
+        rr = oracles.get_reader("kernel-vvfat").read(img)
+        vd = verdict.verdict_for(rr, m.entries(), "kernel-vvfat", None, {}, "kernel-vvfat-nodual-v3")
+        self.assertEqual(vd.verdict, "ok", vd.text())
+
+
 COMPOUND = """\
 mkdir "/d"
 create "/d/g" 13 7
@@ -228,6 +341,24 @@ class HostTreeTest(unittest.TestCase):
         self.assertIsNone(self._explain({"d/g": head + bytes(5100 - 13), "d/zz": b"1"}, dirs=("d", "late")))
         # a size the file never had
         self.assertIsNone(self._explain({"d/g": head + bytes(77)}, dirs=("d", "late")))
+
+    def test_array_get_named_by_growth_or_chattr(self):
+        """array_get's abort: a subdirectory grown past one cluster (the
+        model's slot tables) or a chattr, whichever comes first; neither:
+        a finding."""
+        def name(i):
+            return f"f{i:02d}" + "x" * 252        # 255 characters: 21 slots
+        grown = opscript.parse('mkdir "/d"\n' + "".join(f'create "/d/{name(i)}" 0 1\n' for i in range(13))
+                               + 'create "/x" 1 1\n')
+        fits = opscript.parse('mkdir "/d"\n' + "".join(f'create "/d/{name(i)}" 0 1\n' for i in range(12))
+                              + 'create "/x" 1 1\n')
+        attr = opscript.parse('create "/x" 1 1\nchattr "/x" r\n') + grown
+        err = WriteResult("kernel-vvfat", error="QEMU aborted: ../../block/vvfat.c:104: array_get: "
+                          "Assertion `index < array->next' failed.; vvfat guest: channel closed (QEMU died)")
+        for w in ("kernel-vvfat", "kernel-vvfat-nodual-v3"):
+            self.assertEqual(rw.known_failure(Evidence(grown, writer=w, wr=err)), (13, rw.ARRAY_GET_GROWN))
+            self.assertIsNone(rw.known_failure(Evidence(fits, writer=w, wr=err)))
+            self.assertEqual(rw.known_failure(Evidence(attr, writer=w, wr=err)), (1, rw.ARRAY_GET))
 
     def test_campaign_brings_the_reader(self):
         import argparse

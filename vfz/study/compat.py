@@ -12,6 +12,7 @@ import time
 
 from vfz.study.compat_matrix import (CLASSES, FS, MAP, READER_OF, ROWS, SHORT, SIZES, STYLES,  # noqa: F401
                                      TIMEOUT, VERDICTS, _worst, fsck_repair, judge, load_readers, run_matrix)
+from vfz.study import compat_media
 from vfz.study.compat_report import write_md
 from vfz.study.compat_variants import run_variants
 
@@ -21,13 +22,15 @@ def run_study(out, seed, size, progress, with_kernel=True):
     t0 = time.monotonic()
     notes = []
     readers = load_readers(with_kernel, notes)
+    media = compat_media.load(with_kernel, notes)
     try:
-        cells, links, mismatches, notable = run_matrix(out, seed, size, readers, progress)
+        cells, links, mismatches, notable = run_matrix(out, seed, size, readers, progress, media)
         for mm in mismatches:
             notes.append("writer results differ from the model (expected tree = the ops the "
                          "writer carried out): " + mm)
         variants = run_variants(out, seed, readers, progress)
     finally:
+        compat_media.close(media)
         for o in readers.values():
             try:
                 o.close()

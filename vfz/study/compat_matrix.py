@@ -16,6 +16,11 @@ kernel). Each image is read by every row:
                         exceptions of vfz.model applied): ok = reads
                         correctly, complains, differs = misreads, failed =
                         fails
+  a reader of a medium of its own (vvfat rw: the host directory it wrote
+                        back from a Linux guest's writes): its writers of
+                        each style run the script live (vfz.study.compat_media;
+                        PER_CELL of its images per cell, fewer: each is a
+                        guest run)
 Cells count images per verdict and link to the op-script of the image that
 shows the cell's worst verdict (reports/compat/cases/, with the apply
 commands and every verdict of that script in its header).
@@ -30,6 +35,7 @@ from collections import Counter
 from vfz import model, opscript, oracles
 from vfz.check import diff
 from vfz.check import verdict
+from vfz.study import compat_media
 from vfz.study.tools import vfat_path
 
 CLASSES = ["upper83", "lower83", "long", "slot13", "n255", "latin", "cjk", "astral", "dots",
@@ -37,13 +43,14 @@ CLASSES = ["upper83", "lower83", "long", "slot13", "n255", "latin", "cjk", "astr
 # "meta": attributes and times (the second grammar: `vfat gen --meta`, over a
 # few name classes); each reader's meta keys are compared where it shows them
 META_GEN = ["--meta", "--names", "upper83,lower83,long,latin"]
-# the core's write styles: its writers, by the kind of short entries they write
+# the core's write styles: its writers, by the kind of short entries they write (not an
+# unread one: core-asan writes core-dual's bytes to be compared with them, not read)
 STYLES = {("dual" if e.shorts == "alias" else "unique" if e.unique else e.shorts): n
-          for n, e in oracles.entries().items() if e.writer and e.under_test}
+          for n, e in oracles.entries().items() if e.writer and e.under_test and not e.unread}
 # one row per independent reader that lists the tree (the registry's), after fsck.fat's two
 READER_OF = {e.title: n for n, e in oracles.entries().items()
              if e.reader and e.lists and e.independent and e.medium == "fat"}
-ROWS = ["fsck.fat -n", "fsck.fat -a + re-read"] + list(READER_OF)
+ROWS = ["fsck.fat -n", "fsck.fat -a + re-read"] + list(READER_OF) + list(compat_media.ROWS)
 VERDICTS = ["reads correctly", "complains", "damages on repair", "misreads", "fails"]
 SHORT = {"reads correctly": "ok", "complains": "complains", "damages on repair": "damages",
          "misreads": "misreads", "fails": "fails", "n/a": "n/a"}
@@ -145,8 +152,25 @@ def judge(image, expected, readers, timeout=TIMEOUT):
     return out
 
 
-def run_matrix(out, seed, size, readers, progress):
+def _account(acc, case, cls, style, res):
+    """Count one image's verdicts {row: (verdict, detail)} of style into acc."""
+    cells, links, notable, verdicts, details = acc
+    verdicts.setdefault(style, {}).update({row: v for row, (v, _) in res.items()})
+    for row, (v, d) in res.items():
+        if v != "reads correctly" and d:
+            details.setdefault(style, {})[row] = " / ".join(d.splitlines()[:3])[:300]
+            sig = " ".join(d.splitlines()[0].split())[:140]
+            ent = notable.setdefault((row, style, v), {}).setdefault(sig, [0, case, cls])
+            ent[0] += 1
+        cells.setdefault((row, style, cls), Counter())[v] += 1
+        links.setdefault((row, style, cls, v), case)
+
+
+def run_matrix(out, seed, size, readers, progress, media=None):
+    """media: the rows of compat_media.load (run on the scripts
+    compat_media.runs says)."""
     per_cell, nops = SIZES[size]
+    media = media or {}
     cases = os.path.join(out, "compat", "cases")
     if os.path.isdir(cases):
         for f in os.listdir(cases):
@@ -159,10 +183,12 @@ def run_matrix(out, seed, size, readers, progress):
     mismatches = []  # writer results that differ from the model's
     notable = {}     # (row, style, verdict) -> {first detail line: [count, case, class]}
     tmp = tempfile.mkdtemp(prefix="vfz-compat-")
+    base = os.path.join(tmp, "pristine.img")
     t0 = time.monotonic()
     nimg = 0
     total = len(CLASSES) * per_cell * len(STYLES)
     try:
+        diff.mkfs(base, *FS)
         for ci, cls in enumerate(CLASSES):
             for k in range(per_cell):
                 s = seed * 100000 + ci * 100 + k
@@ -181,7 +207,8 @@ def run_matrix(out, seed, size, readers, progress):
                     wr = w.apply(img, ops, 300.0)
                     expected = model_expected
                     if wr.error:
-                        res = {row: ("fails", f"writer: {wr.error}") for row in ROWS}
+                        res = {row: ("fails", f"writer: {wr.error}") for row in ROWS
+                               if row not in compat_media.ROWS}
                     else:
                         if wr.results != m.results:
                             # the model's documented limit (dual aliases spelled by a later
@@ -196,19 +223,18 @@ def run_matrix(out, seed, size, readers, progress):
                             mismatches.append(f"{case} {style}: " + "; ".join(bad[:3]))
                             details.setdefault(style, {})["writer"] = "; ".join(bad[:3])
                         res = judge(img, expected, readers)
-                    verdicts[style] = {row: v for row, (v, _) in res.items()}
-                    for row, (v, d) in res.items():
-                        if v != "reads correctly" and d:
-                            details.setdefault(style, {})[row] = " / ".join(d.splitlines()[:3])[:300]
-                            sig = " ".join(d.splitlines()[0].split())[:140]
-                            ent = notable.setdefault((row, style, v), {}).setdefault(sig, [0, case, cls])
-                            ent[0] += 1
-                    for row, (v, _) in res.items():
-                        cells.setdefault((row, style, cls), Counter())[v] += 1
-                        links.setdefault((row, style, cls, v), case)
+                    _account((cells, links, notable, verdicts, details), case, cls, style, res)
                     nimg += 1
                     progress(f"compat: {nimg}/{total} images, class {cls}, style {style}, "
                              f"{time.monotonic() - t0:.0f}s")
+                if media and compat_media.runs(size, cls, k):
+                    by_style, mm = compat_media.run_script(media, case, ops, s, base, tmp, TIMEOUT)
+                    mismatches += mm
+                    for style, res in by_style.items():
+                        _account((cells, links, notable, verdicts, details), case, cls, style, res)
+                    progress(f"compat: {case}: " + "; ".join(
+                        f"{style} {SHORT[v]}" for style, rv in by_style.items() for v, _ in rv.values())
+                        + f", {time.monotonic() - t0:.0f}s")
                 written[case] = (text, verdicts, s, details)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -223,6 +249,8 @@ def run_matrix(out, seed, size, readers, progress):
             for style, wname in STYLES.items():
                 from vfz.oracles.core import MODES
                 f.write(f"#   {style}: vfat apply IMG THIS {' '.join(MODES[wname])} --seed {s}\n")
+            for line in compat_media.replay_lines(media, s):
+                f.write(line + "\n")
             f.write("# verdicts measured on this script:\n")
             for style, rv in verdicts.items():
                 f.write(f"#   {style}: " + "; ".join(f"{r}={SHORT[v]}" for r, v in rv.items()) + "\n")

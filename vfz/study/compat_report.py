@@ -2,6 +2,7 @@
 import time
 from collections import Counter
 
+from vfz.study import compat_media
 from vfz.study.compat_matrix import CLASSES, ROWS, SHORT, SIZES, STYLES, VERDICTS, _worst
 from vfz.study.tools import tool_versions
 
@@ -52,6 +53,51 @@ EXPECT = {
 }
 
 
+def _totals(cells, row, style):
+    c = Counter()
+    for cls in CLASSES:
+        c.update(cells.get((row, style, cls), Counter()))
+    return c
+
+
+def _counts(c):
+    n = sum(c.values())
+    return ", ".join(f"{SHORT[v]} {c[v]}/{n}" for v in VERDICTS if c.get(v)) or "none"
+
+
+def media_section(A, cells, rows_present, size):
+    """The rows of readers of another medium: what their cells are, totals per style."""
+    rows = [r for r in compat_media.MEDIA if r in rows_present]
+    if not rows:
+        return
+    A("## The vvfat rows")
+    A("")
+    A("QEMU's vvfat in rw mode (`-drive file=fat:rw:DIR`: an EFI system partition shared with a "
+      "guest) reads no finished image: it follows a guest's writes as they happen and writes them "
+      "back to the host directory. Its row asks the matrix's question of a Linux guest writing the "
+      "class's op-script on a fresh hot-plugged `fat:rw:16:` disk (mounted synchronous): in style "
+      "dual the stock kernel (`kernel-vvfat`), in v1 and v3 the same guest with the seed patch's "
+      "modules (`kernel-vvfat-nodual`, `kernel-vvfat-nodual-v3`, the run's seed as `nodual_seed`); "
+      "unique is n/a (no kernel writes it). ok = the host directory is the model's tree of that "
+      "writer (names, tree, sizes, contents; vvfat lower-cases bare 8.3 names by design, "
+      "`vvfat-downcase-short-names`, applied as the other rows apply their readers' name "
+      "exceptions), misreads = it differs, fails = QEMU aborted or left no host directory. A "
+      "difference or abort that one of vvfat's catalogued bugs explains (vfz/oracles/vvfat/rw.py, "
+      "hosttree.py) still counts as misread or failed; its detail line names it. The second row, "
+      f"*{compat_media.CUT.lstrip(', ')}*, is what the checker reads after a named abort: the "
+      "script cut before the first op of the kind that reaches the assertion, run again on a fresh "
+      "disk (a script that did not abort counts its own verdict there). "
+      f"Images per cell: {compat_media.PER_CELL[size]} (each is a guest run, an abort a reboot).")
+    A("")
+    A("| row | " + " | ".join(s for s in STYLES) + " |")
+    A("|---|" + "---|" * len(STYLES))
+    for row in rows:
+        for r in (row, row + compat_media.CUT):
+            A(f"| {r} | " + " | ".join(_counts(_totals(cells, r, s)) if _totals(cells, r, s) else "n/a"
+                                       for s in STYLES) + " |")
+    A("")
+
+
 def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present, notable):
     per_cell, nops = SIZES[size]
     vers = tool_versions()
@@ -64,6 +110,13 @@ def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present
       f"op-script(s) of {nops} ops per name class, each written by every style onto a fresh "
       f"mkfs.fat FAT16 16 MiB image, every image read by every row.")
     A("")
+    for row in [r for r in compat_media.MEDIA if r in rows_present]:
+        which = compat_media.CLASSES_AT[size]
+        A(f"The row **{row}** reads no FAT image: the first {compat_media.PER_CELL[size]} "
+          f"script(s) of {'each class' if which is None else 'the class(es) ' + ', '.join(which)} "
+          f"are run live by a Linux guest on a vvfat disk (see [its section](#the-vvfat-rows)); "
+          f"its cells count those images.")
+        A("")
     A("Tools: " + "; ".join(f"{k}: `{v}`" for k, v in vers.items()))
     A("")
     for n in notes:
@@ -98,6 +151,7 @@ def write_md(path, cells, links, variants, notes, seed, size, secs, rows_present
                 cs.append(_cell(c, "compat/cases/" + links[(row, style, cls, _worst(c))]) if c else "n/a")
             A(f"| {row} | " + " | ".join(cs) + " |")
         A("")
+    media_section(A, cells, rows_present, size)
     A("## What the non-ok cells say")
     A("")
     A("Per row, style and verdict: the distinct first lines of the tools' details (listing diff "

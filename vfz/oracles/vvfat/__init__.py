@@ -45,6 +45,15 @@ changed write from the guest kernel's own listing and the host tree (a
 stall and entry failures together); export_rw.py is its reproducer template
 (qemu-system-x86_64 with a vvfat disk, an initramfs run.sh builds);
 tests/test_vvfat_rw.py.
+
+kernel-vvfat-nodual and kernel-vvfat-nodual-v3 are the same with the seed
+patch's fat modules in the guest (v1 and v3 dummies, as kernel-nodual and
+kernel-nodual-v3 load them; a VM of their own each): writers only, of the
+same medium, so the kernel-vvfat reader reads their archives, against the
+patched kernel's model (names nodual; v3 the winnt rule). They answer
+whether vvfat, sharing a disk with a patched Linux (an EFI system
+partition), follows its dummy short names (vfatfuzz study compat's vvfat
+row).
 """
 from vfz.oracles import OPS, Entry
 from vfz.oracles.vvfat import exceptions as _x, rw as _rw
@@ -70,9 +79,22 @@ ENTRIES = [
 # because what is compared with the model is vvfat's reading of them: the host directory,
 # an image of its own medium ("dir": kernel-vvfat reads only kernel-vvfat's images and no
 # FAT reader reads them). Not a default: a VM of its own, booted once per process.
+_KW = "vfz.oracles.vvfat.kernel_writer:"
+_RW_SUPPORTS = OPS | {"write-offset", "truncate", "chattr", "touch"}
+_RW_NEEDS = ("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")
 ENTRIES.append(Entry(
-    "kernel-vvfat", "vvfat", writer="vfz.oracles.vvfat.kernel_writer:KernelVvfatWriter",
+    "kernel-vvfat", "vvfat", writer=_KW + "KernelVvfatWriter",
     reader="vfz.oracles.vvfat.dirreader:VvfatDirReader", profile=KERNEL_PROFILE, names="dual",
-    label="Linux on QEMU vvfat (fat:rw:DIR)", medium="dir", cost="vm", builds=True,
-    supports=OPS | {"write-offset", "truncate", "chattr", "touch"},
-    needs=("qemu-system-x86", "busybox-static", "linux-image-amd64", "cpio")))
+    label="vvfat (QEMU rw), Linux guest's writes", medium="dir", cost="vm", builds=True,
+    supports=_RW_SUPPORTS, needs=_RW_NEEDS))
+# the same guest with the seed patch's modules (the kernel-nodual entries' traits): the
+# kernel-vvfat reader reads their archives (one medium), against the patched model
+_NODUAL_NEEDS = _RW_NEEDS + ("linux-headers-amd64", "linux-source-6.1", "make", "gcc")
+ENTRIES += [
+    Entry("kernel-vvfat-nodual", "vvfat", writer=_KW + "KernelVvfatNodualWriter", profile=KERNEL_PROFILE,
+          shorts="v1", seeded=True, label="vvfat (QEMU rw), Linux nodual v1 guest's writes", medium="dir",
+          cost="vm", builds=True, supports=_RW_SUPPORTS, needs=_NODUAL_NEEDS),
+    Entry("kernel-vvfat-nodual-v3", "vvfat", writer=_KW + "KernelVvfatNodualV3Writer", profile=KERNEL_PROFILE,
+          shorts="v3", shortname="winnt", seeded=True, label="vvfat (QEMU rw), Linux nodual v3 guest's writes",
+          medium="dir", cost="vm", builds=True, supports=_RW_SUPPORTS, needs=_NODUAL_NEEDS),
+]

@@ -11,9 +11,11 @@ oracles' VMs), and each script gets a drive.
 
 virtio_blk is one of the guest's boot modules (vfz/oracles/kernel/build.sh:
 the I/O-bounds trace's drive needs it too), so the hot-plugged disk is
-probed as it arrives; the module set of this VM is the stock fat, vfat,
-loaded by the agent's M request at the first script after each boot
-(vfz.oracles.kernel.vm.VM.pipeline's module switch).
+probed as it arrives; the module set of a VM is its writer's fat, vfat
+(the stock ones, or the seed patch's from build/kernel-nodual/{v1,v3} as
+kernel-nodual and kernel-nodual-v3 load them), loaded by the agent's M
+request at the first script after each boot (vfz.oracles.kernel.vm.VM.
+pipeline's module switch). The pool keeps one VM per module set.
 
 When the directory is final: vvfat keeps the guest's writes in a
 temporary qcow overlay and replays them onto the host directory from its
@@ -114,8 +116,12 @@ class VvfatGuest:
     """One VM (booted once, kept) whose drives are vvfat nodes of fresh host
     directories, plugged for one script each (plugged)."""
 
-    def __init__(self, build_dir, mem="512M", boot_timeout=60.0, auto_build=True):
+    def __init__(self, build_dir, mem="512M", boot_timeout=60.0, auto_build=True, modules=None):
         self.build_dir = build_dir
+        st = os.path.join(build_dir, "stock")
+        # [(name, path)] of fat, vfat: the stock ones unless a writer variant says
+        self.module_files = modules or [("fat", os.path.join(st, "fat.ko")),
+                                        ("vfat", os.path.join(st, "vfat.ko"))]
         self.auto_build = auto_build
         self.tmp = lifeline.scratch(tempfile.mkdtemp(prefix="vfz-vvfat-vm-"))
         self.qmp_path = os.path.join(self.tmp, "qmp.sock")
@@ -128,10 +134,9 @@ class VvfatGuest:
         self.unplug_s = []
 
     def modules(self):
-        """The module set key and images: the stock fat, vfat (virtio_blk is a boot module)."""
+        """The module set key and images: this VM's fat, vfat (virtio_blk is a boot module)."""
         from vfz.oracles.kernel.guest import module_set
-        st = os.path.join(self.build_dir, "stock")
-        return module_set([("fat", os.path.join(st, "fat.ko")), ("vfat", os.path.join(st, "vfat.ko"))])
+        return module_set(self.module_files)
 
     def ensure(self):
         """Boot when needed (vm.lock held by the caller); QMP connected to this boot."""
@@ -179,13 +184,13 @@ class VvfatGuest:
         lifeline.unscratch(self.tmp)
 
 
-def get_guest(build_dir, mem="512M", boot_timeout=60.0, auto_build=True):
-    """The pooled vvfat guest of (build, mem)."""
-    key = (os.path.abspath(build_dir), mem)
+def get_guest(build_dir, mem="512M", boot_timeout=60.0, auto_build=True, modules=None):
+    """The pooled vvfat guest of (build, mem, module files): one VM per module set."""
+    key = (os.path.abspath(build_dir), mem, tuple(os.path.abspath(p) for _, p in modules or ()))
     with _POOL_LOCK:
         g = _POOL.get(key)
         if g is None:
-            g = _POOL[key] = VvfatGuest(build_dir, mem, boot_timeout, auto_build)
+            g = _POOL[key] = VvfatGuest(build_dir, mem, boot_timeout, auto_build, modules)
         return g
 
 

@@ -33,11 +33,20 @@ def _get(ev, k):
     return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
 
 
-def downcased(path):
+def writer_model(writer=None):
+    """A fresh model of a kernel-vvfat writer (default kernel-vvfat): its
+    entry's profile, names and shortname rule -> (model, rule)."""
+    from vfz import model, oracles
+    e = oracles.entry(writer or "kernel-vvfat")
+    return model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname), e.shortname
+
+
+def downcased(path, rule="win95"):
     """path as vvfat names it on the host: each component Linux stores bare
-    (no long name) lower-cased (rw.name_exception)."""
+    (no long name, by the writer's shortname rule) lower-cased
+    (rw.name_exception)."""
     from vfz.model.names import short_only
-    return "/".join(c.lower() if c and short_only(c, "win95") else c for c in path.split("/"))
+    return "/".join(c.lower() if c and short_only(c, rule) else c for c in path.split("/"))
 
 
 class Snapshot:
@@ -49,37 +58,35 @@ class Snapshot:
         self.tree, self.rmdirs, self.unlinks = tree, rmdirs, unlinks
 
 
-def snapshots(ops):
+def snapshots(ops, writer=None):
     """[Snapshot after k ops for k = 0 .. len(ops)] through the model of
-    kernel-vvfat."""
-    from vfz import model, oracles
-    e = oracles.entry("kernel-vvfat")
-    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    the kernel-vvfat writer (writer_model)."""
+    m, rule = writer_model(writer)
     rmdirs, unlinks = set(), set()
-    out = [_snap(m, rmdirs, unlinks)]
+    out = [_snap(m, rmdirs, unlinks, rule)]
     for op in ops:
         before = set(out[-1].tree)
         res = m.apply_one(op)
-        snap = _snap(m, rmdirs, unlinks)
+        snap = _snap(m, rmdirs, unlinks, rule)
         if res == "ok" and op.kind in ("rmdir", "unlink"):
             # the entries the op removed, as the model spells them: the op's
             # path may name them otherwise (Linux drops trailing dots: unlink
             # "/dY." removes /dY; case folds)
             gone = before - set(snap.tree)
             (rmdirs if op.kind == "rmdir" else unlinks).update(gone)
-            snap = _snap(m, rmdirs, unlinks)
+            snap = _snap(m, rmdirs, unlinks, rule)
         out.append(snap)
     return out
 
 
-def _snap(m, rmdirs, unlinks):
+def _snap(m, rmdirs, unlinks, rule):
     tree = {}
     for x in m.entries():
         data = None
         if x["type"] == "file":
             node, _ = m._walk([c for c in x["path"].split("/") if c])
             data = bytes(node.data) if node is not None else b""
-        tree[downcased(x["path"])] = (x["type"], data)
+        tree[downcased(x["path"], rule)] = (x["type"], data)
     return Snapshot(tree, set(rmdirs), set(unlinks))
 
 
@@ -154,12 +161,13 @@ def residual(snaps, k, host, data):
     return names
 
 
-def explain(ops, host, data):
+def explain(ops, host, data, writer=None):
     """The names that explain the host listing (entries) against the
-    model's tree after the script, vvfat's stall included: the latest k
-    whose residual is explained (k < len(ops) adds STALLED); None."""
+    model's tree after the script (of writer: writer_model), vvfat's stall
+    included: the latest k whose residual is explained (k < len(ops) adds
+    STALLED); None."""
     hmap = {e["path"]: e for e in host}
-    snaps = snapshots(ops)
+    snaps = snapshots(ops, writer)
     n = len(ops)
     for k in range(n, -1, -1):
         names = residual(snaps, k, hmap, data)

@@ -7,14 +7,23 @@ vfz.oracles.kernel.encode_op), walks the volume (the guest kernel's own
 listing, kept as evidence), unmounts, and the disk is unplugged. The
 directory is then archived (archive.py) over the image: the kernel-vvfat
 reader (dirreader.py) lists it against the model.
+
+The variants differ in the guest's fat, vfat modules, as the kernel
+oracle's do (one pooled VM each): KernelVvfatWriter the stock ones
+(kernel-vvfat), KernelVvfatNodualWriter and KernelVvfatNodualV3Writer the
+seed patch's v1 and v3 ports (kernel-vvfat-nodual, kernel-vvfat-nodual-v3:
+build/kernel-nodual/{v1,v3}, the modules kernel-nodual and kernel-nodual-v3
+load), whose nodual_seed is written before each script (cfg seed, default
+the kernel oracle's DEFAULT_SEED): the dummies vvfat sees are replayable.
 """
+import os
 import shutil
 import struct
 import tempfile
 
 from vfz.oracles import Writer
 from vfz.oracles.kernel.answers import _txt, parse_kmsg, parse_listing
-from vfz.oracles.kernel.guest import DEFAULT_OPTIONS, default_build_dir
+from vfz.oracles.kernel.guest import DEFAULT_OPTIONS, DEFAULT_SEED, default_build_dir, default_nodual_dir
 from vfz.oracles.kernel.vm import VMError, s
 from vfz.oracles.kernel.writer import encode_op
 from vfz.oracles.vvfat import archive, exceptions, rw
@@ -42,10 +51,18 @@ class KernelVvfatWriter(Writer):
     explain = staticmethod(exceptions.explain_dir)
     result_exception = staticmethod(exceptions.result_exception)
     known_failure = staticmethod(rw.known_failure)
+    variant = "stock"      # stock | v1 | v3: the guest's fat, vfat (a directory under nodual_dir)
 
     def __init__(self, name="kernel-vvfat", build_dir=None, options=DEFAULT_OPTIONS, mem="512M",
-                 boot_timeout=60.0, fat_type=16, auto_build=True, sync="mount", **cfg):
+                 boot_timeout=60.0, fat_type=16, auto_build=True, sync="mount", nodual_dir=None,
+                 seed=DEFAULT_SEED, **cfg):
         self.name = name
+        self.modules = None
+        self.seed = None
+        if self.variant != "stock":
+            d = os.path.join(nodual_dir or default_nodual_dir(), self.variant)
+            self.modules = [("fat", os.path.join(d, "fat.ko")), ("vfat", os.path.join(d, "vfat.ko"))]
+            self.seed = seed
         if sync not in SYNC_MODES:
             raise ValueError(f"sync must be one of {', '.join(SYNC_MODES)}, not {sync!r}")
         self.sync = sync
@@ -60,10 +77,13 @@ class KernelVvfatWriter(Writer):
     def available(self):
         if shutil.which("qemu-system-x86_64") is None:
             return False, "qemu-system-x86_64 not installed"
+        for _, p in self.modules or ():
+            if not os.path.exists(p):
+                return False, f"{p} missing (run vfz/oracles/kernel-nodual/build.sh)"
         return True, ""
 
     def _apply(self, image, ops, timeout, w):
-        g = get_guest(self.build_dir, self.mem, self.boot_timeout, self.auto_build)
+        g = get_guest(self.build_dir, self.mem, self.boot_timeout, self.auto_build, self.modules)
         with g.vm.lock:
             g.ensure()
             top = tempfile.mkdtemp(prefix="d", dir=g.tmp)
@@ -97,7 +117,15 @@ class KernelVvfatWriter(Writer):
         # script aborted QEMU in one run and not in the next)
         quiet = [("W", s(f"/proc/sys/vm/{k}") + s(v)) for k, v in
                  (("dirty_writeback_centisecs", "0"), ("dirty_expire_centisecs", "360000"))]
-        *_, (st, p) = g.vm.pipeline(quiet + [("S", s(WAIT_DISK))], timeout, modules=g.modules())
+        seed = [] if self.seed is None else \
+            [("W", s("/sys/module/vfat/parameters/nodual_seed") + s(str(self.seed)))]
+        *pre, (st, p) = g.vm.pipeline(quiet + seed + [("S", s(WAIT_DISK))], timeout, modules=g.modules())
+        if seed:
+            wst, wp = pre[-1]
+            w.raw += f"[nodual_seed={self.seed}] {_txt(wp)}\n"
+            if wst != "o":
+                w.error = f"cannot set nodual_seed: {_txt(wp)}"
+                return None
         lines = _txt(p).split("\n")
         dev = lines[1].strip() if len(lines) > 1 else ""
         w.raw += "[disk] " + " ".join(lines[1:]) + "\n"
@@ -140,3 +168,21 @@ class KernelVvfatWriter(Writer):
         if ust != "o":
             w.error = "umount failed: " + _txt(up).strip()
         return guest
+
+
+class KernelVvfatNodualWriter(KernelVvfatWriter):
+    variant = "v1"
+
+    def __init__(self, name="kernel-vvfat-nodual", **cfg):
+        KernelVvfatWriter.__init__(self, name, **cfg)
+
+
+class KernelVvfatNodualV3Writer(KernelVvfatWriter):
+    variant = "v3"
+    # v3 forces shortname=winnt: a name whose base and extension are each all
+    # lower or all upper case is stored bare with the NT case bits, which
+    # vvfat does not read (rw.name_exception_winnt)
+    name_exception = staticmethod(rw.name_exception_winnt)
+
+    def __init__(self, name="kernel-vvfat-nodual-v3", **cfg):
+        KernelVvfatWriter.__init__(self, name, **cfg)

@@ -42,6 +42,7 @@ CLUSTER_COUNT = "vvfat-abort-cluster-count"
 CONSISTENCY = "vvfat-abort-consistency"
 DELETE_ABORT = "vvfat-abort-error-deleting"
 ARRAY_GET = "vvfat-abort-array-get-chattr"
+ARRAY_GET_GROWN = "vvfat-abort-array-get-dir-grown"
 DOWNCASE = "vvfat-downcase-short-names"
 
 
@@ -62,13 +63,12 @@ def qemu_assertion(error):
     return None
 
 
-def _steps(ops):
+def _steps(ops, writer=None):
     """[(index, op, result, is_dir_target)] of the ops through the model of
-    kernel-vvfat; is_dir_target: the op's (first) path names a directory
-    before the op (rename, rmdir) or after it (mkdir)."""
-    from vfz import model, oracles
-    e = oracles.entry("kernel-vvfat")
-    m = model.Model(e.profile, e.names, root=model.root_for(e.profile, None), rule=e.shortname)
+    the kernel-vvfat writer (hosttree.writer_model); is_dir_target: the
+    op's (first) path names a directory before the op (rename, rmdir) or
+    after it (mkdir)."""
+    m, _ = hosttree.writer_model(writer)
     out = []
     for i, op in enumerate(ops):
         before = {x["path"]: x for x in m.entries()}
@@ -84,101 +84,130 @@ def _depth(path):
     return len([c for c in path.split("/") if c and c != "."])
 
 
-def first_nested_mkdir(ops):
+def first_nested_mkdir(ops, writer=None):
     """Index of the first mkdir that succeeds below the root."""
-    for i, op, res, _ in _steps(ops):
+    for i, op, res, _ in _steps(ops, writer):
         if op.kind == "mkdir" and res == "ok" and _depth(op.path) >= 2:
             return i
     return None
 
 
-def first_data_write(ops):
+def first_data_write(ops, writer=None):
     """Index of the first op that succeeds in giving a file bytes (a create
     of a non-empty file, a write, a growing truncate)."""
-    for i, op, res, _ in _steps(ops):
+    for i, op, res, _ in _steps(ops, writer):
         if res == "ok" and ((op.kind == "create" and op.args[1]) or op.kind == "write"
                             or (op.kind == "truncate" and op.args[1])):
             return i
     return None
 
 
-def first_mkdir(ops):
-    for i, op, res, _ in _steps(ops):
+def first_mkdir(ops, writer=None):
+    for i, op, res, _ in _steps(ops, writer):
         if op.kind == "mkdir" and res == "ok":
             return i
     return None
 
 
-def first_removal(ops):
+def first_removal(ops, writer=None):
     """Index of the first op that succeeds in removing an entry (unlink,
     rmdir, or a rename: its source goes)."""
-    for i, op, res, _ in _steps(ops):
+    for i, op, res, _ in _steps(ops, writer):
         if res == "ok" and op.kind in ("unlink", "rmdir", "rename"):
             return i
     return None
 
 
-def first_chattr(ops):
-    for i, op, res, _ in _steps(ops):
+def first_chattr(ops, writer=None):
+    for i, op, res, _ in _steps(ops, writer):
         if op.kind == "chattr" and res == "ok":
             return i
     return None
 
 
-def first_dir_rename(ops):
+def first_dir_rename(ops, writer=None):
     """Index of the first rename of a directory that succeeds."""
-    for i, op, res, is_dir in _steps(ops):
+    for i, op, res, is_dir in _steps(ops, writer):
         if op.kind == "rename" and res == "ok" and is_dir:
             return i
     return None
 
 
-def first_data_write_or_dir_rename(ops):
+def first_data_write_or_dir_rename(ops, writer=None):
     """Index of the first op that gives a file bytes or renames a directory
     (Linux adds the new entry before it clears the old: for a moment two
     entries hold the directory's cluster, and check_directory_consistency
     meets its mapping twice)."""
-    found = [i for i in (first_data_write(ops), first_dir_rename(ops)) if i is not None]
+    found = [i for i in (first_data_write(ops, writer), first_dir_rename(ops, writer)) if i is not None]
     return min(found) if found else None
 
 
-# (function, assertion) -> (name, the first op of the kind that reaches that code)
+def first_subdir_growth(ops, writer=None):
+    """Index of the first op that succeeds and leaves a directory below the
+    root needing a second cluster of slots (vvfat's clusters hold 256: the
+    model's slot tables, first fit as Linux allocates them, under a Space
+    of vvfat's cluster size and no capacity limit)."""
+    from vfz.model.space import Space
+    m, _ = hosttree.writer_model(writer)
+    m.space = Space(1 << 30, hosttree.CLUSTER)
+    for i, op in enumerate(ops):
+        if m.apply_one(op) != "ok":
+            continue
+        for e in m.entries():
+            if e["type"] == "dir":
+                node, _ = m._walk([c for c in e["path"].split("/") if c])
+                if node is not None and node.table is not None and node.table.clusters > 1:
+                    return i
+    return None
+
+
+# (function, assertion) -> [(name, the first op of the kind that reaches that code)]: one
+# assertion may be reached by several kinds of op; the earliest present names it
 CATALOGUE = {
-    ("handle_renames_and_mkdirs", "j < s->mapping.next"): (MKDIR_PARENT, first_nested_mkdir),
-    ("handle_renames_and_mkdirs", "!strncmp(m->path, mapping->path, l2)"): (RENAME_DIR, first_dir_rename),
-    ("commit_direntries", "mapping->begin == first_cluster"): (DIRENTRIES, first_nested_mkdir),
-    ("commit_direntries", "mapping"): (DIRENTRIES_NONE, first_mkdir),
-    ("get_cluster_count_for_direntry", "mapping->mode & MODE_DELETED"): (CLUSTER_COUNT, first_data_write),
-    ("check_directory_consistency", "mapping->mode & MODE_DELETED"): (CONSISTENCY, first_data_write_or_dir_rename),
-    ("do_commit", "Error deleting"): (DELETE_ABORT, first_removal),
-    ("array_get", "index < array->next"): (ARRAY_GET, first_chattr),
+    ("handle_renames_and_mkdirs", "j < s->mapping.next"): [(MKDIR_PARENT, first_nested_mkdir)],
+    ("handle_renames_and_mkdirs", "!strncmp(m->path, mapping->path, l2)"): [(RENAME_DIR, first_dir_rename)],
+    ("commit_direntries", "mapping->begin == first_cluster"): [(DIRENTRIES, first_nested_mkdir)],
+    ("commit_direntries", "mapping"): [(DIRENTRIES_NONE, first_mkdir)],
+    ("get_cluster_count_for_direntry", "mapping->mode & MODE_DELETED"): [(CLUSTER_COUNT, first_data_write)],
+    ("check_directory_consistency", "mapping->mode & MODE_DELETED"): [(CONSISTENCY, first_data_write_or_dir_rename)],
+    ("do_commit", "Error deleting"): [(DELETE_ABORT, first_removal)],
+    ("array_get", "index < array->next"): [(ARRAY_GET, first_chattr), (ARRAY_GET_GROWN, first_subdir_growth)],
 }
 
 
 def known_failure(ev):
     """QEMU aborted on a catalogued vvfat assertion and the script has the
-    kind of op that reaches it -> (index of the first such op, name)."""
+    kind of op that reaches it -> (index of the first such op, name); of
+    several kinds, the one whose first op comes first."""
     wr = ev.get("wr") if isinstance(ev, dict) else getattr(ev, "wr", None)
     ops = (ev.get("ops") if isinstance(ev, dict) else getattr(ev, "ops", None)) or []
     a = qemu_assertion(getattr(wr, "error", None))
     if a is None or a not in CATALOGUE:
         return None
-    name, first = CATALOGUE[a]
-    i = first(ops)
-    return (i, name) if i is not None else None
+    found = [(first(ops, _get(ev, "writer")), name) for name, first in CATALOGUE[a]]
+    found = [(i, name) for i, name in found if i is not None]
+    return min(found) if found else None
 
 
-def name_exception(expected_leaf, actual_leaf):
+def name_exception(expected_leaf, actual_leaf, rule="win95"):
     """vvfat names a host file after a bare 8.3 entry (no long name) in
     lower case: vvfat_open sets s->downcase_short_names = 1 and no option
     clears it, and parse_short_name lower-cases each byte with qemu_tolower
     whatever the entry's NT case bits say. Linux (shortname=mixed) stores
-    an all-upper 8.3 name bare, so 'NUL' comes back 'nul'."""
+    an all-upper 8.3 name bare, so 'NUL' comes back 'nul'; rule: which
+    names the writer stores bare (vfz.model.names.short_only)."""
     from vfz.model.names import short_only
-    if actual_leaf != expected_leaf and short_only(expected_leaf, "win95") \
+    if actual_leaf != expected_leaf and short_only(expected_leaf, rule) \
             and actual_leaf == expected_leaf.lower():
         return DOWNCASE
     return None
+
+
+def name_exception_winnt(expected_leaf, actual_leaf):
+    """name_exception for a writer of the winnt rule (the v3 patch): it
+    stores 'abc.TXT' bare, its case in the NT byte (0x08), which vvfat
+    does not read either: the host file is 'abc.txt'."""
+    return name_exception(expected_leaf, actual_leaf, "winnt")
 
 
 def _get(ev, k):
@@ -204,7 +233,7 @@ def explain(ev):
         return None                   # the kernel's own tree is not the model's: not vvfat's doing
     image = _get(ev, "image")
     return hosttree.explain(_get(ev, "ops") or [], rr.listing,
-                            lambda p: archive.file_bytes(image, p) if image else None)
+                            lambda p: archive.file_bytes(image, p) if image else None, _get(ev, "writer"))
 
 
 def result_exception(op, expected, actual):
@@ -217,9 +246,12 @@ EXCEPTIONS = [
         "design: vvfat names the host file of a directory entry without a long name after its 8.3 "
         "name lower-cased (vvfat_open: s->downcase_short_names = 1, no option; parse_short_name: "
         "qemu_tolower of each byte, the NT case bits unread); Linux stores an all-upper 8.3 name "
-        "bare. Measured: `create /cc; rename /cc /JC(_9S)K.W` gives the host file 'jc(_9s)k.w'",
-        "the host name of an entry is the ASCII lower case of the expected name, and Linux stores "
-        "the expected name bare (vfz.model.names.short_only, win95 rule) (name_exception)"),
+        "bare. Measured: `create /cc; rename /cc /JC(_9S)K.W` gives the host file 'jc(_9s)k.w'; the "
+        "v3 patch (shortname forced to winnt) stores 'abc.TXT' bare with NT byte 0x08 and "
+        "kernel-vvfat-nodual-v3's `create /abc.TXT 30 4` gives the host file 'abc.txt'",
+        "the host name of an entry is the ASCII lower case of the expected name, and the writer "
+        "stores the expected name bare (vfz.model.names.short_only: the win95 rule, the winnt rule "
+        "for kernel-vvfat-nodual-v3) (name_exception, name_exception_winnt)"),
     NamedException(
         STALLED, "vvfat", "reader",
         "vvfat stops replaying the guest's writes: from some op on, nothing the guest kernel did "
@@ -311,6 +343,21 @@ EXCEPTIONS = [
         "directory 'rhsa' or 'h', of a file 'ra') among creates and renames",
         "QEMU's stderr holds that assertion and the script changes attributes successfully (cut "
         "before the first chattr); an array_get abort without a chattr stays a finding", bug=BUG),
+    NamedException(
+        ARRAY_GET_GROWN, "vvfat", "writer",
+        "QEMU aborts (array_get: Assertion `index < array->next' failed) once a directory below the "
+        "root has grown past its first cluster (256 slots of vvfat's 8 KiB clusters) and a file is "
+        "given bytes, in no chattr's presence. Measured on the synchronous mount, the stock and both "
+        "patched (v1, v3) guests alike: `mkdir /d`, twelve empty creates of 255-character names in /d (21 slots "
+        "each), then a 1-byte create of a 13th (the growth) aborts at it (stock: 3 runs of 3; v1, v3: 1 of 1); twelve empty, a "
+        "13th empty (the growth, passes) and `create /x 1 1` in the root aborts at the last; 127 empty "
+        "8.3-plus-long names then a 1-byte 128th aborts at it; the same growth by a mkdir alone and "
+        "128 empty creates alone pass. Found replaying the collision study's natural v1 collision "
+        "(693 creates in one directory) on kernel-vvfat-nodual, seed 16777511: it aborted at the "
+        "128th create, and so did kernel-vvfat (stock) on the same script",
+        "QEMU's stderr holds that assertion and the script makes a directory below the root need a "
+        "second cluster of slots (the model's slot tables: first_subdir_growth; cut before that op, "
+        "or before the first chattr when that comes first)", bug=BUG),
     NamedException(
         CONSISTENCY, "vvfat", "writer",
         "QEMU aborts (check_directory_consistency: Assertion `mapping->mode & MODE_DELETED' failed): "
