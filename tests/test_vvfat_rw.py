@@ -251,6 +251,46 @@ V3_SEED = 245
 
 @unittest.skipUnless(oracles.get_writer("kernel-vvfat-nodual-v3").available()[0],
                      "kernel-vvfat-nodual-v3 unavailable")
+class NodualReproducerTest(unittest.TestCase):
+    """A finding of a writer whose guest loads the seed patch's modules is
+    exported with them: the reproducer carries the build's v1 fat.ko and
+    vfat.ko in data/ and writes the writer's nodual_seed, which only the
+    patched vfat.ko has (a stock guest would stop at that write with
+    'cannot'); the stock writer's reproducer carries neither. One QEMU boot."""
+
+    def test_patched_modules_ride_in_the_reproducer(self):
+        from dataclasses import replace
+        from vfz.export import case as excase, reproducer
+        from vfz.oracles.kernel.guest import default_nodual_dir
+        tmp = tempfile.mkdtemp(prefix="test-vvfat-nodual-export-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        ops = opscript.parse(NODUAL)
+        stock = excase.build_case("kernel-vvfat", "writer", ops, "fat16", tmp, writer="kernel-vvfat")
+        reproducer.export(stock, os.path.join(tmp, "stock"), run=False)
+        self.assertFalse(os.path.exists(os.path.join(tmp, "stock", "data", "fat-v1.ko.bin")))
+        with open(os.path.join(tmp, "stock", "run.sh"), encoding="utf-8") as f:
+            self.assertNotIn("nodual_seed", f.read())
+        case = replace(excase.build_case("kernel-vvfat-nodual", "writer", ops, "fat16", tmp,
+                                         writer="kernel-vvfat-nodual"), seed=7)
+        out = os.path.join(tmp, "v1")
+        r = reproducer.export(case, out, run=_available()[0], timeout=600)
+        for m in ("fat", "vfat"):
+            with open(os.path.join(default_nodual_dir(), "v1", m + ".ko"), "rb") as a, \
+                    open(os.path.join(out, "data", f"{m}-v1.ko.bin"), "rb") as b:
+                self.assertEqual(a.read(), b.read())
+        with open(os.path.join(out, "run.sh"), encoding="utf-8") as f:
+            self.assertIn("echo 7 > /sys/module/vfat/parameters/nodual_seed", f.read())
+        if not _available()[0]:
+            self.skipTest(f"kernel-vvfat unavailable: {_available()[1]}")
+        with open(os.path.join(out, "printed.txt"), encoding="utf-8") as f:
+            printed = f.read()
+        # the patched modules loaded (the seed written, no 'cannot'), the script ran to its end
+        self.assertIn("seed patch modules: /data/fat-v1.ko.bin /data/vfat-v1.ko.bin", printed)
+        self.assertNotIn("cannot set nodual_seed", printed)
+        self.assertIn("@@guest done", printed.replace("    ", ""), printed[-3000:])
+        self.assertIn(r["status"], (0, 1), printed[-2000:])
+
+
 class KernelVvfatV3Test(unittest.TestCase):
     def test_dummies_led_by_05_followed(self):
         from vfz.check import diff

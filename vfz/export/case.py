@@ -129,6 +129,8 @@ def case_from_finding(path, workdir):
                 title=info.get("summary", ""), kind=f.get("kind", ""), signature=info["signature"],
                 reason=_exception_reason(f.get("kind", ""), impl) or info.get("summary", ""),
                 entries=entries, results=results, label=volume_label(img),
+                # the writer's seed as the campaign ran it (dummies drawn from it)
+                seed=(info.get("writer_seeds") or {}).get(writer),
                 extra=default_extra(impl, writer, None), fat_bits=fs_geometry(fs)[0])
 
 

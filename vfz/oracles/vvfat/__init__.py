@@ -62,8 +62,11 @@ from vfz.oracles.vvfat.volume import VARIANTS, spec
 
 EXCEPTIONS = _x.EXCEPTIONS + _rw.EXCEPTIONS
 # their reproducer templates (vfz/oracles/repro.py): the formatter variants' (qemu-img convert) and
-# kernel-vvfat's (Linux in qemu-system-x86_64 on a fat:rw: disk; a finding of kernel-vvfat names it)
-EXPORTS = {"vvfat": "vfz.oracles.vvfat.export", "kernel-vvfat": "vfz.oracles.vvfat.export_rw"}
+# kernel-vvfat's (Linux in qemu-system-x86_64 on a fat:rw: disk; a finding of kernel-vvfat names it;
+# the nodual writers' guest loads the seed patch's modules, which their reproducers carry)
+EXPORTS = {"vvfat": "vfz.oracles.vvfat.export", "kernel-vvfat": "vfz.oracles.vvfat.export_rw",
+           "kernel-vvfat-nodual": "vfz.oracles.vvfat.export_rw",
+           "kernel-vvfat-nodual-v3": "vfz.oracles.vvfat.export_rw"}
 
 ENTRIES = [
     Entry(name, "vvfat", writer="vfz.oracles.vvfat.writer:VvfatWriter",

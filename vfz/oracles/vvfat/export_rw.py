@@ -27,9 +27,19 @@ VVFAT_ACCEL=kvm for KVM). The symptoms, on the host after QEMU ended:
 
 The guest's own listing is printed beside it: when it is the expected tree
 and d/ is not, vvfat's write-back lost or changed what the guest wrote.
+
+A finding of kernel-vvfat-nodual or -nodual-v3 (the guest with the seed
+patch's fat, vfat) is reproduced with those modules: they ride in data/
+(built for the oracle's kernel, whose version run.sh then requires) in
+place of the kernel's own, and the guest writes the writer's nodual_seed
+before it mounts, so the dummies are the campaign's.
 """
+import os
+import re
+
 from vfz.oracles.kernel.export import KSTEP
-from vfz.oracles.repro import LIST_MOUNT, posix_ops
+from vfz.oracles.kernel.guest import default_nodual_dir
+from vfz.oracles.repro import LIST_MOUNT, ExportError, posix_ops, q
 from vfz.oracles.vvfat import hosttree
 
 PACKAGES = ["qemu-system-x86", "busybox-static", "cpio", "kmod"]
@@ -53,6 +63,8 @@ EXPECTED = ("the tree Linux wrote (what the guest lists, and what vvfat must wri
 START_IMAGE = False
 GUEST_MODULES = "virtio_pci virtio_blk nls_cp437 nls_ascii fat vfat"
 OPTIONS = "sync,codepage=437,iocharset=ascii,utf8,shortname=mixed"
+# the writers whose guest loads the seed patch's modules: their directory under build/kernel-nodual
+NODUAL = {"kernel-vvfat-nodual": "v1", "kernel-vvfat-nodual-v3": "v3"}
 
 
 def volume_note(case):
@@ -76,10 +88,47 @@ def one_write(text):
 
 def body(case, data):
     ops = one_write(posix_ops(case, data))
-    guest = (GUEST_HEAD.replace("{OPTIONS}", OPTIONS) + KSTEP.split("kstep()")[0] + GUEST_KSTEP
-             + ops + GUEST_LIST.replace("{LIST}", LIST_MOUNT))
-    return (BUILD.replace("{MODULES}", GUEST_MODULES)
+    swap, seed = nodual_modules(case, data)
+    guest = (GUEST_HEAD.replace("{OPTIONS}", OPTIONS).replace("{SEED}\n", seed)
+             + KSTEP.split("kstep()")[0] + GUEST_KSTEP + ops + GUEST_LIST.replace("{LIST}", LIST_MOUNT))
+    return (BUILD.replace("{MODULES}", GUEST_MODULES) + swap
             + "cat > \"$R/init\" <<'VFZ_INIT_END'\n" + guest + "VFZ_INIT_END\n" + RUN)
+
+
+def variant_of(case):
+    """v1 or v3 when the case's writer ran the seed patch's modules, else None."""
+    return NODUAL.get(case.impl) or NODUAL.get(case.writer or "")
+
+
+def nodual_modules(case, data):
+    """(build lines, guest line): the patched fat.ko and vfat.ko put in
+    data/ and swapped for the kernel's own in the module list, and the
+    nodual_seed write; ("", "") for the stock guest."""
+    v = variant_of(case)
+    if v is None:
+        return "", ""
+    blobs = {}
+    for m in ("fat", "vfat"):
+        path = os.path.join(default_nodual_dir(), v, m + ".ko")
+        try:
+            with open(path, "rb") as f:
+                blobs[m] = f.read()
+        except OSError as e:
+            raise ExportError(f"the seed patch's {m}.ko ({v}) is not built: {path}: {e.strerror} "
+                              "(run vfz/oracles/kernel-nodual/build.sh)")
+    found = re.search(rb"vermagic=(\S+)", blobs["vfat"])
+    kver = found.group(1).decode() if found else ""
+    names = {m: data.add(f"{m}-{v}.ko", b) for m, b in blobs.items()}
+    swap = (f"# the seed patch's fat and vfat ({v}), built for {kver}, in place of the kernel's own\n"
+            f'[ "$KVER" = {q(kver)} ] || cannot "data/ holds the seed patch\'s modules built for {kver}, '
+            f'not $KVER (set VVFAT_KERNEL to that kernel)"\n'
+            f"sed -i 's#^/mod/fat\\.ko$#/{names['fat']}#; s#^/mod/vfat\\.ko$#/{names['vfat']}#' "
+            '"$R/modules.list"\n'
+            'grep -q "^/data/" "$R/modules.list" || cannot "no fat/vfat in the module list to swap"\n'
+            'echo "seed patch modules: $(grep \'^/data/\' "$R/modules.list" | tr \'\\n\' \' \')"\n')
+    seed = "" if case.seed is None else \
+        f"echo {int(case.seed)} > /sys/module/vfat/parameters/nodual_seed || cannot \"cannot set nodual_seed\"\n"
+    return swap, seed
 
 
 BUILD = r"""
@@ -123,6 +172,7 @@ while [ ! -b /dev/vda1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 cannot() { echo "@@guest-cannot $*"; poweroff -f; }
 bug() { echo "@@guest-bug $*"; }
 indent() { sed 's/^/    /'; }
+{SEED}
 HERE=/
 OUT=/tmp
 M=/mnt
