@@ -4,7 +4,7 @@ import os
 from vfz import opscript
 
 from vfz.oracles import Writer
-from vfz.oracles.jsfatfs import exceptions, fewclusters, fsck, meta
+from vfz.oracles.jsfatfs import alloc, enospc, exceptions, fewclusters, fsck, meta
 from vfz.oracles.jsfatfs.server import Server, ServerError, available
 
 
@@ -15,10 +15,12 @@ class JsfatfsWriter(Writer):
     then asks known_failure, which names it from that evidence."""
     @staticmethod
     def known_failure(ev):
-        """The earliest of the name and chain failures (exceptions.py) and
-        the second grammar's (meta.py: SHRINK, DIR_VOLUME)."""
+        """The earliest of the name and chain failures (exceptions.py), the
+        second grammar's (meta.py: SHRINK, DIR_VOLUME), the cluster
+        search's ENOSPC (alloc.py) and what an ENOSPC leaves (enospc.py)."""
         found = [k for k in (exceptions.known_failure(ev),
-                             meta.known_failure(ev.ops or [], ev.results or [], ev.image)) if k]
+                             meta.known_failure(ev.ops or [], ev.results or [], ev.image),
+                             alloc.known_failure(ev), enospc.known_failure(ev)) if k]
         return min(found) if found else None
 
     explain = staticmethod(lambda ev: meta.explain(ev) or fewclusters.explain_few_clusters(ev) or
