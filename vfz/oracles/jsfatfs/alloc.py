@@ -56,8 +56,8 @@ def package_tree(view, limit=20000):
                 slots = []
             elif e[11] == 0x0F:
                 slots.append(e)
-            elif e[11] & 0x08 or e[:2] in (b". ", b".."):
-                slots = []
+            elif (e[11] & 0x18) == 0x08 or e[:2] in (b". ", b".."):
+                slots = []      # a label; a directory chmod made one too stays a directory
             else:
                 k = key + _key([_name(slots, e[:11])])
                 slots = []

@@ -8,17 +8,25 @@ the package undoes nothing:
     failed, so the entry claims every byte asked for over the clusters the
     chain got before NOSPC (fsck.fat "File size is 3199 bytes, cluster chain
     length is 3072 bytes"; the readers show zeros or other bytes past the
-    chain's end); fs.ftruncate's growth keeps the old size over the clusters
-    it added before NOSPC. Minimised on a FAT32 volume of 12 free 512-byte
+    chain's end). Minimised on a FAT32 volume of 12 free 512-byte
     clusters: create "/a" 1301, create "/f" 1093, create "/c" 3199: ENOSPC
     for both, Linux keeps /c at 0 bytes, the package records 3199 over 6
     clusters.
+  * KEEP (jsfatfs-enospc-truncate-keeps-size, a design difference):
+    fs.ftruncate's growth writes the zeros first and sets the size only
+    when that succeeded, so a growth that runs out keeps the old size
+    (Linux keeps the pages it filled). Measured on 8 KiB clusters: an
+    empty file truncated to 10 000 with one cluster free: 8192 bytes on
+    Linux, 0 from the package, both ENOSPC.
   * EMPTY_CLUSTER in two new states (jsfatfs-empty-file-cluster: dir.js
     addFile allocates a cluster for every new file): the volume runs out
     earlier than for Linux by one cluster per empty file (five free
     clusters, three empty files and two mkdirs: the third mkdir is
     ENOSPC), and a create on a full volume makes no entry at all (Linux
     makes the entry, ENOSPC for its data).
+  * FEW_WRITE in a new state (jsfatfs-fat32-few-clusters-write): its
+    12/16-bit reading of a few-clusters FAT32 volume's table sees fewer
+    free clusters than Linux, and runs out first.
 """
 import struct
 
@@ -26,12 +34,14 @@ from vfz import model
 from vfz.model.space import space_for
 from vfz.oracles.jsfatfs.alloc import _comps, _key, package_tree
 from vfz.oracles.jsfatfs.exceptions import EMPTY_CLUSTER
-from vfz.oracles.jsfatfs.fewclusters import package_view
+from vfz.fatimg import open_ro
+from vfz.oracles.evidence import fat32_few_clusters
+from vfz.oracles.jsfatfs.fewclusters import FEW_WRITE, package_view
 from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles import NamedException
 
 SIZE = "jsfatfs-enospc-chain-size"
-DATA_OPS = ("create", "write", "truncate")
+KEEP = "jsfatfs-enospc-truncate-keeps-size"
 
 
 def _view(image):
@@ -43,16 +53,24 @@ def _view(image):
 
 
 def chain_split(view, node):
-    """Does a file's entry (first, is_dir, size) disagree with its chain:
-    a size beyond the bytes its clusters hold (fs.write after NOSPC), or
-    more clusters than the size needs, one kept for size 0 (ftruncate's
-    growth after NOSPC)?"""
+    """Does a file's entry (first, is_dir, size) claim more bytes than its
+    chain holds (fs.write after NOSPC)?"""
     first, is_dir, size = node
-    if is_dir or first < 2:
+    if is_dir:
         return False
-    n = len(view.chain(first))
-    cs = view.csize
-    return size > n * cs or n > max(1, (size + cs - 1) // cs)
+    return size > len(view.chain(first) if first >= 2 else []) * view.csize
+
+
+def kept_old_size(node, base, ops, i):
+    """KEEP evidence for truncate op i, answered ENOSPC: the package's
+    entry of the file is a file of the size it had before the op (the
+    model's, whose results matched up to there), smaller than asked."""
+    m = linux_model(base, ops[:i])
+    if m is None or node[1]:
+        return False
+    old = {e["path"].upper(): e.get("size") for e in m.entries() if e["type"] == "file"}
+    want = "/" + "/".join(_comps(ops[i].path))
+    return old.get(want.upper()) == node[2] < ops[i].args[1]
 
 
 def linux_model(base, ops):
@@ -67,24 +85,53 @@ def linux_model(base, ops):
     return m if m.space is not None else None
 
 
-def empty_files_short(base, ops, i):
-    """EMPTY_CLUSTER evidence for op i, answered ENOSPC where the model
-    says ok: charged one cluster for each file the model holds empty after
-    the ops before it (the package gave each one), the model of Linux's
-    capacity answers ENOSPC at op i too -- or, op i creating an empty file,
-    has no cluster left for it."""
+def free_shortfall(base):
+    """How many fewer free clusters the package's view of the starting
+    volume holds than Linux's: on a FAT32 boot sector over few clusters
+    it reads the 32-bit FAT with 12- or 16-bit entries (FEW_WRITE); 0
+    elsewhere."""
+    if not fat32_few_clusters(base):
+        return 0
+    try:
+        pv, lv = package_view(base), open_ro(base)
+    except (OSError, ValueError, struct.error, IndexError):
+        return 0
+    pf = sum(1 for n in range(2, pv.clusters + 2) if pv.get(n) == 0)
+    lf = sum(1 for n in range(2, lv.clusters + 2) if lv.get(n) == 0)
+    return max(0, lf - pf)
+
+
+def _runs_out(base, ops, i, charge):
+    """Does the model of Linux's capacity, charged charge clusters after
+    the ops before op i, answer ENOSPC at op i -- or, op i creating an
+    empty file, have no cluster left for the one the package gives it?"""
     m = linux_model(base, ops[:i])
     if m is None:
         return False
-    empty = sum(1 for e in m.entries() if e["type"] == "file" and not e.get("size"))
     op = ops[i]
     if op.kind == "create" and not op.args[1]:
-        return m.space.free - empty < 1     # the new empty file's own cluster
-    if not empty:
+        return m.space.free - charge < 1
+    if not charge:
         return False
-    m.space.free = max(0, m.space.free - empty)
+    m.space.free = max(0, m.space.free - charge)
     m.apply(ops[i:i + 1])
     return m.results[-1] == "ENOSPC"
+
+
+def ran_short(base, ops, i):
+    """Why the package ran out at op i where the model did not: EMPTY_CLUSTER
+    when one cluster charged for each file the model holds empty after the
+    ops before it (the package gave each one) makes the model run out too
+    (_runs_out); FEW_WRITE when the clusters its view of a few-clusters
+    FAT32 volume lacks, charged as well, do; else None."""
+    m = linux_model(base, ops[:i])
+    if m is None:
+        return None
+    empty = sum(1 for e in m.entries() if e["type"] == "file" and not e.get("size"))
+    if _runs_out(base, ops, i, empty):
+        return EMPTY_CLUSTER
+    few = free_shortfall(base)
+    return FEW_WRITE if few and _runs_out(base, ops, i, empty + few) else None
 
 
 def no_entry(view, tree, base, ops, i):
@@ -106,10 +153,13 @@ def no_entry(view, tree, base, ops, i):
 
 def known_failure(ev):
     """(i, name) for the first op the package answered ENOSPC, while its
-    results before matched the model's: SIZE when the file op i writes
-    has an entry its chain disagrees with; EMPTY_CLUSTER when the model
-    said ok and empty_files_short holds, or a create left no entry
-    (no_entry). None otherwise; the readers check the script cut there."""
+    results before matched the model's. Where the model says ok, why it
+    ran out (ran_short: EMPTY_CLUSTER, FEW_WRITE; the cluster search's is
+    alloc.py's). Where the model says ENOSPC too, what it left: SIZE when
+    the file op i writes has an entry its chain disagrees with; KEEP when
+    the file op i grows kept its old size; EMPTY_CLUSTER when a create
+    left no entry (no_entry). None otherwise; the readers check the script
+    cut there."""
     get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
     ops, wr, want, base = get("ops") or [], get("wr"), get("results") or [], get("base")
     got = (wr.results or []) if wr is not None else []
@@ -124,10 +174,14 @@ def known_failure(ev):
             if view is None:
                 return None
         node = tree.get(_key(_comps(op.path)))
-        if op.kind in DATA_OPS and node and chain_split(view, node):
+        if want[i] == "ENOSPC" and op.kind in ("create", "write") and node and chain_split(view, node):
             return i, SIZE
-        if base and want[i] == "ok" and empty_files_short(base, ops, i):
-            return i, EMPTY_CLUSTER
+        if want[i] == "ENOSPC" and op.kind == "truncate" and node and base and \
+                kept_old_size(node, base, ops, i):
+            return i, KEEP
+        why = ran_short(base, ops, i) if base and want[i] == "ok" else None
+        if why:
+            return i, why
         if base and want[i] == "ENOSPC" and no_entry(view, tree, base, ops, i):
             return i, EMPTY_CLUSTER
         if got[i] != want[i]:
@@ -139,14 +193,23 @@ EXCEPTIONS = [
     NamedException(
         SIZE, "jsfatfs", "writer",
         "index.js fs.write updates the entry's size to max(old, pos + len) even when "
-        "chain.writeToPosition failed with NOSPC, and ftruncate's growth keeps the old size over "
-        "the clusters it added: the entry disagrees with its chain (fsck.fat 'File size is 3199 "
+        "chain.writeToPosition failed with NOSPC: the entry claims more than its chain holds (fsck.fat 'File size is 3199 "
         "bytes, cluster chain length is 3072 bytes'), where Linux cuts the file back to the last "
         "page it filled and frees the rest. Minimised: 12 free 512-byte clusters, create \"/a\" "
         "1301, create \"/f\" 1093, create \"/c\" 3199: ENOSPC for both, /c 0 bytes on Linux, 3199 "
         "over 6 clusters from the package",
         "the first op the package answered ENOSPC (its results before as the model's) writes a "
         "file whose entry in the package's view of the image claims more bytes than its chain "
-        "holds, or holds more clusters than its size needs (known_failure; the readers check the "
-        "script cut there)", bug=SIZE),
+        "holds (known_failure; the readers check the script cut there)", bug=SIZE),
+    NamedException(
+        KEEP, "jsfatfs", "writer",
+        "index.js fs.ftruncate grows a file by writing zeros from its end and sets the new size "
+        "only when that write succeeded: a growth that runs out of clusters answers NOSPC and "
+        "keeps the old size, where Linux keeps the size up to the last page it filled (design "
+        "difference: an ftruncate that fails changes nothing, as POSIX would have it). Measured "
+        "on 8 KiB clusters, an empty file truncated to 10 000 with one cluster free: 8192 on Linux, "
+        "0 from the package",
+        "the first op the package answered ENOSPC (its results before as the model's) is a "
+        "truncate growth and the package's entry of the file has the size the model gives it "
+        "before that op (known_failure; the readers check the script cut there)"),
 ]

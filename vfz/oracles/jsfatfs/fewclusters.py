@@ -9,7 +9,9 @@ bytes of the FAT32 table -- which every reader that follows the boot sector
 (Linux, fsck.fat) reads as a 32-bit FAT: fsck.fat "Cluster 1 out of range
 (65535 > 4345)", the new entries' clusters free ("Contains a free cluster").
 The evidence is that view: the image read with the package's FAT width and
-the boot sector's root holds exactly the model's tree.
+the boot sector's root holds exactly the model's tree; or, where the package
+threw writing past the volume, the chain of the op's directory in that view
+links past the volume's end (throw_off_volume).
 """
 import hashlib
 import mmap
@@ -135,6 +137,48 @@ def explain_few_clusters(ev):
     return FEW_WRITE if _key(got) == _key(gap_entries(ops).values()) else None
 
 
+# vol.js _writeSectors' assertion, thrown past the volume's last sector (outside any callback)
+OFF_VOLUME = "Error: Invalid sector number!"
+RESERVED = {12: 0xFF0, 16: 0xFFF0}     # prefix + rsvMin: above it, not a link (vol.js)
+
+
+def runs_off(view, first):
+    """Does the chain from first, read as the package reads it, link to a
+    cluster past the volume's end? In a 12-bit reading of mkfs's 32-bit
+    FAT the root's end mark 0x0FFFFFF8 is 0xF0F, below the package's
+    reserved range: a link to cluster 3855."""
+    c, seen = first, set()
+    while 2 <= c < view.clusters + 2 and c not in seen:
+        seen.add(c)
+        v = view.get(c)
+        if v in (0, 1) or v > RESERVED.get(view.bits, 0x0FFFFFF0):
+            return False
+        c = v
+    return c >= view.clusters + 2
+
+
+def throw_off_volume(ev):
+    """(n, FEW_WRITE) when the package threw OFF_VOLUME at op n (the ops
+    before it answered), on a FAT32 boot sector over few clusters where
+    the directory op n makes its entry in runs off the volume in the
+    package's view (runs_off); else None."""
+    from vfz.oracles.jsfatfs.alloc import _comps, _key, package_tree
+    get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
+    ops, wr, image = get("ops") or [], get("wr"), get("image")
+    if wr is None or not wr.error or OFF_VOLUME not in wr.error or not image:
+        return None
+    n = len(wr.results or [])
+    if n >= len(ops) or ops[n].kind not in ("create", "mkdir") or not fat32_few_clusters(image):
+        return None
+    try:
+        view = package_view(image)
+        parent = package_tree(view).get(_key(_comps(ops[n].path)[:-1]))
+        off = bool(parent) and parent[1] and runs_off(view, parent[0] or view.root_cluster)
+    except (OSError, ValueError, struct.error, IndexError, UnicodeDecodeError, TypeError):
+        return None
+    return (n, FEW_WRITE) if off else None
+
+
 EXCEPTIONS = [
     NamedException(
         FEW_WRITE, "jsfatfs", "writer",
@@ -145,8 +189,12 @@ EXCEPTIONS = [
         "sector's FAT32: mkdir \"/a\" leaves FAT32 entry 1 0x0000FFFF ('Cluster 1 out of range "
         "(65535 > 4345)') and the directory's cluster free ('Contains a free cluster (6)'); every "
         "later allocation lands in a cluster Linux sees free (the reader side is the registry's "
-        "jsfatfs-fat32-few-clusters)",
+        "jsfatfs-fat32-few-clusters). Read 12 bits wide, the root's end mark 0x0FFFFFF8 is 0xF0F, "
+        "a link: once the root needs a second cluster the package writes past the volume and "
+        "throws 'Invalid sector number!' (BusyBox's 32 KiB FAT32, 119 clusters)",
         "the image is a FAT32 boot sector over fewer than 65 525 clusters and, read as the package "
         "reads it (entries of the count's width, the root from BPB_RootClus), holds exactly the "
-        "expected tree (explain_few_clusters)", bug=FEW_WRITE),
+        "expected tree (explain_few_clusters); or it threw 'Invalid sector number!' at a create or "
+        "mkdir whose directory's chain, so read, links past the volume (throw_off_volume)",
+        bug=FEW_WRITE),
 ]

@@ -17,10 +17,12 @@ class JsfatfsWriter(Writer):
     def known_failure(ev):
         """The earliest of the name and chain failures (exceptions.py), the
         second grammar's (meta.py: SHRINK, DIR_VOLUME), the cluster
-        search's ENOSPC (alloc.py) and what an ENOSPC leaves (enospc.py)."""
+        search's ENOSPC (alloc.py), what an ENOSPC leaves (enospc.py) and a
+        write past a few-clusters FAT32 volume (fewclusters.py)."""
         found = [k for k in (exceptions.known_failure(ev),
                              meta.known_failure(ev.ops or [], ev.results or [], ev.image),
-                             alloc.known_failure(ev), enospc.known_failure(ev)) if k]
+                             alloc.known_failure(ev), enospc.known_failure(ev),
+                             fewclusters.throw_off_volume(ev)) if k]
         return min(found) if found else None
 
     explain = staticmethod(lambda ev: meta.explain(ev) or fewclusters.explain_few_clusters(ev) or
