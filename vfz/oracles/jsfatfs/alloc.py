@@ -25,48 +25,9 @@ import struct
 
 from vfz import opscript
 from vfz.oracles import NamedException
-from vfz.oracles.jsfatfs.fewclusters import _name, package_view
-from vfz.oracles.jsfatfs.profile import js_upper, longname
+from vfz.oracles.jsfatfs.fewclusters import comps_of as _comps, package_tree, package_view, path_key as _key
 
 ALLOC = "jsfatfs-alloc-search-range"
-
-
-def _key(comps):
-    """A path as the package compares it: each component longname()d, upper case."""
-    return tuple(js_upper(longname(c)) for c in comps)
-
-
-def _comps(path):
-    return [c for c in path.split("/") if c and c not in (".", "..")]
-
-
-def package_tree(view, limit=20000):
-    """{path key: (first cluster, is a directory, size)} of the package's
-    view of the image (fewclusters.PackageView), the root under ()."""
-    root = view.root_cluster if view.fat32_bpb else None
-    out, todo, seen = {(): (root or 0, True, 0)}, [((), root)], set()
-    while todo and len(out) < limit:
-        key, cl = todo.pop()
-        if cl in seen:
-            continue
-        seen.add(cl)
-        slots = []
-        for _, e in view.entries(cl):
-            if e[0] == 0xE5:
-                slots = []
-            elif e[11] == 0x0F:
-                slots.append(e)
-            elif (e[11] & 0x18) == 0x08 or e[:2] in (b". ", b".."):
-                slots = []      # a label; a directory chmod made one too stays a directory
-            else:
-                k = key + _key([_name(slots, e[:11])])
-                slots = []
-                first = struct.unpack_from("<H", e, 26)[0] | \
-                    (struct.unpack_from("<H", e, 20)[0] << 16 if view.bits == 32 else 0)
-                out[k] = (first, bool(e[11] & 0x10), struct.unpack_from("<I", e, 28)[0])
-                if e[11] & 0x10 and first >= 2:
-                    todo.append((k, first))
-    return out
 
 
 def _last(view, first):

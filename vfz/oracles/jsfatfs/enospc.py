@@ -32,7 +32,7 @@ import struct
 
 from vfz import model
 from vfz.model.space import space_for
-from vfz.oracles.jsfatfs.alloc import _comps, _key, package_tree
+from vfz.oracles.jsfatfs.fewclusters import comps_of as _comps, package_tree, path_key as _key
 from vfz.oracles.jsfatfs.exceptions import EMPTY_CLUSTER
 from vfz.fatimg import open_ro
 from vfz.oracles.evidence import fat32_few_clusters

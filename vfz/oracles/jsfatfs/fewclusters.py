@@ -20,6 +20,7 @@ import struct
 from vfz.fatimg import Fat, lfn_units, short_text
 from vfz.oracles import NamedException
 from vfz.oracles.evidence import fat32_few_clusters
+from vfz.oracles.jsfatfs.profile import js_upper, longname
 
 FEW_WRITE = "jsfatfs-fat32-few-clusters-write"
 KEYS = ("path", "type", "size", "sha256")
@@ -104,6 +105,45 @@ def package_listing(view, limit=20000):
     return out
 
 
+def path_key(comps):
+    """A path as the package compares it: each component longname()d, upper case."""
+    return tuple(js_upper(longname(c)) for c in comps)
+
+
+def comps_of(path):
+    """The components of path, '.' and '..' left out (as exceptions._comps)."""
+    return [c for c in path.split("/") if c and c not in (".", "..")]
+
+
+def package_tree(view, limit=20000):
+    """{path key: (first cluster, is a directory, size)} of the package's
+    view of the image (fewclusters.PackageView), the root under ()."""
+    root = view.root_cluster if view.fat32_bpb else None
+    out, todo, seen = {(): (root or 0, True, 0)}, [((), root)], set()
+    while todo and len(out) < limit:
+        key, cl = todo.pop()
+        if cl in seen:
+            continue
+        seen.add(cl)
+        slots = []
+        for _, e in view.entries(cl):
+            if e[0] == 0xE5:
+                slots = []
+            elif e[11] == 0x0F:
+                slots.append(e)
+            elif (e[11] & 0x18) == 0x08 or e[:2] in (b". ", b".."):
+                slots = []      # a label; a directory chmod made one too stays a directory
+            else:
+                k = key + path_key([_name(slots, e[:11])])
+                slots = []
+                first = struct.unpack_from("<H", e, 26)[0] | \
+                    (struct.unpack_from("<H", e, 20)[0] << 16 if view.bits == 32 else 0)
+                out[k] = (first, bool(e[11] & 0x10), struct.unpack_from("<I", e, 28)[0])
+                if e[11] & 0x10 and first >= 2:
+                    todo.append((k, first))
+    return out
+
+
 def _key(entries):
     return sorted(tuple((k, e.get(k)) for k in KEYS if k in e) for e in entries)
 
@@ -162,7 +202,6 @@ def throw_off_volume(ev):
     before it answered), on a FAT32 boot sector over few clusters where
     the directory op n makes its entry in runs off the volume in the
     package's view (runs_off); else None."""
-    from vfz.oracles.jsfatfs.alloc import _comps, _key, package_tree
     get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
     ops, wr, image = get("ops") or [], get("wr"), get("image")
     if wr is None or not wr.error or OFF_VOLUME not in wr.error or not image:
@@ -172,7 +211,7 @@ def throw_off_volume(ev):
         return None
     try:
         view = package_view(image)
-        parent = package_tree(view).get(_key(_comps(ops[n].path)[:-1]))
+        parent = package_tree(view).get(path_key(comps_of(ops[n].path)[:-1]))
         off = bool(parent) and parent[1] and runs_off(view, parent[0] or view.root_cluster)
     except (OSError, ValueError, struct.error, IndexError, UnicodeDecodeError, TypeError):
         return None
