@@ -9,10 +9,9 @@ addFile, 2 for a fixed root), and the last two clusters, countofClusters
 and countofClusters + 1 (cluster numbers start at 2), are never allocated
 at all. Linux allocates from where it last did and wraps past the end, so
 a volume whose free clusters lie below a file's end, or at the volume's
-very end, is ENOSPC for the package and not for Linux. Minimised: mkfs.fat
--F 32 -s 4 of 184 KiB (83 clusters, the package reads a 12-bit FAT), the
-free clusters 80-84 and 8-9 of its view: five nested mkdirs take 8, 9, 80,
-81, 82, the sixth is ENOSPC with 83 and 84 free.
+very end, is ENOSPC for the package and not for Linux. Measured: mkfs.fat -F 12 -s 1
+of 64 KiB (93 clusters, all free): `create "/a" 47104 0` (92 clusters) is
+ENOSPC with clusters 93 and 94 free; 91 clusters are not.
 
 The evidence is the image after the script: the package frees no cluster
 (it has no unlink or rmdir; a shrink marks clusters prefix + 0,
@@ -94,9 +93,9 @@ EXCEPTIONS = [
         "and answers NOSPC there ('TODO: try searching backwards from hint'): clusters below the "
         "hint (a growing file's last cluster, a new entry's directory's first cluster) are never "
         "tried, and the volume's last two clusters (countofClusters and countofClusters + 1) are "
-        "never allocated. Linux wraps past the end. Minimised: mkfs.fat -F 32 -s 4 of 184 KiB "
-        "(83 clusters), the package's view free at 8-9 and 80-84: the sixth of six nested mkdirs "
-        "is ENOSPC with clusters 83 and 84 free",
+        "never allocated. Linux wraps past the end. Measured: mkfs.fat -F 12 -s 1 of 64 KiB (93 "
+        "clusters, all free): create \"/a\" 47104 0 (92 clusters) is ENOSPC with clusters 93 and 94 "
+        "free",
         "the first op the package answered otherwise is ENOSPC where the model says ok, and in the "
         "package's view of the image (it frees no cluster) some cluster is free while none is from "
         "one of the op's search hints (the file's last cluster, the directory's first or last) up "

@@ -15,14 +15,13 @@ the package undoes nothing:
   * KEEP (jsfatfs-enospc-truncate-keeps-size, a design difference):
     fs.ftruncate's growth writes the zeros first and sets the size only
     when that succeeded, so a growth that runs out keeps the old size
-    (Linux keeps the pages it filled). Measured on 8 KiB clusters: an
-    empty file truncated to 10 000 with one cluster free: 8192 bytes on
-    Linux, 0 from the package, both ENOSPC.
+    (Linux keeps the pages it filled). Measured with five 8 KiB clusters
+    free: mkdir "/d", create "/a" 0 0, truncate "/a" 50000: both ENOSPC,
+    the package keeps 0 bytes, the model of Linux 32 768.
   * EMPTY_CLUSTER in two new states (jsfatfs-empty-file-cluster: dir.js
     addFile allocates a cluster for every new file): the volume runs out
     earlier than for Linux by one cluster per empty file (five free
-    clusters, three empty files and two mkdirs: the third mkdir is
-    ENOSPC), and a create on a full volume makes no entry at all (Linux
+    clusters, two mkdirs, three empty files: the third mkdir is ENOSPC), and a create on a full volume makes no entry at all (Linux
     makes the entry, ENOSPC for its data).
   * FEW_WRITE in a new state (jsfatfs-fat32-few-clusters-write): its
     12/16-bit reading of a few-clusters FAT32 volume's table sees fewer
@@ -206,9 +205,9 @@ EXCEPTIONS = [
         "index.js fs.ftruncate grows a file by writing zeros from its end and sets the new size "
         "only when that write succeeded: a growth that runs out of clusters answers NOSPC and "
         "keeps the old size, where Linux keeps the size up to the last page it filled (design "
-        "difference: an ftruncate that fails changes nothing, as POSIX would have it). Measured "
-        "on 8 KiB clusters, an empty file truncated to 10 000 with one cluster free: 8192 on Linux, "
-        "0 from the package",
+        "difference: an ftruncate that fails changes nothing). Measured with five 8 KiB clusters "
+        "free: mkdir \"/d\", create \"/a\" 0 0, truncate \"/a\" 50000: both ENOSPC, the package "
+        "keeps 0 bytes, the model of Linux 32 768",
         "the first op the package answered ENOSPC (its results before as the model's) is a "
         "truncate growth and the package's entry of the file has the size the model gives it "
         "before that op (known_failure; the readers check the script cut there)"),

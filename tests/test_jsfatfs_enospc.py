@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""The jsfatfs causes of issue 29's campaign 3201 (volumes drawn per script, filled), each recognised from real evidence -- the npm fatfs package 0.10.8 writing, one Node process -- and not on its control:
+  * jsfatfs-alloc-search-range: a file of 92 of the 93 free clusters of
+    mkfs.fat's 64 KiB FAT12 is ENOSPC (the last two clusters are never
+    allocated), 91 are not;
+  * no finding where Linux runs out too (the model's capacity, knob
+    linux_capacity): six nested mkdirs on the campaign's 184 KiB FAT32 of
+    83 clusters with five free (75362a887e44, filed as ok->ENOSPC);
+  * jsfatfs-empty-file-cluster where it runs a volume out: three empty
+    files and three mkdirs into five free clusters, not two empty files;
+  * jsfatfs-enospc-chain-size: 1301 + 1093 + 3199 bytes into 12 free
+    512-byte clusters (ENOSPC on Linux too): the package records 3199 over
+    6 clusters; not when the last file is 3072 bytes;
+  * jsfatfs-enospc-truncate-keeps-size: an empty file truncated to 50 000
+    with three 8 KiB clusters free keeps size 0 (Linux: 32 768); not for
+    20 000;
+  * jsfatfs-fat32-few-clusters-write's throw: the eighth mkdir in
+    BusyBox's 16 KiB FAT32 root (0xF0F read as a link) throws 'Invalid
+    sector number!'; seven do not.
+"""
+import os
+import shutil
+import sys
+import unittest
+
+REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from vfz import opscript  # noqa: E402
+from vfz.check.checker import Checker  # noqa: E402
+from vfz.fatimg import open_ro  # noqa: E402
+from vfz.oracles.core import vfat_binary  # noqa: E402
+from vfz.oracles.jsfatfs import alloc, enospc  # noqa: E402
+from vfz.oracles.jsfatfs.fewclusters import package_tree, package_view, path_key  # noqa: E402
+from vfz.oracles.jsfatfs.server import available  # noqa: E402
+
+WINDOW12 = "fat12:32701K:8192:sector=1024:free=4:at=1365:wrap=1@vfat"    # 5 free 8 KiB clusters
+FEW32 = "fat32:184K:2048:free=4:at=30:wrap=1@mkfs.fat"
+NESTED = "".join(f'mkdir "/A{"/a" * k}"\n' for k in range(6))
+
+
+@unittest.skipUnless(available()[0], "node or the npm package fatfs is missing (vfatfuzz setup)")
+@unittest.skipUnless(shutil.which("mkfs.fat") and os.access(vfat_binary(), os.X_OK), "mkfs.fat or build/vfat missing")
+class JsfatfsEnospcTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ck = Checker(readers=["dosfsck"], writers=["jsfatfs"], vfat=vfat_binary())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ck.close()
+
+    def kinds(self, text, fs):
+        """{writer divergence kind: detail} of the package on fs; its results."""
+        res = self.ck.check(opscript.parse(text), fs, readers=[])
+        return {d.fields["kind"]: d.detail for d in res.divs.values()}, res
+
+    def test_last_two_clusters(self):
+        fs = "fat12:64K:512@mkfs.fat"
+        fat = open_ro(self.ck.pristine_image(fs))
+        free = sum(1 for n in range(2, fat.clusters + 2) if fat.get(n) == 0)
+        self.assertEqual((fat.clusters, free), (93, 93))
+        k, res = self.kinds(f'create "/a" {92 * 512} 0\n', fs)
+        self.assertEqual(res.results["jsfatfs"], ["ENOSPC"])
+        self.assertEqual(list(k), [alloc.ALLOC])
+        view = package_view(res.images["jsfatfs"])
+        self.assertEqual([n for n in range(2, 95) if view.get(n) == 0], [93, 94])
+        k, res = self.kinds(f'create "/a" {91 * 512} 0\n', fs)
+        self.assertEqual((res.results["jsfatfs"], k), (["ok"], {}))
+
+    def test_runs_out_where_linux_does(self):
+        # the model of Linux's capacity (profile knob linux_capacity): before it, the sixth
+        # mkdir's ENOSPC was a finding (75362a887e44) though Linux runs out there too
+        k, res = self.kinds(NESTED, FEW32)
+        self.assertEqual(res.results["jsfatfs"], ["ok"] * 5 + ["ENOSPC"])
+        self.assertEqual(k, {})
+        view = package_view(res.images["jsfatfs"])
+        self.assertEqual((view.bits, view.clusters), (12, 83))
+
+    def test_empty_files_run_out(self):
+        text = 'mkdir "/å"\nmkdir "/z"\ncreate "/z/A" 0 0\ncreate "/z/g" 0 0\ncreate "//a" 0 0\nmkdir "/T"\n'
+        k, res = self.kinds(text, WINDOW12)
+        self.assertEqual(res.results["jsfatfs"][-1], "ENOSPC")
+        self.assertIn("jsfatfs-empty-file-cluster", k)
+        self.assertIn("from line 6", k["jsfatfs-empty-file-cluster"])
+        k, res = self.kinds(text.replace('create "//a" 0 0\n', ""), WINDOW12)
+        self.assertEqual((res.results["jsfatfs"], k), (["ok"] * 5, {}))
+
+    def test_write_size_over_short_chain(self):
+        fs = "fat32:33835520:512:fats=1:free=8:at=37578:wrap=4@vfat"     # 12 free clusters
+        text = 'create "/a" 1301 0\ncreate "/f" 1093 0\ncreate "/c" 3199 0\n'
+        k, res = self.kinds(text, fs)
+        self.assertEqual(res.results["jsfatfs"], ["ok", "ok", "ENOSPC"])
+        self.assertEqual(list(k), [enospc.SIZE])
+        view = package_view(res.images["jsfatfs"])
+        first, is_dir, size = package_tree(view)[path_key(["c"])]
+        self.assertEqual((size, len(view.chain(first))), (3199, 6))
+        k, res = self.kinds(text.replace("3199", "3072"), fs)
+        self.assertEqual((res.results["jsfatfs"], k), (["ok"] * 3, {}))
+
+    def test_truncate_growth_keeps_size(self):
+        text = 'mkdir "/d"\ncreate "/a" 0 0\ntruncate "/a" 50000\n'
+        k, res = self.kinds(text, WINDOW12)
+        self.assertEqual(res.results["jsfatfs"], ["ok", "ok", "ENOSPC"])
+        self.assertEqual(list(k), [enospc.KEEP])
+        view = package_view(res.images["jsfatfs"])
+        self.assertEqual(package_tree(view)[path_key(["a"])][2], 0)
+        k, res = self.kinds(text.replace("50000", "20000"), WINDOW12)
+        self.assertEqual((res.results["jsfatfs"], k), (["ok"] * 3, {}))
+
+    def test_few_clusters_root_runs_off(self):
+        fs = "fat32:16K@busybox-mkdosfs"
+        text = "".join(f'mkdir "/{c}"\n' for c in "abcdefghij")
+        k, res = self.kinds(text, fs)
+        self.assertIn("jsfatfs-fat32-few-clusters-write", k)
+        self.assertIn('from line 8: mkdir "/h"', k["jsfatfs-fat32-few-clusters-write"])
+        self.assertIn("Invalid sector number!", k["jsfatfs-fat32-few-clusters-write"])
+        k, res = self.kinds("".join(text.splitlines(True)[:7]), fs)
+        self.assertEqual(res.results["jsfatfs"], ["ok"] * 7)
+        self.assertNotIn("jsfatfs-fat32-few-clusters-write", k)
+
+
+if __name__ == "__main__":
+    unittest.main()
