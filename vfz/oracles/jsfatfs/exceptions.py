@@ -444,7 +444,8 @@ EXCEPTIONS = [
         ONE_FAT, "jsfatfs", "writer",
         "the package writes the first FAT only (vol.js: 'how should we handle redundant FATs?'): "
         "fsck.fat -n says 'FATs differ but appear to be intact' on every volume it allocated on",
-        "the FAT copies differ, and wherever they do the second copy is free (explain_write)",
+        "the FAT copies differ, and wherever they do the second copy is free, or ends a chain the "
+        "first links on to a cluster free in the second (a chain grown; explain_write)",
         bug=BUG),
     NamedException(
         FSINFO, "jsfatfs", "writer",

@@ -60,8 +60,8 @@ _RENAMED = re.compile(r"Renamed to (FSCK\d{4}\.\d{3})")
 
 def _fsck_holds(name, m, c, fat, img, clusters, ops):
     if name == ONE_FAT:
-        # every FAT entry where the copies differ is free in the second:
-        # the package allocated in the first only
+        # every FAT entry where the copies differ is free in the second, or
+        # ends there a chain the first grew: the package wrote the first only
         if fat.nfats < 2:
             return False
         size = fat.spf * fat.bps
@@ -72,7 +72,18 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
         width = {12: None, 16: 2, 32: 4}[fat.bits]
         if width is None:
             return True         # FAT12 entries straddle bytes: the copies differing is the evidence
-        return all(b[i:i + width] == bytes(width) for i in range(0, size, width)
+        mask = 0x0FFFFFFF if width == 4 else 0xFFFF
+
+        def second(n):
+            return int.from_bytes(b[n * width:(n + 1) * width], "little") & mask
+
+        def grown(i):
+            # a chain the package grew (a directory's, a file's): the first FAT links its old
+            # last cluster to a new one, the second still ends the chain there and has the
+            # new cluster free
+            v = int.from_bytes(a[i:i + width], "little") & mask
+            return second(i // width) >= (mask & ~7) and 2 <= v < fat.clusters + 2 and second(v) == 0
+        return all(b[i:i + width] == bytes(width) or grown(i) for i in range(0, size, width)
                    if a[i:i + width] != b[i:i + width])
     if name == FSINFO:
         if fat.bits != 32:
