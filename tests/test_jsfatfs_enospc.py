@@ -16,7 +16,10 @@
     20 000;
   * jsfatfs-fat32-few-clusters-write's throw: the eighth mkdir in
     BusyBox's 16 KiB FAT32 root (0xF0F read as a link) throws 'Invalid
-    sector number!'; seven do not.
+    sector number!'; seven do not;
+  * jsfatfs-one-fat where the package grew a chain: a 255-unit mkdir grows
+    mformat's FAT32 root, FAT 2 keeps its old end mark; not where FAT 2
+    holds a link there.
 """
 import os
 import shutil
@@ -26,7 +29,7 @@ import unittest
 REPO = os.environ.get("VFAT_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from vfz import opscript  # noqa: E402
+from vfz import opscript, oracles  # noqa: E402
 from vfz.check.checker import Checker  # noqa: E402
 from vfz.fatimg import open_ro  # noqa: E402
 from vfz.oracles.core import vfat_binary  # noqa: E402
@@ -118,6 +121,23 @@ class JsfatfsEnospcTest(unittest.TestCase):
         k, res = self.kinds("".join(text.splitlines(True)[:7]), fs)
         self.assertEqual(res.results["jsfatfs"], ["ok"] * 7)
         self.assertNotIn("jsfatfs-fat32-few-clusters-write", k)
+
+    def test_one_fat_grown_chain(self):
+        # 1ac97219a924: a 255-unit name grows the root; FAT 2 keeps the root's old end mark
+        from vfz.oracles.jsfatfs import fsck
+        from vfz.fatimg import Fat
+        res = self.ck.check(opscript.parse(f'mkdir "/{"n" * 255}"\n'), "fat32:34M:512@mformat")
+        kinds = {d.fields["kind"] for d in res.divs.values()}
+        self.assertIn("jsfatfs-one-fat", kinds)
+        self.assertLessEqual(kinds, {x.name for x in oracles.exceptions()})
+        with open(res.images["jsfatfs"], "rb") as f:
+            fat = Fat(bytearray(f.read()))
+        root = fat.root_cluster
+        second = fat.fat_off + fat.spf * fat.bps + 4 * root
+        self.assertEqual((fat.get(root) > root, fat.b[second:second + 4]), (True, b"\xff\xff\xff\x0f"))
+        self.assertTrue(fsck._fsck_holds("jsfatfs-one-fat", None, {}, fat, None, {}, []))
+        fat.b[second:second + 4] = (5).to_bytes(4, "little")     # not an end mark: another chain
+        self.assertFalse(fsck._fsck_holds("jsfatfs-one-fat", None, {}, fat, None, {}, []))
 
 
 if __name__ == "__main__":
