@@ -10,7 +10,9 @@
     files and three mkdirs into five free clusters, not two empty files;
   * jsfatfs-enospc-chain-size: 1301 + 1093 + 3199 bytes into 12 free
     512-byte clusters (ENOSPC on Linux too): the package records 3199 over
-    6 clusters; not when the last file is 3072 bytes;
+    6 clusters; not when the last file is 3072 bytes; a write past the end
+    that runs out keeps 12 clusters for 4110 bytes, the next create is
+    ENOSPC; not for a write that fits;
   * jsfatfs-enospc-truncate-keeps-size: an empty file truncated to 50 000
     with three 8 KiB clusters free keeps size 0 (Linux: 32 768); not for
     20 000;
@@ -100,6 +102,16 @@ class JsfatfsEnospcTest(unittest.TestCase):
         self.assertEqual((size, len(view.chain(first))), (3199, 6))
         k, res = self.kinds(text.replace("3199", "3072"), fs)
         self.assertEqual((res.results["jsfatfs"], k), (["ok"] * 3, {}))
+        # 687889030abc: past the end the size is recorded short (jsfatfs-gap-write-size), and the
+        # three clusters the write got stay beyond it, so the next create finds none
+        text = 'create "/n" 4097 131\nwrite "/n" 8932 13 238\ncreate "/k.o" 1 214\n'
+        k, res = self.kinds(text, fs)
+        self.assertEqual((res.results["jsfatfs"], list(k)), (["ok", "ENOSPC", "ENOSPC"], [enospc.SIZE]))
+        view = package_view(res.images["jsfatfs"])
+        first, is_dir, size = package_tree(view)[path_key(["n"])]
+        self.assertEqual((size, len(view.chain(first))), (4110, 12))
+        k, res = self.kinds(text.replace("8932", "5000"), fs)
+        self.assertNotIn(enospc.SIZE, k)
 
     def test_truncate_growth_keeps_size(self):
         text = 'mkdir "/d"\ncreate "/a" 0 0\ntruncate "/a" 50000\n'
