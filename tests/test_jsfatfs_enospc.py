@@ -13,9 +13,13 @@
     6 clusters; not when the last file is 3072 bytes; a write past the end
     that runs out keeps 12 clusters for 4110 bytes, the next create is
     ENOSPC; not for a write that fits;
-  * jsfatfs-enospc-truncate-keeps-size: an empty file truncated to 50 000
-    with three 8 KiB clusters free keeps size 0 (Linux: 32 768); not for
-    20 000;
+  * jsfatfs-enospc-truncate-keeps-size: a mkdir, then an empty file
+    truncated to 50 000, on five free 8 KiB clusters: the file keeps size 0
+    (the model of Linux: 32 768);
+    not for 20 000; after a write past the end it keeps the size that
+    write got from the package (1023); not for a growth that fits;
+  * jsfatfs-fat32-few-clusters-write where its view has more free clusters
+    (8, Linux 7): the eighth mkdir is ok for the package; seven agree;
   * jsfatfs-fat32-few-clusters-write's throw: the eighth mkdir in
     BusyBox's 16 KiB FAT32 root (0xF0F read as a link) throws 'Invalid
     sector number!'; seven do not;
@@ -122,6 +126,27 @@ class JsfatfsEnospcTest(unittest.TestCase):
         self.assertEqual(package_tree(view)[path_key(["a"])][2], 0)
         k, res = self.kinds(text.replace("50000", "20000"), WINDOW12)
         self.assertEqual((res.results["jsfatfs"], k), (["ok"] * 3, {}))
+
+    def test_truncate_after_gap_write_keeps_size(self):
+        # 81b47be2c87e: the size before the growth is the one the package's fs.write gave (511 + 512)
+        fs = "fat12:16349K:4096:root=16:free=4:at=2730:wrap=1@mformat"
+        text = 'create "/f" 511 1\nwrite "/f" 4030 512 2\ntruncate "/f" 33000\n'
+        k, res = self.kinds(text, fs)
+        self.assertEqual((res.results["jsfatfs"], list(k)), (["ok", "ok", "ENOSPC"], [enospc.KEEP]))
+        self.assertEqual(package_tree(package_view(res.images["jsfatfs"]))[path_key(["f"])][2], 1023)
+        k, res = self.kinds(text.replace("33000", "12000"), fs)
+        self.assertEqual((res.results["jsfatfs"], k), (["ok"] * 3, {}))
+
+    def test_few_clusters_view_has_more_free(self):
+        # 7b7b24a9189e: 7 clusters free to Linux, 8 in the package's 12-bit reading
+        fs = "fat32:896K:8192:free=4:at=106:wrap=3@mkfs.fat"
+        self.assertEqual(enospc.free_shortfall(self.ck.pristine_image(fs)), -1)
+        text = "".join(f'mkdir "/d{n}"\n' for n in range(9))
+        k, res = self.kinds(text, fs)
+        self.assertEqual(res.results["jsfatfs"], ["ok"] * 8 + ["ENOSPC"])
+        self.assertIn('from line 8: mkdir "/d7"', k["jsfatfs-fat32-few-clusters-write"])
+        k, res = self.kinds("".join(text.splitlines(True)[:7]), fs)
+        self.assertEqual((res.results["jsfatfs"], k), (["ok"] * 7, {}))
 
     def test_few_clusters_root_runs_off(self):
         fs = "fat32:16K@busybox-mkdosfs"

@@ -26,14 +26,15 @@ the package undoes nothing:
     makes the entry, ENOSPC for its data).
   * FEW_WRITE in a new state (jsfatfs-fat32-few-clusters-write): its
     12/16-bit reading of a few-clusters FAT32 volume's table sees fewer
-    free clusters than Linux, and runs out first.
+    free clusters than Linux, and runs out first -- or more, and goes on
+    where Linux runs out.
 """
 import struct
 
 from vfz import model
 from vfz.model.space import space_for
 from vfz.oracles.jsfatfs.fewclusters import comps_of as _comps, package_tree, path_key as _key
-from vfz.oracles.jsfatfs.exceptions import EMPTY_CLUSTER
+from vfz.oracles.jsfatfs.exceptions import EMPTY_CLUSTER, gap_entries
 from vfz.fatimg import open_ro
 from vfz.oracles.evidence import fat32_few_clusters
 from vfz.oracles.jsfatfs.fewclusters import FEW_WRITE, package_view
@@ -66,13 +67,15 @@ def chain_split(view, node):
 def kept_old_size(node, base, ops, i):
     """KEEP evidence for truncate op i, answered ENOSPC: the package's
     entry of the file is a file of the size it had before the op (the
-    model's, whose results matched up to there), smaller than asked."""
+    model's, whose results matched up to there, or as the package's fs.write
+    sizes a write past the end: exceptions.gap_entries), smaller than asked."""
     m = linux_model(base, ops[:i])
     if m is None or node[1]:
         return False
-    old = {e["path"].upper(): e.get("size") for e in m.entries() if e["type"] == "file"}
-    want = "/" + "/".join(_comps(ops[i].path))
-    return old.get(want.upper()) == node[2] < ops[i].args[1]
+    want = ("/" + "/".join(_comps(ops[i].path))).upper()
+    olds = {e.get("size") for e in list(m.entries()) + list(gap_entries(ops[:i]).values())
+            if e["type"] == "file" and e["path"].upper() == want}
+    return node[2] in olds and node[2] < ops[i].args[1]
 
 
 def linux_model(base, ops):
@@ -89,9 +92,9 @@ def linux_model(base, ops):
 
 def free_shortfall(base):
     """How many fewer free clusters the package's view of the starting
-    volume holds than Linux's: on a FAT32 boot sector over few clusters
-    it reads the 32-bit FAT with 12- or 16-bit entries (FEW_WRITE); 0
-    elsewhere."""
+    volume holds than Linux's (negative: more): on a FAT32 boot sector
+    over few clusters it reads the 32-bit FAT with 12- or 16-bit entries
+    (FEW_WRITE); 0 elsewhere."""
     if not fat32_few_clusters(base):
         return 0
     try:
@@ -100,7 +103,20 @@ def free_shortfall(base):
         return 0
     pf = sum(1 for n in range(2, pv.clusters + 2) if pv.get(n) == 0)
     lf = sum(1 for n in range(2, lv.clusters + 2) if lv.get(n) == 0)
-    return max(0, lf - pf)
+    return lf - pf
+
+
+def view_surplus(base, ops, i):
+    """FEW_WRITE evidence for op i, answered ok where the model says
+    ENOSPC: the package's view of the few-clusters FAT32 volume holds more
+    free clusters than Linux's, and the model given them answers ok."""
+    extra = -free_shortfall(base)
+    m = linux_model(base, ops[:i]) if extra > 0 else None
+    if m is None:
+        return False
+    m.space.free += extra
+    m.apply(ops[i:i + 1])
+    return m.results[-1] == "ok"
 
 
 def _runs_out(base, ops, i, charge):
@@ -133,7 +149,7 @@ def ran_short(base, ops, i):
     if _runs_out(base, ops, i, empty):
         return EMPTY_CLUSTER
     few = free_shortfall(base)
-    return FEW_WRITE if few and _runs_out(base, ops, i, empty + few) else None
+    return FEW_WRITE if few > 0 and _runs_out(base, ops, i, empty + few) else None
 
 
 def no_entry(view, tree, base, ops, i):
@@ -160,8 +176,10 @@ def known_failure(ev):
     alloc.py's). Where the model says ENOSPC too, what it left: SIZE when
     the file op i writes has an entry its chain disagrees with; KEEP when
     the file op i grows kept its old size; EMPTY_CLUSTER when a create
-    left no entry (no_entry). None otherwise; the readers check the script
-    cut there."""
+    left no entry (no_entry). An op the package answered ok where the model
+    says ENOSPC, on a few-clusters FAT32 whose free clusters its view
+    overcounts: FEW_WRITE (view_surplus). None otherwise; the readers check
+    the script cut there."""
     get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
     ops, wr, want, base = get("ops") or [], get("wr"), get("results") or [], get("base")
     got = (wr.results or []) if wr is not None else []
@@ -169,7 +187,8 @@ def known_failure(ev):
     for i, op in enumerate(ops[:min(len(got), len(want))]):
         if got[i] != "ENOSPC":
             if got[i] != want[i]:
-                return None
+                ok = got[i] == "ok" and want[i] == "ENOSPC" and base and view_surplus(base, ops, i)
+                return (i, FEW_WRITE) if ok else None
             continue
         if view is None:
             view, tree = _view(get("image"))
