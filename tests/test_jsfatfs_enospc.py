@@ -25,7 +25,10 @@
     sector number!'; seven do not;
   * jsfatfs-one-fat where the package grew a chain: a 255-unit mkdir grows
     mformat's FAT32 root, FAT 2 keeps its old end mark; not where FAT 2
-    holds a link there.
+    holds a link there;
+  * two exceptions in one listing: a gap write's size beside a wrapped
+    date (not beside a date off by 2 s), bad chars beside a gap size,
+    few-clusters beside dir-spellings (not without the second spelling).
 """
 import os
 import shutil
@@ -37,6 +40,7 @@ sys.path.insert(0, REPO)
 
 from vfz import opscript, oracles  # noqa: E402
 from vfz.check.checker import Checker  # noqa: E402
+from vfz.check.predict import model_of  # noqa: E402
 from vfz.fatimg import open_ro  # noqa: E402
 from vfz.oracles.core import vfat_binary  # noqa: E402
 from vfz.oracles.jsfatfs import alloc, enospc  # noqa: E402
@@ -53,7 +57,7 @@ NESTED = "".join(f'mkdir "/A{"/a" * k}"\n' for k in range(6))
 class JsfatfsEnospcTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.ck = Checker(readers=["dosfsck"], writers=["jsfatfs"], vfat=vfat_binary())
+        cls.ck = Checker(readers=["dosfsck", "mtools", "jsfatfs"], writers=["jsfatfs"], vfat=vfat_binary())
 
     @classmethod
     def tearDownClass(cls):
@@ -163,7 +167,8 @@ class JsfatfsEnospcTest(unittest.TestCase):
         # 1ac97219a924: a 255-unit name grows the root; FAT 2 keeps the root's old end mark
         from vfz.oracles.jsfatfs import fsck
         from vfz.fatimg import Fat
-        res = self.ck.check(opscript.parse(f'mkdir "/{"n" * 255}"\n'), "fat32:34M:512@mformat")
+        res = self.ck.check(opscript.parse(f'mkdir "/{"n" * 255}"\n'), "fat32:34M:512@mformat",
+                            readers=["dosfsck"])
         kinds = {d.fields["kind"] for d in res.divs.values()}
         self.assertIn("jsfatfs-one-fat", kinds)
         self.assertLessEqual(kinds, {x.name for x in oracles.exceptions()})
@@ -175,6 +180,43 @@ class JsfatfsEnospcTest(unittest.TestCase):
         self.assertTrue(fsck._fsck_holds("jsfatfs-one-fat", None, {}, fat, None, {}, []))
         fat.b[second:second + 4] = (5).to_bytes(4, "little")     # not an end mark: another chain
         self.assertFalse(fsck._fsck_holds("jsfatfs-one-fat", None, {}, fat, None, {}, []))
+
+    def named_kinds(self, text, fs, readers):
+        res = self.ck.check(opscript.parse(text), fs, readers=readers)
+        kinds = {(d.fields["oracle"], d.fields["kind"]) for d in res.divs.values()}
+        self.assertLessEqual({k for _, k in kinds}, {x.name for x in oracles.exceptions()})
+        return kinds
+
+    def test_gap_size_beside_time_wrap(self):
+        # b887fdf2a9d3: one listing holds a gap write's size and a wrapped date: each part named
+        from vfz.check.verdict import ListingDiff
+        from vfz.oracles.evidence import Evidence, year_wrapped
+        from vfz.oracles.jsfatfs import meta
+        from vfz.oracles.jsfatfs.exceptions import explain_write, gap_entries
+        text = 'create "/c" 5 1\nwrite "/c" 100 10 2\ncreate "/t" 1 3\ntouch "/t" 0 0\n'
+        kinds = self.named_kinds(text, "fat16", ["jsfatfs"])
+        self.assertEqual(kinds, {("jsfatfs", "jsfatfs-gap-write-size"), ("jsfatfs", "jsfatfs-time-wrap")})
+        ops = opscript.parse(text)
+        exp = {e["path"]: e for e in model_of("jsfatfs", self.ck.pristine_image("fat16"), ops).entries()}
+        gap_c = dict(exp["/c"], size=gap_entries(ops)["/c"]["size"], sha256=gap_entries(ops)["/c"]["sha256"])
+        for mtime, named in ((year_wrapped(0), True), (exp["/t"]["mtime"] + 2, False)):
+            d = ListingDiff(changed=[(exp["/c"], gap_c), (exp["/t"], dict(exp["/t"], mtime=mtime))])
+            ev = Evidence(ops, writer="jsfatfs", reader="jsfatfs", verdict="differs", diff=d)
+            got = meta.explain_split(ev, explain_write)
+            self.assertEqual(got, ["jsfatfs-gap-write-size", "jsfatfs-time-wrap"] if named else None)
+
+    def test_bad_chars_beside_gap_size(self):
+        # d89bf14baec6: mtools shows '/b?' as '/b_' with the size the gap write gave it
+        kinds = self.named_kinds('create "/b?" 513 200\nwrite "/b?" 6308 13 40\n', "fat16", ["mtools"])
+        self.assertEqual(kinds, {("mtools", "jsfatfs-bad-chars"), ("mtools", "jsfatfs-gap-write-size")})
+
+    def test_few_clusters_beside_spellings(self):
+        # 9b7588a217fb: on a few-clusters FAT32, an entry one spelling of /h overwrote
+        text = 'mkdir "/h"\ncreate "/H/x" 0 0\nmkdir "/h/y"\ncreate "/H/a" 0 0\n'
+        kinds = self.named_kinds(text, "fat32:16K@busybox-mkdosfs", ["dosfsck"])
+        self.assertEqual(kinds, {("dosfsck", "jsfatfs-dir-spellings"), ("dosfsck", "jsfatfs-fat32-few-clusters-write")})
+        kinds = self.named_kinds(text.replace('"/H/a"', '"/h/a"'), "fat32:16K@busybox-mkdosfs", ["dosfsck"])
+        self.assertEqual(kinds, {("dosfsck", "jsfatfs-fat32-few-clusters-write")})
 
 
 if __name__ == "__main__":

@@ -283,7 +283,7 @@ def _underscored(e, shown, astral=False, gap=None):
                 all(a == b or (a in LONG_BAD and b == "_") for a, b in zip(wide, q)):
             if dict(x, path=p) == e:
                 return q, wide != p, False
-            if g is not None and g != e and dict(x, path=p) == g:
+            if g is not None and g != e and all(g.get(k) == v for k, v in x.items() if k != "path"):
                 return q, wide != p, True
     return None
 

@@ -26,7 +26,8 @@ class JsfatfsWriter(Writer):
         return min(found) if found else None
 
     explain = staticmethod(lambda ev: meta.explain(ev) or fewclusters.explain_few_clusters(ev) or
-                           (fsck.explain_checker(ev) if ev.verdict == "complains" else exceptions.explain_write(ev)))
+                           (fsck.explain_checker(ev) if ev.verdict == "complains" else exceptions.explain_write(ev))
+                           or meta.explain_split(ev, exceptions.explain_write))
 
     def __init__(self, name="jsfatfs", **cfg):
         self.name = name
