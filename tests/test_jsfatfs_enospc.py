@@ -28,7 +28,10 @@
     holds a link there;
   * two exceptions in one listing: a gap write's size beside a wrapped
     date (not beside a date off by 2 s), bad chars beside a gap size,
-    few-clusters beside dir-spellings (not without the second spelling).
+    few-clusters beside dir-spellings (not without the second spelling);
+  * jsfatfs-empty-read-cluster0: the package cannot read core-dual's empty
+    file on a 3 MB FAT12 of 64 KiB clusters (cluster 0's sector -222); of
+    2 KiB clusters it can.
 """
 import os
 import shutil
@@ -217,6 +220,18 @@ class JsfatfsEnospcTest(unittest.TestCase):
         self.assertEqual(kinds, {("dosfsck", "jsfatfs-dir-spellings"), ("dosfsck", "jsfatfs-fat32-few-clusters-write")})
         kinds = self.named_kinds(text.replace('"/H/a"', '"/h/a"'), "fat32:16K@busybox-mkdosfs", ["dosfsck"])
         self.assertEqual(kinds, {("dosfsck", "jsfatfs-fat32-few-clusters-write")})
+
+    def test_empty_file_read_before_volume(self):
+        # f827886d73f9: the reader on core-dual's empty file, 64 KiB clusters; 2 KiB ones read
+        from vfz.oracles.jsfatfs import emptyread
+        ck = Checker(readers=["jsfatfs"], writers=["core-dual"], vfat=vfat_binary())
+        try:
+            for fs, want in (("fat12:3025K:65536:fats=1@vfat", {emptyread.EMPTY_READ}), ("fat12:3025K:2048@vfat", set())):
+                res = ck.check(opscript.parse('create "/a" 0 0\n'), fs)
+                self.assertEqual({d.fields["kind"] for d in res.divs.values()}, want, fs)
+                self.assertEqual(emptyread.cluster0_before_volume(res.images["core-dual"]), bool(want))
+        finally:
+            ck.close()
 
 
 if __name__ == "__main__":

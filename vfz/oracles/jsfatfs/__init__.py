@@ -14,7 +14,8 @@ fsck.py (fsck.fat's complaints on its images, each recognised as one of
 them), fewclusters.py (its writes on a FAT32 volume of few clusters, read
 as it reads them), partial.py (an entry cut at a full fixed root's end), alloc.py (its
 cluster search: forward from a hint, never the last two clusters), enospc.py
-(what its ENOSPC leaves: a size over a short chain, no entry), export.py and repro_js.py (the reproducer template: run.sh with node
+(what its ENOSPC leaves: a size over a short chain, no entry), emptyread.py
+(an empty file's cluster 0 read: before the volume with 64 KiB clusters), export.py and repro_js.py (the reproducer template: run.sh with node
 and the pinned package, the ops as direct calls of its fs API, the image's
 FAT copies, FSInfo and '..' entries read back).
 
@@ -62,6 +63,7 @@ grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00).
 from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
 from vfz.oracles.jsfatfs.alloc import EXCEPTIONS as _ALLOC_EXCEPTIONS
+from vfz.oracles.jsfatfs.emptyread import EXCEPTIONS as _EMPTY_READ_EXCEPTIONS
 from vfz.oracles.jsfatfs.enospc import EXCEPTIONS as _ENOSPC_EXCEPTIONS
 from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS as _EXCEPTIONS
 from vfz.oracles.jsfatfs.fewclusters import EXCEPTIONS as _FEW_EXCEPTIONS
@@ -71,7 +73,7 @@ from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
 
 EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS + _FEW_EXCEPTIONS + _PARTIAL_EXCEPTIONS + _ALLOC_EXCEPTIONS + \
-    _ENOSPC_EXCEPTIONS
+    _ENOSPC_EXCEPTIONS + _EMPTY_READ_EXCEPTIONS
 EXPORTS = {"jsfatfs": "vfz.oracles.jsfatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 
 ENTRIES = [

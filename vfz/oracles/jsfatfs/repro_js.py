@@ -37,10 +37,12 @@ function driver() {       // the image in memory: every write lands in img
     return {
         sectorSize: ss, numSectors: Math.floor(img.length / ss),
         readSectors(i, dest, cb) {
+            if (i < 0) return setImmediate(cb, new Error(`read of sector ${i}, before the image`));
             if (i * ss + dest.length > img.length) return setImmediate(cb, new Error('read past the image'));
             img.copy(dest, 0, i * ss, i * ss + dest.length); setImmediate(cb, null, dest);
         },
         writeSectors(i, data, cb) {
+            if (i < 0) return setImmediate(cb, new Error(`write of sector ${i}, before the image`));
             if (i * ss + data.length > img.length) return setImmediate(cb, new Error('write past the image'));
             data.copy(img, i * ss); setImmediate(cb, null);
         },
