@@ -12,7 +12,9 @@
     512-byte clusters (ENOSPC on Linux too): the package records 3199 over
     6 clusters; not when the last file is 3072 bytes; a write past the end
     that runs out keeps 12 clusters for 4110 bytes, the next create is
-    ENOSPC; not for a write that fits;
+    ENOSPC; not for a write that fits; one that grew the chain to 2 of the
+    3 clusters it needed wrote nothing and records 14 097 bytes (within
+    the chain: the size fs.write records, Linux keeps 16 384);
   * jsfatfs-enospc-truncate-keeps-size: a mkdir, then an empty file
     truncated to 50 000, on five free 8 KiB clusters: the file keeps size 0
     (the model of Linux: 32 768);
@@ -123,6 +125,14 @@ class JsfatfsEnospcTest(unittest.TestCase):
         self.assertEqual((size, len(view.chain(first))), (4110, 12))
         k, res = self.kinds(text.replace("8932", "5000"), fs)
         self.assertNotIn(enospc.SIZE, k)
+        # a67a554b2e5e: the chain grown first, nothing written, the gap size recorded within it
+        text = 'mkdir "/d"\ncreate "/a" 4097 1\ncreate "/b" 513 2\ncreate "/c" 2048 3\nwrite "/a" 8262 10000 4\n'
+        k, res = self.kinds(text, WINDOW12)
+        self.assertEqual((res.results["jsfatfs"][-1], list(k)), ("ENOSPC", [enospc.SIZE]))
+        view = package_view(res.images["jsfatfs"])
+        first, is_dir, size = package_tree(view)[path_key(["a"])]
+        self.assertEqual((size, len(view.chain(first))), (14097, 2))
+        self.assertFalse(enospc.chain_split(view, (first, is_dir, size)))
 
     def test_truncate_growth_keeps_size(self):
         text = 'mkdir "/d"\ncreate "/a" 0 0\ntruncate "/a" 50000\n'
