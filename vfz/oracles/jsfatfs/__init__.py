@@ -58,7 +58,10 @@ slots (model rule "lfn") and an 8.3 alias of its own (no ~1: the first
 clash is ~2); the bugs of exceptions.py. Shrinking a file (fs.truncate,
 or fs.writeFile over a longer file) writes prefix + 0 (0xFF00 on FAT16)
 into the freed clusters and leaves the new last cluster's link: the second
-grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00).
+grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00). Its model
+runs out of clusters where Linux does (profile knob linux_capacity); where
+the package runs out earlier, later or leaves another file behind, alloc.py,
+enospc.py and fewclusters.py name why (campaign 3201's filled volumes).
 """
 from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
