@@ -240,6 +240,19 @@ class JsfatfsEnospcTest(unittest.TestCase):
                 res = ck.check(opscript.parse('create "/a" 0 0\n'), fs)
                 self.assertEqual({d.fields["kind"] for d in res.divs.values()}, want, fs)
                 self.assertEqual(emptyread.cluster0_before_volume(res.images["core-dual"]), bool(want))
+            # the original script of the finding: the file listed without its hash (a changed
+            # pair, not a missing one) is the same; another hash is not
+            from vfz.check.verdict import ListingDiff
+            from vfz.oracles import ReadResult
+            from vfz.oracles.evidence import Evidence
+            fs = "fat12:3025K:65536:fats=1@vfat"
+            res = ck.check(opscript.parse('create "/a" 0 0\n'), fs)
+            exp = {"path": "/a", "type": "file", "size": 0, "sha256": "e3b0" + "0" * 60, "attrs": "a"}
+            rr = ReadResult("jsfatfs", listing=[], complaints=["readFile /a: IO"])
+            for shown, named in ((dict(exp, sha256=None), False), ({k: v for k, v in exp.items() if k != "sha256"}, True)):
+                ev = Evidence([], writer="core-dual", reader="jsfatfs", rr=rr, verdict="differs",
+                              diff=ListingDiff(changed=[(exp, shown)]), image=res.images["core-dual"], entries=[exp])
+                self.assertEqual(emptyread.explain(ev), emptyread.EMPTY_READ if named else None)
         finally:
             ck.close()
 
