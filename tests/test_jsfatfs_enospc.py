@@ -4,7 +4,7 @@
     mkfs.fat's 64 KiB FAT12 is ENOSPC (the last two clusters are never
     allocated), 91 are not;
   * no finding where Linux runs out too (the model's capacity, knob
-    linux_capacity): six nested mkdirs on the campaign's 184 KiB FAT32 of
+    linux_capacity; and a reproducer's expected results run out too): six nested mkdirs on the campaign's 184 KiB FAT32 of
     83 clusters with five free (75362a887e44, filed as ok->ENOSPC);
   * jsfatfs-empty-file-cluster where it runs a volume out: three empty
     files and three mkdirs into five free clusters, not two empty files;
@@ -85,6 +85,14 @@ class JsfatfsEnospcTest(unittest.TestCase):
         self.assertEqual([n for n in range(2, 95) if view.get(n) == 0], [93, 94])
         k, res = self.kinds(f'create "/a" {91 * 512} 0\n', fs)
         self.assertEqual((res.results["jsfatfs"], k), (["ok"], {}))
+
+    def test_export_expects_linux_capacity(self):
+        # a writer case's expected results (what the reproducer calls Linux's) run out of
+        # clusters: 94 of the 93 free clusters are ENOSPC, 45 056 bytes kept (was 'ok')
+        from vfz.export.case import expected_of
+        base = self.ck.pristine_image("fat12:64K:512@mkfs.fat")
+        results, entries = expected_of("writer", None, base, opscript.parse('create "/a" 48128 0\n'))
+        self.assertEqual((results, [e["size"] for e in entries]), (["ENOSPC"], [45056]))
 
     def test_runs_out_where_linux_does(self):
         # the model of Linux's capacity (profile knob linux_capacity): before it, the sixth
