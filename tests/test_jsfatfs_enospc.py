@@ -31,6 +31,8 @@
   * two exceptions in one listing: a gap write's size beside a wrapped
     date (not beside a date off by 2 s), bad chars beside a gap size,
     few-clusters beside dir-spellings (not without the second spelling);
+  * jsfatfs-enospc-partial-entry in a full subdirectory (seed 3202): not
+    without the last mkdir;
   * jsfatfs-empty-read-cluster0: the package cannot read core-dual's empty
     file on a 3 MB FAT12 of 64 KiB clusters (cluster 0's sector -222); of
     2 KiB clusters it can.
@@ -263,6 +265,30 @@ class JsfatfsEnospcTest(unittest.TestCase):
                 self.assertEqual(emptyread.explain(ev), emptyread.EMPTY_READ if named else None)
         finally:
             ck.close()
+
+    def test_partial_entry_in_full_subdirectory(self):
+        # seed 3202's 5111662145ee: the 255-unit mkdir in /ҙ on a full FAT16 (ENOSPC for both):
+        # the package's slots fill the subdirectory's cluster, orphaned (fsck.fat), its cluster lost
+        from vfz.oracles.jsfatfs import fsck, partial
+        fs = "fat16:33829376:512:free=6:at=14859:wrap=1@vfat"
+        text = OPS_5111662145EE
+        kinds = self.named_kinds(text, fs, ["dosfsck"])
+        self.assertIn(("dosfsck", "jsfatfs-enospc-partial-entry"), kinds)
+        res = self.ck.check(opscript.parse(text), fs, readers=[])
+        self.assertEqual((partial.orphan_tail(res.images["jsfatfs"]), fsck.orphan_tail_any(res.images["jsfatfs"]) > 0),
+                         (0, True))
+        res = self.ck.check(opscript.parse(text.rsplit("mkdir", 1)[0]), fs, readers=[])
+        self.assertEqual(fsck.orphan_tail_any(res.images["jsfatfs"]), 0)
+
+
+OPS_5111662145EE = """mkdir "/./𠀋"
+mkdir "/./𠀋/a"
+mkdir "/b"
+mkdir "/2/"
+create "/A" 511 175
+mkdir "/ҙ"
+mkdir "/ҙ/9Ak0eEfwnF6g0vatu4rD0rohc6dnxxpkafvk0fjz4k8rFgEdacr8Bk3a2iefhn6FoceArgCfglfnvE4A4n0fcjw7pB4po9at30abha3kl1pqjvrgqsxA4o6xjCEtv2xx8jrptpD4wkDyuddwvgnju3ukuCsidy9wcvwkCopq1zji7cql8pm9s8b9xc66ado0idywn9evuamhm41vbecs979ojget3ffkxv7B53egsDe2b5yjqofEryavEjfz"
+"""
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ import struct
 from vfz.fatimg import open_ro
 from vfz.oracles.busybox import LABEL_NUL
 from vfz.oracles.evidence import label_nul_padded
-from vfz.oracles.jsfatfs.partial import PARTIAL, orphan_tail
+from vfz.oracles.jsfatfs.fewclusters import package_tree, package_view
+from vfz.oracles.jsfatfs.partial import PARTIAL, orphan_tail, tail_slots
 from vfz.oracles.jsfatfs.exceptions import (BAD_CHARS, DIR_SPELLINGS, DOTDOT, EMPTY_CLUSTER, FSINFO,
                                             GAP_SIZE, LFN_CROSS, ONE_FAT, SHORT_BAD, _comps,
                                             _core_clusters, _get, gap_entries, read_ops,
@@ -55,6 +56,22 @@ _FSCK = [   # fsck.fat message -> exception, when its evidence holds
 ]
 
 
+def orphan_tail_any(image):
+    """partial.orphan_tail, or the same at the end of a directory's cluster chain
+    (the package's view: a subdirectory, a FAT32 root) that could not grow
+    for the slots (run 3202's 5111662145ee: a 255-unit mkdir in a full
+    FAT16's subdirectory)."""
+    n = orphan_tail(image)
+    if n:
+        return n
+    try:
+        view = package_view(image)
+        dirs = [c for c, is_dir, _ in package_tree(view).values() if is_dir and c >= 2]
+        return max([tail_slots(view, view.dir_slots(c)) for c in dirs] or [0])
+    except (OSError, ValueError, struct.error, IndexError, UnicodeDecodeError, TypeError):
+        return 0
+
+
 _RENAMED = re.compile(r"Renamed to (FSCK\d{4}\.\d{3})")
 
 
@@ -96,7 +113,7 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
     if name == LABEL_NUL:
         return label_nul_padded(img)
     if name == PARTIAL:
-        return orphan_tail(img) > 0
+        return orphan_tail_any(img) > 0
     path = fsck_path(c.get("path"))
     if not path or not path.startswith("/"):
         return False
