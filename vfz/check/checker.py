@@ -361,7 +361,7 @@ class Checker:
         full = ops                     # the evidence names the whole script, even when cut
         bad = _first_bad(ops, m, wr, wcls)
         ev = Evidence(ops, writer=wn, wr=wr, results=m.results, bad=bad, fat_bits=fat_bits(fs),
-                      image=img, entries=m.entries())
+                      image=img, entries=m.entries(), base=base)
         known = wcls.known_failure(ev)
         if known:
             # a known failure of the writer: one finding, whatever the op and

@@ -40,11 +40,14 @@ def expected_of(side, writer, base, ops):
     """(results, entries) a correct implementation gives: for a reader, the
     tree the writer was asked to make (its model); for a writer, what Linux
     does with the ops (the kernel profile, dual names: the tool under test
-    makes 8.3 aliases as Linux does)."""
+    makes 8.3 aliases as Linux does, and runs out of clusters where Linux
+    does: vfz.model.space)."""
     if side == "reader":
         m = checker.model_of(writer, base, ops)
     else:
-        m = model.Model("kernel", "dual", root=model.root_for("kernel", base))
+        from vfz.model.space import space_for
+        m = model.Model("kernel", "dual", root=model.root_for("kernel", base),
+                        space=space_for("kernel", base))
         m.apply(ops)
     return list(m.results), m.entries()
 

@@ -283,6 +283,8 @@ def _mtools_lookup(d, leaf):
 #   label_err(text)  -> errno for a label (default: fatlabel's rules, label_err)
 #   label_root(text) -> the label's root entry as the writer spells it (default:
 #                       as given; mtools and FatFs upper-case it)
+#   linux_capacity   -> True: a profile with knobs runs out of clusters as Linux
+#                       does (vfz.model.space; a profile without it: unbounded)
 PROFILES = {
     "kernel": {},
     "mtools": {

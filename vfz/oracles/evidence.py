@@ -19,6 +19,7 @@ class Evidence:
     detail: str = ""                  # the verdict as text
     exp_complaints: object = None     # the reader's expectations (checkers)
     image: str = None                 # the image read
+    base: str = None                  # the image the writer started from (writer divergences)
     entries: list = None              # the expected listing
     # writer divergences
     wr: object = None                 # the WriteResult

@@ -12,7 +12,10 @@ after a throw, a crash or a hang), reader.py, writer.py, profile.py (the
 model profile), exceptions.py (the named exceptions and their evidence),
 fsck.py (fsck.fat's complaints on its images, each recognised as one of
 them), fewclusters.py (its writes on a FAT32 volume of few clusters, read
-as it reads them), partial.py (an entry cut at a full fixed root's end), export.py and repro_js.py (the reproducer template: run.sh with node
+as it reads them), partial.py (an entry cut at a full fixed root's end), alloc.py (its
+cluster search: forward from a hint, never the last two clusters), enospc.py
+(what its ENOSPC leaves: a size over a short chain, no entry), emptyread.py
+(an empty file's cluster 0 read: before the volume with 64 KiB clusters), export.py and repro_js.py (the reproducer template: run.sh with node
 and the pinned package, the ops as direct calls of its fs API, the image's
 FAT copies, FSInfo and '..' entries read back).
 
@@ -55,10 +58,16 @@ slots (model rule "lfn") and an 8.3 alias of its own (no ~1: the first
 clash is ~2); the bugs of exceptions.py. Shrinking a file (fs.truncate,
 or fs.writeFile over a longer file) writes prefix + 0 (0xFF00 on FAT16)
 into the freed clusters and leaves the new last cluster's link: the second
-grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00).
+grammar's truncate shows it (meta.py, jsfatfs-truncate-ff00). Its model
+runs out of clusters where Linux does (profile knob linux_capacity); where
+the package runs out earlier, later or leaves another file behind, alloc.py,
+enospc.py and fewclusters.py name why (campaign 3201's filled volumes).
 """
 from vfz.oracles.evidence import few_clusters_exception
 from vfz.oracles import Entry
+from vfz.oracles.jsfatfs.alloc import EXCEPTIONS as _ALLOC_EXCEPTIONS
+from vfz.oracles.jsfatfs.emptyread import EXCEPTIONS as _EMPTY_READ_EXCEPTIONS
+from vfz.oracles.jsfatfs.enospc import EXCEPTIONS as _ENOSPC_EXCEPTIONS
 from vfz.oracles.jsfatfs.exceptions import EXCEPTIONS as _EXCEPTIONS
 from vfz.oracles.jsfatfs.fewclusters import EXCEPTIONS as _FEW_EXCEPTIONS
 from vfz.oracles.jsfatfs.meta import EXCEPTIONS as _META_EXCEPTIONS
@@ -66,7 +75,8 @@ from vfz.oracles.jsfatfs.partial import EXCEPTIONS as _PARTIAL_EXCEPTIONS
 from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles.jsfatfs.server import NODE_DIR, PACKAGE
 
-EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS + _FEW_EXCEPTIONS + _PARTIAL_EXCEPTIONS
+EXCEPTIONS = _EXCEPTIONS + _META_EXCEPTIONS + _FEW_EXCEPTIONS + _PARTIAL_EXCEPTIONS + _ALLOC_EXCEPTIONS + \
+    _ENOSPC_EXCEPTIONS + _EMPTY_READ_EXCEPTIONS
 EXPORTS = {"jsfatfs": "vfz.oracles.jsfatfs.export"}   # its reproducer template (vfz/oracles/repro.py)
 
 ENTRIES = [

@@ -11,7 +11,8 @@ the script reads the FAT structures the package left: the FAT copies, the
 FAT32 FSInfo free count, '..' of the directories in a FAT32 root, FAT
 entries holding the package's freed-cluster value, on a FAT32 boot sector
 over few clusters the root's entries read through the 32-bit FAT, a fixed
-root ending in long-name slots. No fsck.fat or mtools is
+root ending in long-name slots, clusters free after an ENOSPC, files of the
+root claiming more bytes than their chain holds. No fsck.fat or mtools is
 needed: a maintainer runs it with node alone.
 
 Symptoms: an op answered otherwise than Linux; a throw that escapes the
@@ -47,7 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = ("package.json", "package-lock.json")
 DIRS = ("npm-fatfs",)      # not fatfs/: ChaN FatFs's template has that one
 OPS = ("mkdir", "create", "write", "truncate", "chattr", "touch")
-ALL_CHECKS = ("fats", "fsinfo", "dotdot", "freed", "width", "orphan")
+ALL_CHECKS = ("fats", "fsinfo", "dotdot", "freed", "width", "orphan", "free", "size")
 # the image checks whose finding is the symptom of each catalogued bug; the
 # others are printed for the record (every volume the package allocates on
 # has differing FATs, for one)
@@ -60,6 +61,8 @@ KIND_CHECKS = {
     "jsfatfs-eoc-ff8": (),
     "jsfatfs-fat32-few-clusters-write": ("width",),
     "jsfatfs-enospc-partial-entry": ("orphan",),
+    "jsfatfs-alloc-search-range": ("free",),
+    "jsfatfs-enospc-chain-size": ("size",),
 }
 
 

@@ -9,7 +9,9 @@ bytes of the FAT32 table -- which every reader that follows the boot sector
 (Linux, fsck.fat) reads as a 32-bit FAT: fsck.fat "Cluster 1 out of range
 (65535 > 4345)", the new entries' clusters free ("Contains a free cluster").
 The evidence is that view: the image read with the package's FAT width and
-the boot sector's root holds exactly the model's tree.
+the boot sector's root holds exactly the model's tree; or, where the package
+threw writing past the volume, the chain of the op's directory in that view
+links past the volume's end (throw_off_volume).
 """
 import hashlib
 import mmap
@@ -18,6 +20,7 @@ import struct
 from vfz.fatimg import Fat, lfn_units, short_text
 from vfz.oracles import NamedException
 from vfz.oracles.evidence import fat32_few_clusters
+from vfz.oracles.jsfatfs.profile import js_upper, longname
 
 FEW_WRITE = "jsfatfs-fat32-few-clusters-write"
 KEYS = ("path", "type", "size", "sha256")
@@ -102,6 +105,45 @@ def package_listing(view, limit=20000):
     return out
 
 
+def path_key(comps):
+    """A path as the package compares it: each component longname()d, upper case."""
+    return tuple(js_upper(longname(c)) for c in comps)
+
+
+def comps_of(path):
+    """The components of path, '.' and '..' left out (as exceptions._comps)."""
+    return [c for c in path.split("/") if c and c not in (".", "..")]
+
+
+def package_tree(view, limit=20000):
+    """{path key: (first cluster, is a directory, size)} of the package's
+    view of the image (fewclusters.PackageView), the root under ()."""
+    root = view.root_cluster if view.fat32_bpb else None
+    out, todo, seen = {(): (root or 0, True, 0)}, [((), root)], set()
+    while todo and len(out) < limit:
+        key, cl = todo.pop()
+        if cl in seen:
+            continue
+        seen.add(cl)
+        slots = []
+        for _, e in view.entries(cl):
+            if e[0] == 0xE5:
+                slots = []
+            elif e[11] == 0x0F:
+                slots.append(e)
+            elif (e[11] & 0x18) == 0x08 or e[:2] in (b". ", b".."):
+                slots = []      # a label; a directory chmod made one too stays a directory
+            else:
+                k = key + path_key([_name(slots, e[:11])])
+                slots = []
+                first = struct.unpack_from("<H", e, 26)[0] | \
+                    (struct.unpack_from("<H", e, 20)[0] << 16 if view.bits == 32 else 0)
+                out[k] = (first, bool(e[11] & 0x10), struct.unpack_from("<I", e, 28)[0])
+                if e[11] & 0x10 and first >= 2:
+                    todo.append((k, first))
+    return out
+
+
 def _key(entries):
     return sorted(tuple((k, e.get(k)) for k in KEYS if k in e) for e in entries)
 
@@ -109,7 +151,10 @@ def _key(entries):
 def explain_few_clusters(ev):
     """FEW_WRITE when the image (ev.image) is a FAT32 boot sector over fewer
     than 65 525 clusters and the package's own view of it holds exactly the
-    expected tree (ev.entries): the reader's divergence is the FAT width."""
+    expected tree (ev.entries): the reader's divergence is the FAT width.
+    The expected tree as the package's fs.write sizes a write past the end
+    (jsfatfs-gap-write-size) counts too, and with jsfatfs-dir-spellings the
+    tree but for what lies in a directory created in through two spellings."""
     image = ev.get("image") if isinstance(ev, dict) else getattr(ev, "image", None)
     exp = ev.get("entries") if isinstance(ev, dict) else getattr(ev, "entries", None)
     if not image or exp is None or not fat32_few_clusters(image):
@@ -132,7 +177,60 @@ def explain_few_clusters(ev):
     m.apply(ops)
     if _key(m.entries()) != _key(exp):
         return None
-    return FEW_WRITE if _key(got) == _key(gap_entries(ops).values()) else None
+    if _key(got) == _key(gap_entries(ops).values()):
+        return FEW_WRITE
+    # entries of a directory the script created in through two spellings (jsfatfs-dir-spellings,
+    # 9b7588a217fb): one overwrote the other's; everything else as expected
+    from vfz import listing
+    from vfz.oracles.jsfatfs.exceptions import DIR_SPELLINGS, _in_respelled, respelled_dirs
+    respelled = respelled_dirs(ops)
+    gone = [e["path"] for e in list(exp) + got if _in_respelled(e["path"], respelled)]
+    keep = [e for e in gap_entries(ops).values() if not listing.under(e["path"], gone)]
+    shown = [e for e in got if not listing.under(e["path"], gone)]
+    if respelled and len(keep) < len(exp) and _key(shown) == _key(keep):
+        return sorted([FEW_WRITE, DIR_SPELLINGS])
+    return None
+
+
+# vol.js _writeSectors' assertion, thrown past the volume's last sector (outside any callback)
+OFF_VOLUME = "Error: Invalid sector number!"
+RESERVED = {12: 0xFF0, 16: 0xFFF0}     # prefix + rsvMin: above it, not a link (vol.js)
+
+
+def runs_off(view, first):
+    """Does the chain from first, read as the package reads it, link to a
+    cluster past the volume's end? In a 12-bit reading of mkfs's 32-bit
+    FAT the root's end mark 0x0FFFFFF8 is 0xF0F, below the package's
+    reserved range: a link to cluster 3855."""
+    c, seen = first, set()
+    while 2 <= c < view.clusters + 2 and c not in seen:
+        seen.add(c)
+        v = view.get(c)
+        if v in (0, 1) or v > RESERVED.get(view.bits, 0x0FFFFFF0):
+            return False
+        c = v
+    return c >= view.clusters + 2
+
+
+def throw_off_volume(ev):
+    """(n, FEW_WRITE) when the package threw OFF_VOLUME at op n (the ops
+    before it answered), on a FAT32 boot sector over few clusters where
+    the directory op n makes its entry in runs off the volume in the
+    package's view (runs_off); else None."""
+    get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
+    ops, wr, image = get("ops") or [], get("wr"), get("image")
+    if wr is None or not wr.error or OFF_VOLUME not in wr.error or not image:
+        return None
+    n = len(wr.results or [])
+    if n >= len(ops) or ops[n].kind not in ("create", "mkdir") or not fat32_few_clusters(image):
+        return None
+    try:
+        view = package_view(image)
+        parent = package_tree(view).get(path_key(comps_of(ops[n].path)[:-1]))
+        off = bool(parent) and parent[1] and runs_off(view, parent[0] or view.root_cluster)
+    except (OSError, ValueError, struct.error, IndexError, UnicodeDecodeError, TypeError):
+        return None
+    return (n, FEW_WRITE) if off else None
 
 
 EXCEPTIONS = [
@@ -145,8 +243,12 @@ EXCEPTIONS = [
         "sector's FAT32: mkdir \"/a\" leaves FAT32 entry 1 0x0000FFFF ('Cluster 1 out of range "
         "(65535 > 4345)') and the directory's cluster free ('Contains a free cluster (6)'); every "
         "later allocation lands in a cluster Linux sees free (the reader side is the registry's "
-        "jsfatfs-fat32-few-clusters)",
+        "jsfatfs-fat32-few-clusters). Read 12 bits wide, the root's end mark 0x0FFFFFF8 is 0xF0F, "
+        "a link: once the root needs a second cluster the package writes past the volume and "
+        "throws 'Invalid sector number!' (BusyBox's 32 KiB FAT32, 119 clusters)",
         "the image is a FAT32 boot sector over fewer than 65 525 clusters and, read as the package "
         "reads it (entries of the count's width, the root from BPB_RootClus), holds exactly the "
-        "expected tree (explain_few_clusters)", bug=FEW_WRITE),
+        "expected tree (explain_few_clusters); or it threw 'Invalid sector number!' at a create or "
+        "mkdir whose directory's chain, so read, links past the volume (throw_off_volume)",
+        bug=FEW_WRITE),
 ]

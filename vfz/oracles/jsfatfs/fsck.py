@@ -5,7 +5,8 @@ import struct
 from vfz.fatimg import open_ro
 from vfz.oracles.busybox import LABEL_NUL
 from vfz.oracles.evidence import label_nul_padded
-from vfz.oracles.jsfatfs.partial import PARTIAL, orphan_tail
+from vfz.oracles.jsfatfs.fewclusters import package_tree, package_view
+from vfz.oracles.jsfatfs.partial import PARTIAL, orphan_tail, tail_slots
 from vfz.oracles.jsfatfs.exceptions import (BAD_CHARS, DIR_SPELLINGS, DOTDOT, EMPTY_CLUSTER, FSINFO,
                                             GAP_SIZE, LFN_CROSS, ONE_FAT, SHORT_BAD, _comps,
                                             _core_clusters, _get, gap_entries, read_ops,
@@ -55,13 +56,29 @@ _FSCK = [   # fsck.fat message -> exception, when its evidence holds
 ]
 
 
+def orphan_tail_any(image):
+    """partial.orphan_tail, or the same at the end of a directory's cluster chain
+    (the package's view: a subdirectory, a FAT32 root) that could not grow
+    for the slots (run 3202's 5111662145ee: a 255-unit mkdir in a full
+    FAT16's subdirectory)."""
+    n = orphan_tail(image)
+    if n:
+        return n
+    try:
+        view = package_view(image)
+        dirs = [c for c, is_dir, _ in package_tree(view).values() if is_dir and c >= 2]
+        return max([tail_slots(view, view.dir_slots(c)) for c in dirs] or [0])
+    except (OSError, ValueError, struct.error, IndexError, UnicodeDecodeError, TypeError):
+        return 0
+
+
 _RENAMED = re.compile(r"Renamed to (FSCK\d{4}\.\d{3})")
 
 
 def _fsck_holds(name, m, c, fat, img, clusters, ops):
     if name == ONE_FAT:
-        # every FAT entry where the copies differ is free in the second:
-        # the package allocated in the first only
+        # every FAT entry where the copies differ is free in the second, or
+        # ends there a chain the first grew: the package wrote the first only
         if fat.nfats < 2:
             return False
         size = fat.spf * fat.bps
@@ -72,7 +89,18 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
         width = {12: None, 16: 2, 32: 4}[fat.bits]
         if width is None:
             return True         # FAT12 entries straddle bytes: the copies differing is the evidence
-        return all(b[i:i + width] == bytes(width) for i in range(0, size, width)
+        mask = 0x0FFFFFFF if width == 4 else 0xFFFF
+
+        def second(n):
+            return int.from_bytes(b[n * width:(n + 1) * width], "little") & mask
+
+        def grown(i):
+            # a chain the package grew (a directory's, a file's): the first FAT links its old
+            # last cluster to a new one, the second still ends the chain there and has the
+            # new cluster free
+            v = int.from_bytes(a[i:i + width], "little") & mask
+            return second(i // width) >= (mask & ~7) and 2 <= v < fat.clusters + 2 and second(v) == 0
+        return all(b[i:i + width] == bytes(width) or grown(i) for i in range(0, size, width)
                    if a[i:i + width] != b[i:i + width])
     if name == FSINFO:
         if fat.bits != 32:
@@ -85,7 +113,7 @@ def _fsck_holds(name, m, c, fat, img, clusters, ops):
     if name == LABEL_NUL:
         return label_nul_padded(img)
     if name == PARTIAL:
-        return orphan_tail(img) > 0
+        return orphan_tail_any(img) > 0
     path = fsck_path(c.get("path"))
     if not path or not path.startswith("/"):
         return False

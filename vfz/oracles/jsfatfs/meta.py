@@ -19,6 +19,8 @@ fs.utimes) on mkfs.fat FAT12/16/32 volumes, read in index.js and dir.js:
 known_failure names SHRINK and DIR_VOLUME at the op they start at (the
 readers check the script cut before it); explain names TIME_WRAP.
 """
+import copy
+import dataclasses
 import math
 import struct
 
@@ -111,6 +113,31 @@ def known_failure(ops, results, image):
 def explain(ev):
     """TIME_WRAP from a reader's divergence on the package's image."""
     return TIME_WRAP if time_wrap_holds(ev, invalid=FAT_MIN_SEC) else None
+
+
+TIMES = {"mtime", "atime"}
+
+
+def explain_split(ev, explain_rest):
+    """A listing whose entries differ in times only (TIME_WRAP, explain)
+    and otherwise (explain_rest: exceptions.explain_write, which compares
+    no times), each part explained -> the sorted names, else None (run
+    3201, b887fdf2a9d3: a gap write's size and a wrapped access date)."""
+    d = ev.diff if ev.verdict == "differs" else None
+    if d is None or d.ambiguous:
+        return None
+    times = [(a, b) for a, b in d.changed if {k for k in set(a) | set(b) if a.get(k) != b.get(k)} <= TIMES]
+    rest = [p for p in d.changed if p not in times]
+    if not times or not (rest or d.missing or d.extra):
+        return None
+    dt, dr = copy.copy(d), copy.copy(d)
+    dt.changed, dt.missing, dt.extra, dt.label = times, [], [], None
+    dr.changed = rest
+    first = explain(dataclasses.replace(ev, diff=dt))
+    other = explain_rest(dataclasses.replace(ev, diff=dr))
+    if not first or not other:
+        return None
+    return sorted({first, *([other] if isinstance(other, str) else other)})
 
 
 BUG = "jsfatfs"

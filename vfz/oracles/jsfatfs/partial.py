@@ -10,7 +10,9 @@ up?"). Minimised on a 16-slot root: mkdir of a 256-unit name (20 long-name
 slots + 1) answers ENOSPC, as Linux does, but leaves 16 long-name slots
 filling the root and cluster 2 allocated, so the next `mkdir "/a"` is
 ENOSPC too (Linux: ok); fsck.fat "Orphaned long file name part",
-"Reclaimed 1 unused cluster".
+"Reclaimed 1 unused cluster". The same in a subdirectory that cannot
+grow (no cluster left): its chain ends in the cut entry's long-name slots
+(fsck.py orphan_tail_any).
 """
 import struct
 
@@ -31,8 +33,13 @@ def orphan_tail(image):
             return 0            # a FAT32 boot sector: the root is a cluster chain
     except (OSError, ValueError, struct.error):
         return 0
+    return tail_slots(fat, fat.dir_slots(None))
+
+
+def tail_slots(fat, slots):
+    """How many long-name slots end slots, their run starting with a last-part slot; else 0."""
     n = 0
-    for off in reversed(fat.dir_slots(None)):
+    for off in reversed(slots):
         e = fat.b[off:off + 32]
         if e[11] != 0x0F or e[0] in (0, 0xE5):
             break
@@ -70,7 +77,8 @@ EXCEPTIONS = [
         "end stay as orphaned long-name parts and the cluster stays allocated, so later entries "
         "that fit (Linux: ok) are ENOSPC too. Minimised on a 16-slot root: mkdir of a 256-unit "
         "name (ENOSPC, as Linux), then mkdir \"/a\": ENOSPC",
-        "the image's fixed root ends in long-name slots that no 8.3 entry follows (orphan_tail); "
+        "the image's fixed root ends in long-name slots that no 8.3 entry follows (orphan_tail), or "
+        "a directory's cluster chain does (fsck.fat's complaints: fsck.orphan_tail_any); "
         "the first op the package answered otherwise is an ENOSPC in the root after an ENOSPC "
         "there both answered (known_failure), or fsck.fat's 'Orphaned long file name part' and "
         "'Reclaimed' (explain_checker)", bug=PARTIAL),

@@ -3,7 +3,7 @@ import json
 import os
 
 from vfz.oracles import Reader
-from vfz.oracles.jsfatfs import exceptions
+from vfz.oracles.jsfatfs import emptyread, exceptions
 from vfz.oracles.jsfatfs.server import Server, ServerError, available
 
 
@@ -16,7 +16,7 @@ class JsfatfsReader(Reader):
     createFileSystem is the error; a throw of the package ends the process
     and is the error (exception jsfatfs-name-throws when it is the name
     check)."""
-    explain = staticmethod(exceptions.explain_read)
+    explain = staticmethod(lambda ev: exceptions.explain_read(ev) or emptyread.explain(ev))
 
     @staticmethod
     def name_exception(expected_leaf, actual_leaf):

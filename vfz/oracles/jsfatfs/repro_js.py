@@ -37,10 +37,12 @@ function driver() {       // the image in memory: every write lands in img
     return {
         sectorSize: ss, numSectors: Math.floor(img.length / ss),
         readSectors(i, dest, cb) {
+            if (i < 0) return setImmediate(cb, new Error(`read of sector ${i}, before the image`));
             if (i * ss + dest.length > img.length) return setImmediate(cb, new Error('read past the image'));
             img.copy(dest, 0, i * ss, i * ss + dest.length); setImmediate(cb, null, dest);
         },
         writeSectors(i, data, cb) {
+            if (i < 0) return setImmediate(cb, new Error(`write of sector ${i}, before the image`));
             if (i * ss + data.length > img.length) return setImmediate(cb, new Error('write past the image'));
             data.copy(img, i * ss); setImmediate(cb, null);
         },
@@ -89,6 +91,7 @@ async function op(v, kind, p, a, file) {
     return ['ENOSYS', `${kind} (not in the package: README "Coming Soon")`];
 }
 
+const answers = [];          // each op's answer, for the image checks
 async function apply(ops) {
     const v = await mount();
     for (let i = 0; i < ops.length; i++) {
@@ -111,6 +114,7 @@ async function apply(ops) {
             for (let k = n; k <= ops.length; k++) out(`result ${k} NOTRUN (after the hang)`);
             return;
         }
+        answers.push(r[0]);
         out(`result ${n} ${r[0]} ${r[1]}`);
     }
 }
@@ -217,6 +221,26 @@ function checks() {
                 break;
             }
         }
+    }
+    // ENOSPC answered while clusters are free (read with the package's own entry width)
+    const nospc = answers.indexOf('ENOSPC');
+    if (nospc >= 0) {
+        const free = [];
+        for (let n = 2; n < clusters + 2; n++) if (fat(0, n) === 0) free.push(n);
+        if (free.length) out(`symptom free op ${nospc + 1} answered ENOSPC, yet ${free.length} clusters are free after the ops (clusters ${free.slice(0, 6).join(', ')}${free.length > 6 ? ', ...' : ''}; the volume's clusters are 2-${clusters + 1})`);
+        else out(`fact free op ${nospc + 1} answered ENOSPC; no cluster is free after the ops`);
+    }
+    // files of the root whose size is more than their chain holds
+    const rootOffs = [];
+    if (u16(22) !== 0 && rootent) for (let i = 0; i < rootent; i++) rootOffs.push((rsvd + nfats * fatsz) * bps + 32 * i);
+    else for (const c of chain(u32(44))) for (let o = off(c); o < off(c) + spc * bps; o += 32) rootOffs.push(o);
+    for (const o of rootOffs) {
+        if (img[o] === 0) break;
+        const attr = img[o + 11];
+        if (img[o] === 0xe5 || attr === 0x0f || attr & 0x18) continue;
+        const first = (bits === 32 ? u16(o + 20) << 16 : 0) | u16(o + 26), size = u32(o + 28);
+        const n = chain(first).length, name = img.toString('latin1', o, o + 11).trimEnd();
+        if (size > n * spc * bps) out(`symptom size ${name} claims ${size} bytes, its chain holds ${n} clusters (${n * spc * bps} bytes)`);
     }
     // freed clusters marked prefix + 0 instead of 0
     const mark = { 12: 0xf00, 16: 0xff00, 32: 0x0fffff00 }[bits];

@@ -92,6 +92,9 @@ class Disk {
 	}
 	read(i, dest, cb) {
 		const a = i * this.ss;
+		// a sector before the image (the package computes one for cluster 0 of an empty
+		// file: negative with 64 KiB clusters) is an error of the read, as past its end
+		if (a < 0) return setImmediate(cb, Object.assign(new Error('read before the start of the image'), { code: 'IO' }));
 		if (a + dest.length > this.size) return setImmediate(cb, Object.assign(new Error('read past the end of the image'), { code: 'IO' }));
 		fs.readSync(this.fd, dest, 0, dest.length, a);
 		for (let k = 0; k < dest.length / this.ss && this.overlay.size; k++) {
@@ -101,6 +104,7 @@ class Disk {
 		setImmediate(cb, null, dest);
 	}
 	write(i, data, cb) {
+		if (i < 0) return setImmediate(cb, Object.assign(new Error('write before the start of the image'), { code: 'IO' }));
 		if (i * this.ss + data.length > this.size) return setImmediate(cb, Object.assign(new Error('write past the end of the image'), { code: 'IO' }));
 		for (let k = 0; k < data.length / this.ss; k++)
 			this.overlay.set(i + k, Buffer.from(data.subarray(k * this.ss, (k + 1) * this.ss)));

@@ -4,7 +4,7 @@ import os
 from vfz import opscript
 
 from vfz.oracles import Writer
-from vfz.oracles.jsfatfs import exceptions, fewclusters, fsck, meta
+from vfz.oracles.jsfatfs import alloc, enospc, exceptions, fewclusters, fsck, meta
 from vfz.oracles.jsfatfs.server import Server, ServerError, available
 
 
@@ -15,14 +15,19 @@ class JsfatfsWriter(Writer):
     then asks known_failure, which names it from that evidence."""
     @staticmethod
     def known_failure(ev):
-        """The earliest of the name and chain failures (exceptions.py) and
-        the second grammar's (meta.py: SHRINK, DIR_VOLUME)."""
+        """The earliest of the name and chain failures (exceptions.py), the
+        second grammar's (meta.py: SHRINK, DIR_VOLUME), the cluster
+        search's ENOSPC (alloc.py), what an ENOSPC leaves (enospc.py) and a
+        write past a few-clusters FAT32 volume (fewclusters.py)."""
         found = [k for k in (exceptions.known_failure(ev),
-                             meta.known_failure(ev.ops or [], ev.results or [], ev.image)) if k]
+                             meta.known_failure(ev.ops or [], ev.results or [], ev.image),
+                             alloc.known_failure(ev), enospc.known_failure(ev),
+                             fewclusters.throw_off_volume(ev)) if k]
         return min(found) if found else None
 
     explain = staticmethod(lambda ev: meta.explain(ev) or fewclusters.explain_few_clusters(ev) or
-                           (fsck.explain_checker(ev) if ev.verdict == "complains" else exceptions.explain_write(ev)))
+                           (fsck.explain_checker(ev) if ev.verdict == "complains" else exceptions.explain_write(ev))
+                           or meta.explain_split(ev, exceptions.explain_write))
 
     def __init__(self, name="jsfatfs", **cfg):
         self.name = name
