@@ -26,7 +26,7 @@ from vfz.oracles.evidence import Evidence, fat_type_exception
 from vfz.check.predict import model_key, model_of  # noqa: F401
 from vfz.check import transform
 from vfz.check import twins
-from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, fold_path, ops_for,  # noqa: F401
+from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, first_bad as _first_bad, fold_path, ops_for,  # noqa: F401
                                   name_class, op_for_path)
 from vfz.check.twins import twin_listing
 from vfz.check.formatted import check_formatted, format_failed
@@ -114,20 +114,6 @@ def no_sync_supported(vfat=None):
         return False
     p = proc.run([b, "apply", "--no-sync"], timeout=20)
     return "unknown option" not in p.errtext
-
-
-def _first_bad(ops, m, wr, wcls):
-    """Index of the first op whose result differs from the model's, after
-    the writer's named exceptions; None when all agree."""
-    if wr.error:
-        return None
-    for i, op in enumerate(ops):
-        e = m.results[i] if i < len(m.results) else None
-        a = wr.results[i] if i < len(wr.results) else None
-        if e == a or (a is not None and wcls.result_exception(op, e, a)):
-            continue
-        return i
-    return None
 
 
 FORMATTERS = ("mkfs.fat", "vfat")      # the checker's default formatters (--formatter)
@@ -349,6 +335,41 @@ class Checker:
         self.timed("twins", time.monotonic() - t0)
         return res
 
+    def _cut_known(self, res, ops, fs, wn, w, wcls, base, wdir, readers, wr, m, bad, known):
+        """Name each known failure and write the script cut before it, until
+        the cut image shows none -> (ops, model, image) for the readers, or
+        None when they have nothing to read."""
+        while known:
+            cut, kind = known
+            op = ops[cut]
+            det = (f"named exception {kind} from line {op.line}: {op}"
+                   + (f"; writer failed: {wr.error}" if wr.error else "")
+                   + (f"; first differing result line {ops[bad].line}: {ops[bad]}: expected "
+                      f"{m.results[bad]}, got {wr.results[bad] if bad < len(wr.results) else None}"
+                      if bad is not None else "; results as expected, the image is not the model's")
+                   + f"; readers check the first {cut} ops")
+            res.verdicts[wn]["(writer)"] = "differs"
+            res.details[wn]["(writer)"] = det
+            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
+                                "kind": kind, "op": "-", "cls": "-"}, wn, det))
+            if readers is not None and not [rn for rn, _ in self.readers if rn in readers]:
+                return None
+            ops = ops[:cut]
+            img = os.path.join(wdir, f"{wn}-cut.img")
+            wr = self._write(w, wn, base, img, ops)
+            res.images[f"{wn}-cut"] = img
+            res.raws[f"{wn}-cut"] = wr.raw
+            if wr.error:
+                return None
+            t0 = time.monotonic()
+            m = model_of(wn, base, ops)
+            self.timed("model", time.monotonic() - t0)
+            bad = _first_bad(ops, m, wr, wcls)
+            known = wcls.known_failure(Evidence(ops, writer=wn, wr=wr, results=m.results, bad=bad,
+                                                fat_bits=fat_bits(fs), image=img, entries=m.entries(),
+                                                base=base)) if cut else None
+        return ops, m, img
+
     def _check_writer(self, res, ops, fs, wn, w, m, base, wdir, readers):
         img = os.path.join(wdir, f"{wn}.img")
         wr = self._write(w, wn, base, img, ops)
@@ -367,31 +388,12 @@ class Checker:
             # a known failure of the writer: one finding, whatever the op and
             # the names; what the writer did from that op on is not the
             # model's, so the readers check the script cut before it (no
-            # follow-on reader findings)
-            cut, kind = known
-            op = ops[cut]
-            det = (f"named exception {kind} from line {op.line}: {op}"
-                   + (f"; writer failed: {wr.error}" if wr.error else "")
-                   + (f"; first differing result line {ops[bad].line}: {ops[bad]}: expected "
-                      f"{m.results[bad]}, got {wr.results[bad] if bad < len(wr.results) else None}"
-                      if bad is not None else "; results as expected, the image is not the model's")
-                   + f"; readers check the first {cut} ops")
-            res.verdicts[wn]["(writer)"] = "differs"
-            res.details[wn]["(writer)"] = det
-            res.add(Divergence({"role": "writer", "oracle": family(wn), "verdict": "result",
-                                "kind": kind, "op": "-", "cls": "-"}, wn, det))
-            if readers is not None and not [rn for rn, _ in self.readers if rn in readers]:
+            # follow-on reader findings); one the cut script's image shows at
+            # an earlier op (a later op hid it: run 3204) is named and cut too
+            cut = self._cut_known(res, ops, fs, wn, w, wcls, base, wdir, readers, wr, m, bad, known)
+            if cut is None:
                 return
-            ops = ops[:cut]
-            img = os.path.join(wdir, f"{wn}-cut.img")
-            pw = self._write(w, wn, base, img, ops)
-            res.images[f"{wn}-cut"] = img
-            res.raws[f"{wn}-cut"] = pw.raw
-            if pw.error:
-                return
-            t0 = time.monotonic()
-            m = model_of(wn, base, ops)
-            self.timed("model", time.monotonic() - t0)
+            ops, m, img = cut
         elif wr.error:
             res.verdicts[wn]["(writer)"] = "failed"
             res.details[wn]["(writer)"] = wr.error

@@ -12,6 +12,20 @@ def family(writer):
     return oracles.entry(writer).family
 
 
+def first_bad(ops, m, wr, wcls):
+    """Index of the first op whose result differs from the model's, after
+    the writer's named exceptions; None when all agree."""
+    if wr.error:
+        return None
+    for i, op in enumerate(ops):
+        e = m.results[i] if i < len(m.results) else None
+        a = wr.results[i] if i < len(wr.results) else None
+        if e == a or (a is not None and wcls.result_exception(op, e, a)):
+            continue
+        return i
+    return None
+
+
 def fold_path(p):
     return p.upper()
 

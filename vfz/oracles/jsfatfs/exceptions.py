@@ -8,7 +8,7 @@ from vfz.oracles import NamedException
 from vfz.oracles.busybox import LABEL_NUL
 from vfz.oracles.evidence import label_nul_shown
 from vfz.oracles.jsfatfs.partial import PARTIAL, later_enospc
-from vfz.oracles.jsfatfs.profile import PROFILE, js_upper, longname, throws
+from vfz.oracles.jsfatfs.profile import PROFILE, comps_of as _comps, js_upper, longname, throws
 
 NAME_THROWS = "jsfatfs-name-throws"
 EOC_FF8 = "jsfatfs-eoc-ff8"
@@ -40,14 +40,16 @@ def _get(ev, k):
     return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
 
 
-def _comps(path):
+def _names(path):
+    """Every name of path the glue's walk gives the package (fs.stat),
+    '..' folding one away after it was looked up: '.' and '..' left out."""
     return [c for c in path.split("/") if c and c not in (".", "..")]
 
 
 def op_throws(op):
     """Does any path component of op make longname() throw?"""
     return any(throws(c) for k, a in zip(opscript.OPS[op.kind], op.args) if k == "s"
-               for c in _comps(a))
+               for c in _names(a))
 
 
 # ---------------------------------------------------------------- the image
@@ -134,7 +136,7 @@ def empty_component(op):
     longname() empties: blanks or a BOM only (JavaScript trim), or dots
     only ('...')?"""
     return any(not longname(c) for k, a in zip(opscript.OPS[op.kind], op.args) if k == "s"
-               for c in _comps(a))
+               for c in _names(a))
 
 
 def root_tail_exact(image, before, op):

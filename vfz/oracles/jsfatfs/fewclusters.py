@@ -20,7 +20,7 @@ import struct
 from vfz.fatimg import Fat, lfn_units, short_text
 from vfz.oracles import NamedException
 from vfz.oracles.evidence import fat32_few_clusters
-from vfz.oracles.jsfatfs.profile import js_upper, longname
+from vfz.oracles.jsfatfs.profile import comps_of, js_upper, longname
 
 FEW_WRITE = "jsfatfs-fat32-few-clusters-write"
 KEYS = ("path", "type", "size", "sha256")
@@ -108,11 +108,6 @@ def package_listing(view, limit=20000):
 def path_key(comps):
     """A path as the package compares it: each component longname()d, upper case."""
     return tuple(js_upper(longname(c)) for c in comps)
-
-
-def comps_of(path):
-    """The components of path, '.' and '..' left out (as exceptions._comps)."""
-    return [c for c in path.split("/") if c and c not in (".", "..")]
 
 
 def package_tree(view, limit=20000):

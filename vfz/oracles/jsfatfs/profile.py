@@ -26,6 +26,19 @@ def throws(c):
     return model.utf16_len(s) > 255
 
 
+def comps_of(path):
+    """The components of the path the package is given: '.' left out and
+    '..' folded lexically, as the glue's walk (server.js resolve) does
+    before it calls the package ('/a/../a/x' is '/a/x')."""
+    out = []
+    for c in path.split("/"):
+        if c == "..":
+            out = out[:-1]
+        elif c and c != ".":
+            out.append(c)
+    return out
+
+
 def js_upper(s):
     """JavaScript's toUpperCase(), with which findInDirectory compares a
     name with every entry's: full Unicode case mapping ('ß' -> 'SS'), as
