@@ -13,7 +13,13 @@ cannot be read ('readFile /a: IO'). Minimised: core-dual's `create "/a" 0
 0` on fat12:3025K:65536:fats=1 (run 3201, f827886d73f9; before the glue
 refused the sector it threw from Node's fs.readSync: 'uncaught: RangeError
 ... position ... Received -113664').
+
+explain_split: the same listing also holds another exception's part (run
+3204, 56b24e1e4a41: a name with a leading blank, jsfatfs-trim-lookup,
+beside an unread empty file on fat12:2M:65536:sector=2048).
 """
+import copy
+import dataclasses
 import struct
 
 from vfz import listing
@@ -63,6 +69,35 @@ def explain(ev):
                           any(not listing.under(e["path"], unread) for e in d.missing)):
         return None
     return EMPTY_READ
+
+
+def explain_split(ev, explain_rest):
+    """A listing whose complaints and differences split into EMPTY_READ's
+    part (explain: its 'readFile P: IO' complaints, P an expected empty
+    file, and what differs at or under such a P) and the rest, which
+    explain_rest (exceptions.explain_read) names -> the sorted names, else None."""
+    from vfz.oracles.jsfatfs.exceptions import _get
+    rr, d = _get(ev, "rr"), _get(ev, "diff")
+    if rr is None or rr.error or d is None or d.ambiguous:
+        return None
+    empty = {e["path"] for e in _get(ev, "entries") or () if e["type"] == "file" and not e.get("size")}
+    mine = [c for c in rr.complaints if c.startswith("readFile ") and c.endswith(": IO")
+            and c[len("readFile "):-len(": IO")] in empty]
+    unread = [c[len("readFile "):-len(": IO")] for c in mine]
+    rest = [c for c in rr.complaints if c not in mine]
+    if not mine or not rest:
+        return None
+    de, dr = copy.copy(d), copy.copy(d)
+    de.changed = [(a, b) for a, b in d.changed if a["path"] in unread]
+    de.missing = [e for e in d.missing if listing.under(e["path"], unread)]
+    de.extra, de.label = [], None
+    dr.changed = [x for x in d.changed if x not in de.changed]
+    dr.missing = [e for e in d.missing if e not in de.missing]
+    first = explain(dataclasses.replace(ev, rr=dataclasses.replace(rr, complaints=mine), diff=de))
+    other = explain_rest(dataclasses.replace(ev, rr=dataclasses.replace(rr, complaints=rest), diff=dr))
+    if not first or not other:
+        return None
+    return sorted({first, *([other] if isinstance(other, str) else other)})
 
 
 EXCEPTIONS = [

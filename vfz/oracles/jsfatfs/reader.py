@@ -16,7 +16,8 @@ class JsfatfsReader(Reader):
     createFileSystem is the error; a throw of the package ends the process
     and is the error (exception jsfatfs-name-throws when it is the name
     check)."""
-    explain = staticmethod(lambda ev: exceptions.explain_read(ev) or emptyread.explain(ev))
+    explain = staticmethod(lambda ev: exceptions.explain_read(ev) or emptyread.explain(ev) or
+                           emptyread.explain_split(ev, exceptions.explain_read))
 
     @staticmethod
     def name_exception(expected_leaf, actual_leaf):
