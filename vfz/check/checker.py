@@ -26,8 +26,8 @@ from vfz.oracles.evidence import Evidence, fat_type_exception
 from vfz.check.predict import model_key, model_of  # noqa: F401
 from vfz.check import transform
 from vfz.check import twins
-from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, first_bad as _first_bad, fold_path, ops_for,  # noqa: F401
-                                  name_class, op_for_path)
+from vfz.check.divergence import (CheckResult, Divergence, _own_exception, family, first_bad, fold_path,  # noqa: F401
+                                  name_class, op_for_path, ops_for)
 from vfz.check.twins import twin_listing
 from vfz.check.formatted import check_formatted, format_failed
 from vfz.check import bootbytes
@@ -364,7 +364,7 @@ class Checker:
             t0 = time.monotonic()
             m = model_of(wn, base, ops)
             self.timed("model", time.monotonic() - t0)
-            bad = _first_bad(ops, m, wr, wcls)
+            bad = first_bad(ops, m, wr, wcls)
             known = wcls.known_failure(Evidence(ops, writer=wn, wr=wr, results=m.results, bad=bad,
                                                 fat_bits=fat_bits(fs), image=img, entries=m.entries(),
                                                 base=base)) if cut else None
@@ -380,7 +380,7 @@ class Checker:
         res.details[wn] = {}
         wcls = type(w)
         full = ops                     # the evidence names the whole script, even when cut
-        bad = _first_bad(ops, m, wr, wcls)
+        bad = first_bad(ops, m, wr, wcls)
         ev = Evidence(ops, writer=wn, wr=wr, results=m.results, bad=bad, fat_bits=fat_bits(fs),
                       image=img, entries=m.entries(), base=base)
         known = wcls.known_failure(ev)

@@ -28,6 +28,12 @@ class Evidence:
     fat_bits: int = 16
 
 
+def ev_get(ev, k):
+    """Field k of the evidence a hook is given: an Evidence, or a dict of
+    the same fields (replays and tests build those)."""
+    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
+
+
 def core_listing(image, timeout=30.0):
     """The core's listing of image (short-entry bytes included), or None
     when it could not read."""

@@ -5,6 +5,7 @@ reader's explain hook (reader.py), the writer's known_failure
 (writer.py), or the model profile (names.py) for what is modelled.
 """
 from vfz.oracles import NamedException
+from vfz.oracles.evidence import ev_get as _get  # noqa: F401 (reader.py, writer.py)
 
 
 DEL_UNOPENABLE = "fatfs-del-unopenable"
@@ -13,11 +14,6 @@ OWN_ALIASES = "fatfs-own-aliases"
 MKFS_FAT16_MAX = "fatfs-mkfs-fat16-65525"
 COUNT_EDGES = "fatfs-count-edges"
 COUNT_EDGES_WRITE = "fatfs-count-edges-write"
-
-
-def _get(ev, k):
-    """Field k of a divergence's evidence (an object or a dict)."""
-    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
 
 
 EXCEPTIONS = [

@@ -20,10 +20,12 @@ at every op. The op it answered ENOSPC has a hint (the file's last cluster,
 the directory's first or last cluster) from which to countofClusters no
 cluster is free, and yet some cluster of the volume is.
 """
+import functools
 import struct
 
 from vfz import opscript
 from vfz.oracles import NamedException
+from vfz.oracles.evidence import ev_get
 from vfz.oracles.jsfatfs.fewclusters import comps_of as _comps, package_tree, package_view, path_key as _key
 
 ALLOC = "jsfatfs-alloc-search-range"
@@ -73,7 +75,7 @@ def known_failure(ev):
     """(i, ALLOC) when the first op the package answered otherwise than the
     model is ENOSPC where the model says ok and search_missed holds; else
     None. The readers check the script cut before it."""
-    get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
+    get = functools.partial(ev_get, ev)
     ops, wr, want = get("ops") or [], get("wr"), get("results") or []
     got = (wr.results or []) if wr is not None else []
     for i, op in enumerate(ops[:min(len(got), len(want))]):

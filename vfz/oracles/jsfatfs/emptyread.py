@@ -25,6 +25,7 @@ import struct
 from vfz import listing
 from vfz.fatimg import open_ro
 from vfz.oracles import NamedException
+from vfz.oracles.evidence import ev_get
 
 EMPTY_READ = "jsfatfs-empty-read-cluster0"
 
@@ -44,15 +45,15 @@ def explain(ev):
     listing of the image) holds cluster 0, cluster 0's sector lies before
     the volume, and every other difference is such a file left out or
     shown without its contents' hash."""
-    from vfz.oracles.jsfatfs.exceptions import _core_clusters, _get
-    rr, image = _get(ev, "rr"), _get(ev, "image")
+    from vfz.oracles.jsfatfs.exceptions import _core_clusters
+    rr, image = ev_get(ev, "rr"), ev_get(ev, "image")
     if rr is None or rr.error or not rr.complaints or not image or not cluster0_before_volume(image):
         return None
     try:
         clusters = _core_clusters(image)
     except (OSError, ValueError, struct.error, TypeError):
         return None
-    empty = {e["path"] for e in _get(ev, "entries") or () if e["type"] == "file" and not e.get("size")}
+    empty = {e["path"] for e in ev_get(ev, "entries") or () if e["type"] == "file" and not e.get("size")}
     unread = []
     for c in rr.complaints:
         head, _, code = c.rpartition(": ")
@@ -61,7 +62,7 @@ def explain(ev):
         if code != "IO" or p not in empty or not ent or ent[0] != 0:
             return None
         unread.append(p)
-    d = _get(ev, "diff")
+    d = ev_get(ev, "diff")
     # the server lists a file it cannot read without its sha256 (or not at all)
     unhashed = all(a["path"] in unread and "sha256" not in b and
                    {k: v for k, v in a.items() if k != "sha256"} == b for a, b in (d.changed if d else ()))
@@ -76,11 +77,10 @@ def explain_split(ev, explain_rest):
     part (explain: its 'readFile P: IO' complaints, P an expected empty
     file, and what differs at or under such a P) and the rest, which
     explain_rest (exceptions.explain_read) names -> the sorted names, else None."""
-    from vfz.oracles.jsfatfs.exceptions import _get
-    rr, d = _get(ev, "rr"), _get(ev, "diff")
+    rr, d = ev_get(ev, "rr"), ev_get(ev, "diff")
     if rr is None or rr.error or d is None or d.ambiguous:
         return None
-    empty = {e["path"] for e in _get(ev, "entries") or () if e["type"] == "file" and not e.get("size")}
+    empty = {e["path"] for e in ev_get(ev, "entries") or () if e["type"] == "file" and not e.get("size")}
     mine = [c for c in rr.complaints if c.startswith("readFile ") and c.endswith(": IO")
             and c[len("readFile "):-len(": IO")] in empty]
     unread = [c[len("readFile "):-len(": IO")] for c in mine]

@@ -31,6 +31,7 @@ the package undoes nothing:
     free clusters than Linux, and runs out first -- or more, and goes on
     where Linux runs out.
 """
+import functools
 import struct
 
 from vfz import model
@@ -38,7 +39,7 @@ from vfz.model.space import space_for
 from vfz.oracles.jsfatfs.fewclusters import comps_of as _comps, package_tree, path_key as _key
 from vfz.oracles.jsfatfs.exceptions import EMPTY_CLUSTER, gap_entries
 from vfz.fatimg import open_ro
-from vfz.oracles.evidence import fat32_few_clusters
+from vfz.oracles.evidence import ev_get, fat32_few_clusters
 from vfz.oracles.jsfatfs.fewclusters import FEW_WRITE, package_view
 from vfz.oracles.jsfatfs.profile import PROFILE
 from vfz.oracles import NamedException
@@ -193,7 +194,7 @@ def known_failure(ev):
     says ENOSPC, on a few-clusters FAT32 whose free clusters its view
     overcounts: FEW_WRITE (view_surplus). None otherwise; the readers check
     the script cut there."""
-    get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
+    get = functools.partial(ev_get, ev)
     ops, wr, want, base = get("ops") or [], get("wr"), get("results") or [], get("base")
     got = (wr.results or []) if wr is not None else []
     view = tree = None

@@ -6,7 +6,7 @@ from vfz import listing, model, opscript
 from vfz.fatimg import open_ro
 from vfz.oracles import NamedException
 from vfz.oracles.busybox import LABEL_NUL
-from vfz.oracles.evidence import label_nul_shown
+from vfz.oracles.evidence import ev_get as _get, label_nul_shown
 from vfz.oracles.jsfatfs.partial import PARTIAL, later_enospc
 from vfz.oracles.jsfatfs.profile import PROFILE, comps_of as _comps, js_upper, longname, throws
 
@@ -34,10 +34,6 @@ SHORT_BAD = LONG_BAD | set("+,;=[]")
 # what the server reports when longname() threw (helpers.js)
 _THROW = re.compile(r"(uncaught|thrown): Error: (Invalid character .* in name\.|Name is too long\.)")
 EOC8 = {12: 0xFF8, 16: 0xFFF8, 32: 0x0FFFFFF8}
-
-
-def _get(ev, k):
-    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
 
 
 def _names(path):

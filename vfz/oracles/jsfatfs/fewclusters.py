@@ -13,13 +13,14 @@ the boot sector's root holds exactly the model's tree; or, where the package
 threw writing past the volume, the chain of the op's directory in that view
 links past the volume's end (throw_off_volume).
 """
+import functools
 import hashlib
 import mmap
 import struct
 
 from vfz.fatimg import Fat, lfn_units, short_text
 from vfz.oracles import NamedException
-from vfz.oracles.evidence import fat32_few_clusters
+from vfz.oracles.evidence import ev_get, fat32_few_clusters
 from vfz.oracles.jsfatfs.profile import comps_of, js_upper, longname
 
 FEW_WRITE = "jsfatfs-fat32-few-clusters-write"
@@ -150,8 +151,7 @@ def explain_few_clusters(ev):
     The expected tree as the package's fs.write sizes a write past the end
     (jsfatfs-gap-write-size) counts too, and with jsfatfs-dir-spellings the
     tree but for what lies in a directory created in through two spellings."""
-    image = ev.get("image") if isinstance(ev, dict) else getattr(ev, "image", None)
-    exp = ev.get("entries") if isinstance(ev, dict) else getattr(ev, "entries", None)
+    image, exp = ev_get(ev, "image"), ev_get(ev, "entries")
     if not image or exp is None or not fat32_few_clusters(image):
         return None
     try:
@@ -212,7 +212,7 @@ def throw_off_volume(ev):
     before it answered), on a FAT32 boot sector over few clusters where
     the directory op n makes its entry in runs off the volume in the
     package's view (runs_off); else None."""
-    get = (lambda k: ev.get(k)) if isinstance(ev, dict) else (lambda k: getattr(ev, k, None))
+    get = functools.partial(ev_get, ev)
     ops, wr, image = get("ops") or [], get("wr"), get("image")
     if wr is None or not wr.error or OFF_VOLUME not in wr.error or not image:
         return None

@@ -3,7 +3,7 @@ import struct
 
 from vfz import fatimg, listing
 from vfz.oracles import NamedException
-from vfz.oracles.evidence import Evidence
+from vfz.oracles.evidence import Evidence, ev_get as _get
 
 TOO_BIG = "vvfat-too-big"
 FAT32_BPB = "vvfat-fat32-fat16-bpb"
@@ -11,10 +11,6 @@ FLOPPY16 = "vvfat-floppy16-fat12"
 BUG = "vvfat"                       # the anchor of vvfat's entry in reports/bugs.md
 MAX_DEPTH = 64
 MAX_ENTRIES = 20000
-
-
-def _get(ev, k):
-    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
 
 
 def _open(image):

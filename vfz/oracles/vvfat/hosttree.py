@@ -29,10 +29,6 @@ UNLINK_KEPT = "vvfat-unlink-kept"
 GROWN_STALE = "vvfat-grown-file-stale-bytes"
 
 
-def _get(ev, k):
-    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
-
-
 def writer_model(writer=None):
     """A fresh model of a kernel-vvfat writer (default kernel-vvfat): its
     entry's profile, names and shortname rule -> (model, rule)."""

@@ -27,6 +27,7 @@ file", ...).
 import re
 
 from vfz.oracles import NamedException
+from vfz.oracles.evidence import ev_get as _get
 from vfz.oracles.vvfat import hosttree
 from vfz.oracles.vvfat.hosttree import (EMPTY_LOST, FILE_CUT, GROWN_STALE, RMDIR_KEPT, STALLED,  # noqa: F401
                                         UNLINK_KEPT, UPDATE_LOST)
@@ -179,8 +180,7 @@ def known_failure(ev):
     """QEMU aborted on a catalogued vvfat assertion and the script has the
     kind of op that reaches it -> (index of the first such op, name); of
     several kinds, the one whose first op comes first."""
-    wr = ev.get("wr") if isinstance(ev, dict) else getattr(ev, "wr", None)
-    ops = (ev.get("ops") if isinstance(ev, dict) else getattr(ev, "ops", None)) or []
+    wr, ops = _get(ev, "wr"), _get(ev, "ops") or []
     a = qemu_assertion(getattr(wr, "error", None))
     if a is None or a not in CATALOGUE:
         return None
@@ -208,10 +208,6 @@ def name_exception_winnt(expected_leaf, actual_leaf):
     stores 'abc.TXT' bare, its case in the NT byte (0x08), which vvfat
     does not read either: the host file is 'abc.txt'."""
     return name_exception(expected_leaf, actual_leaf, "winnt")
-
-
-def _get(ev, k):
-    return ev.get(k) if isinstance(ev, dict) else getattr(ev, k, None)
 
 
 def explain(ev):
