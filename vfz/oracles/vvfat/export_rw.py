@@ -34,13 +34,13 @@ patch's fat, vfat) is reproduced with those modules: they ride in data/
 place of the kernel's own, and the guest writes the writer's nodual_seed
 before it mounts, so the dummies are the campaign's.
 """
-import os
 import re
 
+from vfz import oracles
 from vfz.oracles.kernel.export import KSTEP
-from vfz.oracles.kernel.guest import default_nodual_dir
 from vfz.oracles.repro import LIST_MOUNT, ExportError, posix_ops, q
 from vfz.oracles.vvfat import hosttree
+from vfz.oracles.vvfat.kernel_writer import patched_modules
 
 PACKAGES = ["qemu-system-x86", "busybox-static", "cpio", "kmod"]
 NEEDS = [("qemu-system-x86_64", "qemu-system-x86"), ("busybox", "busybox-static"), ("cpio", "cpio"),
@@ -63,8 +63,6 @@ EXPECTED = ("the tree Linux wrote (what the guest lists, and what vvfat must wri
 START_IMAGE = False
 GUEST_MODULES = "virtio_pci virtio_blk nls_cp437 nls_ascii fat vfat"
 OPTIONS = "sync,codepage=437,iocharset=ascii,utf8,shortname=mixed"
-# the writers whose guest loads the seed patch's modules: their directory under build/kernel-nodual
-NODUAL = {"kernel-vvfat-nodual": "v1", "kernel-vvfat-nodual-v3": "v3"}
 
 
 def volume_note(case):
@@ -96,8 +94,16 @@ def body(case, data):
 
 
 def variant_of(case):
-    """v1 or v3 when the case's writer ran the seed patch's modules, else None."""
-    return NODUAL.get(case.impl) or NODUAL.get(case.writer or "")
+    """v1 or v3 when the case's writer (its template's name, or the reader's
+    writer) ran the seed patch's modules (its class's variant), else None."""
+    for name in (case.impl, case.writer):
+        try:
+            v = getattr(oracles.oracle_class(name, "writer"), "variant", "stock")
+        except KeyError:
+            continue
+        if v != "stock":
+            return v
+    return None
 
 
 def nodual_modules(case, data):
@@ -108,8 +114,7 @@ def nodual_modules(case, data):
     if v is None:
         return "", ""
     blobs = {}
-    for m in ("fat", "vfat"):
-        path = os.path.join(default_nodual_dir(), v, m + ".ko")
+    for m, path in patched_modules(v):
         try:
             with open(path, "rb") as f:
                 blobs[m] = f.read()

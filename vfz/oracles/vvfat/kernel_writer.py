@@ -47,6 +47,13 @@ MS_SYNCHRONOUS = 16
 SYNC_MODES = ("mount", "op", "end")
 
 
+def patched_modules(variant, nodual_dir=None):
+    """[(name, path)] of the seed patch's fat.ko, vfat.ko of variant (v1, v3),
+    as kernel-nodual builds them (also what export_rw puts in a reproducer)."""
+    d = os.path.join(nodual_dir or default_nodual_dir(), variant)
+    return [(m, os.path.join(d, m + ".ko")) for m in ("fat", "vfat")]
+
+
 class KernelVvfatWriter(Writer):
     explain = staticmethod(exceptions.explain_dir)
     result_exception = staticmethod(exceptions.result_exception)
@@ -60,8 +67,7 @@ class KernelVvfatWriter(Writer):
         self.modules = None
         self.seed = None
         if self.variant != "stock":
-            d = os.path.join(nodual_dir or default_nodual_dir(), self.variant)
-            self.modules = [("fat", os.path.join(d, "fat.ko")), ("vfat", os.path.join(d, "vfat.ko"))]
+            self.modules = patched_modules(self.variant, nodual_dir)
             self.seed = seed
         if sync not in SYNC_MODES:
             raise ValueError(f"sync must be one of {', '.join(SYNC_MODES)}, not {sync!r}")
