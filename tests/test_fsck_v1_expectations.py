@@ -90,7 +90,7 @@ def gen_ops(rng, csize):
 
 
 def fixed_scripts():
-    """The lead's measured layouts: two 100-character directories in /p, the
+    """The measured layouts: two 100-character directories in /p, the
     second with a subdirectory (the set crosses at slots 11..19 with 512-byte
     clusters), and the same in the root."""
     a, b = "e" * 100, "f" * 100
